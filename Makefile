@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# The one build of offcpu. `make V=1` shows full commands.
+#
+# Sources are found by wildcard so that adding a module never needs an edit here:
+# every src/*/*.c is part of liboffcpu.a, src/main.c and src/cmd_*.c make the binary,
+# each tests/unit/test_*.c is one unit-test program linked against liboffcpu.a.
+
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BUILD     ?= build
+CC        ?= cc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+PKGS      := libbpf libdw libelf json-c zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -ljson-c -lz)
+
+WARN      := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow \
+             -Wstrict-prototypes -Wformat=2 -Wvla
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
+              -DOFFCPU_DATADIR='"$(PREFIX)/share/offcpu"' \
+              -Isrc -I$(BUILD) $(PKG_CFLAGS) -MMD -MP
+LDLIBS    := $(PKG_LIBS) -lpthread
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+LIB_SRCS  := $(sort $(wildcard src/*/*.c))
+CMD_SRCS  := src/main.c $(sort $(wildcard src/cmd_*.c))
+BPF_SRCS  := $(sort $(wildcard src/bpf/*.bpf.c))
+BPF_OBJS  := $(BPF_SRCS:src/bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+SKELS     := $(BPF_SRCS:src/bpf/%.bpf.c=$(BUILD)/%.skel.h)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS  := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+WORK_SRCS := $(sort $(wildcard tests/workloads/*.c) $(wildcard tests/fakes/*.c))
+WORK_BINS := $(WORK_SRCS:tests/%.c=$(BUILD)/tests/%)
+BIN       := $(BUILD)/offcpu
+
+.PHONY: all check unit e2e demo install uninstall clean format deps bench tests-build
+all: $(BIN)
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)if [ -r /sys/kernel/btf/vmlinux ]; then \
+		$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@; \
+	else echo "offcpu: /sys/kernel/btf/vmlinux is missing; the kernel needs CONFIG_DEBUG_INFO_BTF" >&2; exit 1; fi
+
+$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c src/bpf/offcpu.h $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc/bpf -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/%.o: src/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/liboffcpu.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(CMD_OBJS) $(BUILD)/liboffcpu.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/liboffcpu.a $(LDLIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/liboffcpu.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/liboffcpu.a $(LDLIBS)
+
+# Workloads are built without optimisation surprises and with frame pointers, so
+# their user stacks are walkable and their blocking is where the source says.
+$(BUILD)/tests/%: tests/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wall -D_GNU_SOURCE -o $@ $< -lpthread
+
+tests-build: $(BIN) $(TEST_BINS) $(WORK_BINS)
+
+unit: $(TEST_BINS)
+	$(Q)tests/run.sh --unit $(BUILD)
+
+e2e: $(BIN) $(WORK_BINS)
+	$(Q)tests/run.sh --e2e $(BUILD)
+
+# The whole suite; the last line is `N passed, N failed[, N skipped]`.
+check: tests-build
+	$(Q)tests/run.sh --all $(BUILD)
+
+demo: $(BIN) $(WORK_BINS)
+	$(Q)scripts/demo.sh $(BUILD)
+
+bench: $(BIN) $(WORK_BINS)
+	$(Q)bench/run.sh $(BUILD)
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/offcpu \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/offcpu
+	install -m 0644 share/*.bt $(DESTDIR)$(PREFIX)/share/offcpu/
+	install -m 0644 docs/offcpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/offcpu $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/offcpu
+
+format:
+	clang-format -i $(LIB_SRCS) $(CMD_SRCS) $(BPF_SRCS) $(wildcard src/*/*.h src/*.h) \
+		$(TEST_SRCS) $(WORK_SRCS)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)

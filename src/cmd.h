@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Subcommands. Each cmd_*.c parses its own options and calls modules; it
+ * returns the process exit status. Usage errors exit 2 with a one-line message.
+ */
+#ifndef OFFCPU_CMD_H
+#define OFFCPU_CMD_H
+
+int cmd_record(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
+
+#endif

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <string.h>
+
+#include "model/integrity.h"
+
+const char *integrity_status__name(enum integrity_status s)
+{
+	switch (s) {
+	case INTEGRITY_COMPLETE:
+		return "complete";
+	case INTEGRITY_PARTIAL:
+		return "partial";
+	case INTEGRITY_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+static struct integrity_loss *find(const struct integrity *in, const char *name)
+{
+	for (size_t i = 0; i < in->nr_losses; i++)
+		if (!strcmp(in->losses[i].name, name))
+			return (struct integrity_loss *)&in->losses[i];
+	return NULL;
+}
+
+int integrity__add_loss(struct integrity *in, const char *name, uint64_t count,
+			uint64_t affected_ns)
+{
+	struct integrity_loss *l = find(in, name);
+
+	if (!l) {
+		if (in->nr_losses == INTEGRITY_MAX_LOSSES)
+			return -ENOSPC;
+		l = &in->losses[in->nr_losses++];
+		memset(l, 0, sizeof(*l));
+		strncpy(l->name, name, sizeof(l->name) - 1);
+	}
+	if (l->count + count < l->count || l->affected_ns + affected_ns < l->affected_ns)
+		return -EOVERFLOW;
+	l->count += count;
+	l->affected_ns += affected_ns;
+	return 0;
+}
+
+const struct integrity_loss *integrity__loss(const struct integrity *in, const char *name)
+{
+	return find(in, name);
+}
+
+uint64_t integrity__total_lost(const struct integrity *in)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		if (sum + in->losses[i].count < sum)
+			return UINT64_MAX;
+		sum += in->losses[i].count;
+	}
+	return sum;
+}

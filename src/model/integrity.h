@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * How complete a capture is: every loss a collector counted, by name.
+ *
+ * Collectors and diagnostics parsers add losses; analyze/ turns them into a
+ * status. A loss with count 0 is still recorded (a counter that was read and
+ * found zero is evidence, a counter never read is not), but only non-zero
+ * losses make a capture partial.
+ *
+ * Loss names are stable snake_case identifiers documented in docs/summary.md,
+ * e.g. "lost_stack_traces", "lost_events", "stack_errors_efault", "map_full_start".
+ */
+#ifndef OFFCPU_MODEL_INTEGRITY_H
+#define OFFCPU_MODEL_INTEGRITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum integrity_status {
+	INTEGRITY_COMPLETE = 0,
+	INTEGRITY_PARTIAL,
+	INTEGRITY_UNKNOWN,
+};
+
+#define INTEGRITY_MAX_LOSSES 48
+#define INTEGRITY_NAME_MAX 48
+
+struct integrity_loss {
+	char name[INTEGRITY_NAME_MAX];
+	uint64_t count;	      /* events, stacks or intervals lost */
+	uint64_t affected_ns; /* off-CPU time known to be affected; 0 when not known */
+};
+
+struct integrity {
+	enum integrity_status status;
+	char message[320];
+	/* True once some source of evidence (diagnostics file, kernel counters) was read. */
+	int evidence;
+	size_t nr_losses;
+	struct integrity_loss losses[INTEGRITY_MAX_LOSSES];
+};
+
+const char *integrity_status__name(enum integrity_status s);
+
+/*
+ * Add count to the loss named name (created on first use). Returns 0,
+ * -ENOSPC when the table is full, -EOVERFLOW when a sum would wrap.
+ */
+int integrity__add_loss(struct integrity *in, const char *name, uint64_t count,
+			uint64_t affected_ns);
+/* The loss named name, or NULL. */
+const struct integrity_loss *integrity__loss(const struct integrity *in, const char *name);
+/* Sum of all loss counts (saturating). */
+uint64_t integrity__total_lost(const struct integrity *in);
+
+#endif

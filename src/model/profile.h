@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The profile: what every collector and parser fills and every writer reads.
+ *
+ * A profile interns three kinds of things and keeps weights on their product:
+ *
+ *   frame   (kind, name)                 e.g. (KERNEL, "schedule"), (USER, "main")
+ *   stack   sequence of frame ids, ROOT FIRST: user frames outermost..innermost,
+ *           then kernel frames outermost..innermost (the order of a folded line
+ *           after the comm, without the "-" separator: a frame's kind says it)
+ *   thread  (pid, tid, comm); pid = tid = 0 when a collector does not say
+ *           (folded input carries only the comm)
+ *
+ *   row     (thread, stack, state) -> { count, off_ns, runq_ns }
+ *
+ * off_ns is the whole time off the CPU (switch-out to switch-in). runq_ns is the
+ * part of it spent runnable but waiting for a CPU (wakeup to switch-in, or all of
+ * it for a preempted thread); blocked time is off_ns - runq_ns. Collectors that
+ * cannot split (BCC, bpftrace) leave runq_ns at 0 and the profile's runq_known
+ * false, so nobody reads their runq 0 as "no run-queue wait".
+ *
+ * Adding the same (thread, stack, state) twice sums into one row. Ids are dense,
+ * start at 0 and are stable for the profile's life; pointers returned by the
+ * accessors stay valid until profile__free(). No I/O happens here.
+ *
+ * Errors: functions returning int give an id/0 on success or -errno:
+ * -ENOMEM, -EINVAL (bad id, empty name), -EOVERFLOW (a weight or total would
+ * wrap 64 bits; nothing is changed then).
+ */
+#ifndef OFFCPU_MODEL_PROFILE_H
+#define OFFCPU_MODEL_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_kind {
+	FRAME_USER = 0,
+	FRAME_KERNEL,
+	/*
+	 * A placeholder the collector put where it could not walk the stack,
+	 * e.g. BCC's "[Missed User Stack]"; kept so the time stays visible.
+	 */
+	FRAME_MISSING,
+};
+
+/* Why the thread was off the CPU, from prev_state at switch-out. */
+enum offcpu_state {
+	OFFCPU_STATE_UNKNOWN = 0, /* the collector does not say */
+	OFFCPU_STATE_SLEEP,	  /* S: voluntary, interruptible sleep */
+	OFFCPU_STATE_DISK,	  /* D: uninterruptible (I/O, some locks) */
+	OFFCPU_STATE_PREEMPT,	  /* R: involuntarily preempted, runnable throughout */
+	OFFCPU_STATE_OTHER,	  /* stopped, traced, dead, parked, ... */
+	OFFCPU_STATE__COUNT,
+};
+
+/* One-letter and word names: "?"/"unknown", "S"/"sleep", "D"/"disk", "R"/"preempt", "O"/"other". */
+const char *offcpu_state__letter(enum offcpu_state s);
+const char *offcpu_state__name(enum offcpu_state s);
+
+struct profile_frame {
+	const char *name; /* NUL-terminated, owned by the profile */
+	enum frame_kind kind;
+};
+
+struct profile_thread {
+	int pid; /* tgid; 0 when unknown */
+	int tid; /* 0 when unknown */
+	const char *comm;
+};
+
+struct profile_weight {
+	uint64_t count;	  /* number of off-CPU intervals */
+	uint64_t off_ns;  /* total off-CPU time */
+	uint64_t runq_ns; /* part of off_ns spent runnable (<= off_ns) */
+};
+
+struct profile_row {
+	uint32_t thread;
+	uint32_t stack;
+	enum offcpu_state state;
+	struct profile_weight w;
+};
+
+struct profile_totals {
+	struct profile_weight all;
+	struct profile_weight by_state[OFFCPU_STATE__COUNT];
+};
+
+struct profile;
+
+struct profile *profile__new(void);
+void profile__free(struct profile *p);
+
+/* Intern a frame; name need not be NUL-terminated. Returns the frame id. */
+int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len);
+/* Intern a stack of frame ids (root first; n may be 0). Returns the stack id. */
+int profile__stack(struct profile *p, const uint32_t *frames, size_t n);
+/* Intern a thread. comm may be NULL (stored as ""). Returns the thread id. */
+int profile__thread(struct profile *p, int pid, int tid, const char *comm);
+/* Add weight to the row (thread, stack, state); creates it if new. */
+int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu_state state,
+		 const struct profile_weight *w);
+
+/*
+ * Independent per-thread accounting (kernel schedstat: on-CPU and run-queue
+ * time; wall time from the thread's start to its exit or the end of the
+ * capture), for the cross-check of what the rows account for. Optional.
+ */
+struct profile_thread_time {
+	uint64_t wall_ns;
+	uint64_t oncpu_ns;
+	uint64_t runq_ns;
+};
+int profile__set_thread_time(struct profile *p, uint32_t thread, const struct profile_thread_time *t);
+/* NULL when none was set for this thread. */
+const struct profile_thread_time *profile__thread_time(const struct profile *p, uint32_t thread);
+
+/* Whether the collector split run-queue time from blocked time. */
+void profile__set_runq_known(struct profile *p, bool known);
+bool profile__runq_known(const struct profile *p);
+
+size_t profile__nr_frames(const struct profile *p);
+size_t profile__nr_stacks(const struct profile *p);
+size_t profile__nr_threads(const struct profile *p);
+size_t profile__nr_rows(const struct profile *p);
+
+const struct profile_frame *profile__frame_at(const struct profile *p, uint32_t id);
+const uint32_t *profile__stack_at(const struct profile *p, uint32_t id, size_t *n);
+const struct profile_thread *profile__thread_at(const struct profile *p, uint32_t id);
+/* Rows in insertion order; idx < profile__nr_rows(). */
+const struct profile_row *profile__row_at(const struct profile *p, size_t idx);
+const struct profile_totals *profile__totals(const struct profile *p);
+
+/*
+ * Aggregations for writers. Each fills a caller-freed array (free()) sorted by
+ * off_ns descending, ties broken by id ascending so output is deterministic.
+ */
+struct profile_stack_sum {
+	uint32_t stack;
+	struct profile_weight w;
+	uint32_t thread; /* the thread with most off_ns on this stack */
+};
+struct profile_thread_sum {
+	uint32_t thread;
+	struct profile_weight w;
+};
+int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **out, size_t *n);
+int profile__sum_by_thread(const struct profile *p, struct profile_thread_sum **out, size_t *n);
+
+#endif

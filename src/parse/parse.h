@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What every parser reports besides the rows it adds: how many lines it read,
+ * which it could not use and where. A malformed line never stops a parse and is
+ * never dropped silently: it is counted here with its 1-based line number.
+ *
+ * A parser returns 0 when it read to EOF (malformed lines included), or -errno:
+ * -EOVERFLOW a count or sum would wrap 64 bits (stats->error_line says where),
+ * -ENOMEM, -EIO on a read error. On error the profile keeps what was added
+ * before the failing line.
+ */
+#ifndef OFFCPU_PARSE_PARSE_H
+#define OFFCPU_PARSE_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct parse_stats {
+	size_t lines;	   /* physical lines read (a final line without '\n' counts) */
+	size_t records;	   /* records turned into profile rows */
+	size_t skipped;	   /* well-formed input that carries no off-CPU data (headers, other maps) */
+	size_t malformed;  /* lines (or records) that could not be parsed */
+	size_t first_malformed_line; /* 0 when none */
+	char first_malformed_reason[96];
+	size_t error_line; /* line of a fatal error (-EOVERFLOW), 0 otherwise */
+};
+
+#endif

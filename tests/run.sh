@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Runs the unit test programs and the end-to-end scripts; counts their
+# "ok NAME" / "FAIL NAME: why" / "skip NAME: why" lines and ends with the plain
+# line "N passed, N failed, N skipped". Exit status 1 when anything failed.
+#
+#   tests/run.sh --unit|--e2e|--all BUILD_DIR [FILTER]
+#
+# End-to-end scripts (tests/e2e/*.sh) speak the same protocol; they get
+# OFFCPU_BIN, OFFCPU_BUILD and OFFCPU_ROOT in the environment, and a scratch
+# directory in TMPDIR that is removed afterwards.
+set -u
+what=${1:---all}
+build=${2:-build}
+filter=${3:-${TESTS:-}}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$root" && cd "$build" && pwd)
+export OFFCPU_BIN="$build/offcpu" OFFCPU_BUILD="$build" OFFCPU_ROOT="$root"
+log=$(mktemp -d /tmp/offcpu-tests.XXXXXX)
+pass=0 fail=0 skip=0
+
+run_prog() { # name, command...
+	local name=$1 rc line
+	shift
+	mkdir -p "$log/$name.tmp"
+	(cd "$root" && TMPDIR="$log/$name.tmp" "$@") >"$log/$name.out" 2>"$log/$name.err"
+	rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) pass=$((pass + 1)) ;;
+		"FAIL "*) fail=$((fail + 1)) ;;
+		"skip "*) skip=$((skip + 1)) ;;
+		esac
+		echo "$line"
+	done <"$log/$name.out"
+	if ! grep -qE '^(ok|FAIL|skip) ' "$log/$name.out" ||
+		{ [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$log/$name.out"; }; then
+		echo "FAIL $name: exited $rc without reporting a failure"
+		fail=$((fail + 1))
+	fi
+	if [ $rc -ne 0 ]; then
+		sed 's/^/    stderr: /' "$log/$name.err" | tail -n 30
+	fi
+}
+
+if [ "$what" = --unit ] || [ "$what" = --all ]; then
+	for t in "$build"/tests/test_*; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t")
+		[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+		run_prog "$name" "$t"
+	done
+fi
+if [ "$what" = --e2e ] || [ "$what" = --all ]; then
+	for t in "$root"/tests/e2e/*.sh; do
+		[ -f "$t" ] || continue
+		name=e2e_$(basename "$t" .sh)
+		[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+		run_prog "$name" bash "$t"
+	done
+fi
+rm -rf "$log"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
