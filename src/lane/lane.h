@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A lane: one capture directory and the collector that fills it.
+ *
+ *   DIR/offcpu.time.txt    capture, mode "time": folded stacks, microseconds
+ *                          (BCC's `-f` format, so FlameGraph reads it unchanged)
+ *   DIR/offcpu.stacks.txt  capture, mode "stacks": bpftrace map dump
+ *   DIR/offcpu.diagnostics.txt  the collector's own stderr, nothing else
+ *   DIR/offcpu.summary.json     the summary (docs/summary.md)
+ *   DIR/offcpu.profile.txt      native collector only: the lossless profile
+ *                               (threads, states, run-queue split) that report
+ *                               and the exports read; see output/profile_text.h
+ *
+ * lane__load() builds the profile model from a directory: the lossless
+ * profile when present, else the capture through its parser. Every writer
+ * (report, flame graph, exports, diff) starts from it; none re-parses another
+ * writer's output.
+ */
+#ifndef OFFCPU_LANE_LANE_H
+#define OFFCPU_LANE_LANE_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "model/integrity.h"
+#include "model/profile.h"
+#include "parse/parse.h"
+
+enum lane_mode { LANE_TIME = 0, LANE_STACKS };
+enum collector_kind { COLLECTOR_NATIVE = 0, COLLECTOR_BCC, COLLECTOR_BPFTRACE };
+
+struct lane {
+	enum lane_mode mode;
+	enum collector_kind collector;
+	char tool[PATH_MAX]; /* as named: "native", "offcputime-bpfcc", "/opt/bcc/offcputime" */
+	char dir[PATH_MAX];
+	char capture_path[PATH_MAX];
+	char diagnostics_path[PATH_MAX];
+	char summary_path[PATH_MAX];
+	char profile_path[PATH_MAX];
+};
+
+const char *lane_mode__name(enum lane_mode m);
+const char *collector_kind__name(enum collector_kind c);
+/* "time"/"stacks" -> mode; -EINVAL otherwise. */
+int lane_mode__parse(const char *s, enum lane_mode *m);
+/*
+ * The collector a tool name or path stands for: its basename contains
+ * "bpftrace" -> BPFTRACE, "offcputime" -> BCC, "native" -> NATIVE; any other
+ * tool is taken to speak the mode's format (time: BCC's, stacks: bpftrace's).
+ */
+enum collector_kind collector_kind__from_tool(const char *tool, enum lane_mode mode);
+
+/* Fill l's paths for dir; tool NULL picks the mode's default collector. */
+int lane__plan(struct lane *l, const char *dir, enum lane_mode mode, const char *tool);
+
+/* Results of loading a lane directory. */
+struct lane_load {
+	struct parse_stats parse;
+	struct integrity integrity;
+	bool from_profile; /* read offcpu.profile.txt */
+	bool capture_found;
+};
+/*
+ * Load dir (mode and files detected) into a new profile *out. Returns 0,
+ * -ENOENT when dir holds no capture, or another -errno; *out is NULL on error.
+ */
+int lane__load(const char *dir, struct profile **out, struct lane *l, struct lane_load *ld);
+
+#endif
