@@ -22,7 +22,8 @@
 # over two entries, or several threads of one name). Returns 0 and prints nothing
 # when within; otherwise returns 1 and prints one line that says why.
 #
-# Run directly (tests/run.sh runs every tests/e2e/*.sh), it tests itself.
+# Run directly (tests/run.sh runs every tests/e2e/*.sh), it tests itself, and then
+# the truth the workloads report (tests/workloads/check.sh) when they are built.
 
 # Where a summary keeps its threads and their names: the one place to change if
 # the summary schema moves.
@@ -123,4 +124,9 @@ truth_selftest() {
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	truth_selftest
+	if [ -x "${OFFCPU_BUILD:-build}/tests/workloads/nanosleep" ]; then
+		bash "$(dirname "$0")/../workloads/check.sh" "${OFFCPU_BUILD:-build}"
+	else
+		echo "skip truth_workloads: workloads not built (make tests-build)"
+	fi
 fi
