@@ -118,7 +118,7 @@ static void attach(void)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L};
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 	const char *mode = getenv("OFFCPU_FAKE_MODE");
 	const char *delay_env = getenv("OFFCPU_FAKE_DELAY_MS");
 	long delay_ms = delay_env && *delay_env ? atol(delay_env) : 1000;
-	struct rlimit no_core = { 0, 0 };
+	struct rlimit no_core = {0, 0};
 	struct timespec timeout;
 	sigset_t sigint;
 
@@ -153,7 +153,8 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "normal") && strcmp(mode, "crash") && strcmp(mode, "noattach") &&
 	    strcmp(mode, "slowflush"))
 		die("unknown OFFCPU_FAKE_MODE (normal, exit-early, crash, hang, noattach, "
-		    "slowflush)", mode);
+		    "slowflush)",
+		    mode);
 
 	/* Blocked, so that it is taken by sigwait and never lost before we wait. */
 	sigemptyset(&sigint);

@@ -80,7 +80,7 @@ static inline uint64_t wl_now_ns(void)
 /* One blocking sleep; a signal does not make it two. */
 static inline void wl_sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { .tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC };
+	struct timespec ts = {.tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC};
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 		;
@@ -212,7 +212,7 @@ static inline void truth_schedstat(uint64_t *oncpu, uint64_t *runq)
  * windows are shifted by the same few microseconds.
  */
 static inline void truth_begin(struct truth *t, const char *workload, const char *comm,
-			const char *expect)
+			       const char *expect)
 {
 	wl_set_comm(comm);
 	t->workload = workload;
@@ -251,8 +251,8 @@ static inline void truth_end(struct truth *t, long waits)
 		       "\"expect\":\"%s\",\"wall_ns\":%" PRId64 ",\"oncpu_ns\":%" PRId64
 		       ",\"runq_ns\":%" PRId64 ",\"offcpu_ns\":%" PRId64 ",\"blocked_ns\":%" PRId64
 		       ",\"waits\":%ld}\n",
-		       t->workload, comm, (int)getpid(), (int)gettid(), t->expect, wall, oncpu, runq,
-		       wall - oncpu, wall - oncpu - runq, waits);
+		       t->workload, comm, (int)getpid(), (int)gettid(), t->expect, wall, oncpu,
+		       runq, wall - oncpu, wall - oncpu - runq, waits);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		wl_die("open OFFCPU_TRUTH=%s: %s", path, strerror(errno));
