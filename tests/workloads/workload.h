@@ -23,9 +23,15 @@
  * threads and processes never interleave. Values are signed: on a thread that never
  * blocks, offcpu_ns can be a few microseconds below zero, and that is the truth.
  *
- * Every workload also takes --help, and --wait-start: the main thread then blocks
- * until it receives SIGUSR1 before any work (and any truth window) begins, so a
- * profiler attaching by PID can be ready first.
+ * On a VM the kernel leaves time stolen by the hypervisor out of oncpu_ns
+ * (CONFIG_PARAVIRT_TIME_ACCOUNTING), so it lands in offcpu_ns and blocked_ns, while a
+ * profiler that times sched_switch sees the thread on the CPU then: for a thread that
+ * computes a lot, expect blocked_ns a little (up to a few percent of oncpu_ns) above
+ * what such a profiler measures. For threads that mostly wait it is negligible.
+ *
+ * Every workload but exitcode also takes --help, and --wait-start: the main thread
+ * then blocks until it receives SIGUSR1 before any work (and any truth window)
+ * begins, so a profiler attaching by PID can be ready first.
  */
 #ifndef OFFCPU_TESTS_WORKLOAD_H
 #define OFFCPU_TESTS_WORKLOAD_H
