@@ -98,7 +98,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/liboffcpu.
 
 # Workloads are built without optimisation surprises and with frame pointers, so
 # their user stacks are walkable and their blocking is where the source says.
-$(BUILD)/tests/%: tests/%.c
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/workloads/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wall -D_GNU_SOURCE -o $@ $< -lpthread
