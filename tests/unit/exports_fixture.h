@@ -23,6 +23,8 @@
  *    3   1      3     preempt   3     300000      300000
  *    4   0      0     disk      1     1000000     0
  *
+ * fixture_timeline() below holds four intervals on those stacks.
+ *
  * Golden files live in tests/data/exports/; OFFCPU_UPDATE_GOLDEN=1 rewrites
  * them from the current output (then review the diff).
  */
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "model/profile.h"
+#include "model/timeline.h"
 
 #define FIXTURE_TOTAL_NS 20300000ull
 #define FIXTURE_TOTAL_COUNT 20ull
@@ -107,6 +110,44 @@ static inline struct profile *fixture_profile(void)
 	}
 	profile__set_runq_known(p, true);
 	return p;
+}
+
+/* An interval of pid 100. */
+static inline struct timeline_interval fixture_iv(uint64_t start, uint64_t dur, uint64_t runq,
+						  int tid, uint32_t stack, enum offcpu_state st,
+						  int waker)
+{
+	return (struct timeline_interval){ .start_ns = start, .dur_ns = dur, .runq_ns = runq,
+					   .pid = 100, .tid = tid, .stack = stack, .state = st,
+					   .waker_tid = waker };
+}
+
+/*
+ * Four intervals on the fixture's stacks, appended out of (tid, start) order:
+ *
+ *   idx tid  start_ns    dur_ns   runq_ns stack state   waker
+ *    0  101  1000500000  2000000  50000   1     sleep   100
+ *    1  100  1000000000  400000   1000    0     sleep   101
+ *    2  101  1000450000  300000   300000  3     preempt 0     (runs 250 us into
+ *                                                              idx 0: an overlap)
+ *    3  100  1003000000  1000000  0       2     sleep   0
+ */
+static inline struct timeline *fixture_timeline(void)
+{
+	struct timeline *t = timeline__new();
+	struct timeline_interval v[] = {
+		fixture_iv(1000500000, 2000000, 50000, 101, 1, OFFCPU_STATE_SLEEP, 100),
+		fixture_iv(1000000000, 400000, 1000, 100, 0, OFFCPU_STATE_SLEEP, 101),
+		fixture_iv(1000450000, 300000, 300000, 101, 3, OFFCPU_STATE_PREEMPT, 0),
+		fixture_iv(1003000000, 1000000, 0, 100, 2, OFFCPU_STATE_SLEEP, 0),
+	};
+
+	for (size_t i = 0; t && i < sizeof(v) / sizeof(v[0]); i++)
+		if (timeline__append(t, &v[i])) {
+			timeline__free(t);
+			return NULL;
+		}
+	return t;
 }
 
 /* Run fn(out, arg) into a malloc'ed string (open_memstream); NULL on error, *err set. */

@@ -4,34 +4,6 @@
 #include "unit.h"
 
 #include "exports_fixture.h"
-#include "model/timeline.h"
-
-static struct timeline_interval iv(uint64_t start, uint64_t dur, uint64_t runq, int tid,
-				   uint32_t stack, enum offcpu_state st, int waker)
-{
-	return (struct timeline_interval){ .start_ns = start, .dur_ns = dur, .runq_ns = runq,
-					   .pid = 100, .tid = tid, .stack = stack, .state = st,
-					   .waker_tid = waker };
-}
-
-/* Four intervals on the fixture's stacks, appended out of (tid, start) order. */
-static struct timeline *fixture_timeline(void)
-{
-	struct timeline *t = timeline__new();
-	struct timeline_interval v[] = {
-		iv(1000500000, 2000000, 50000, 101, 1, OFFCPU_STATE_SLEEP, 100),
-		iv(1000000000, 400000, 1000, 100, 0, OFFCPU_STATE_SLEEP, 101),
-		iv(1000450000, 300000, 300000, 101, 3, OFFCPU_STATE_PREEMPT, 0),
-		iv(1003000000, 1000000, 0, 100, 2, OFFCPU_STATE_SLEEP, 0),
-	};
-
-	for (size_t i = 0; t && i < sizeof(v) / sizeof(v[0]); i++)
-		if (timeline__append(t, &v[i])) {
-			timeline__free(t);
-			return NULL;
-		}
-	return t;
-}
 
 TEST(timeline_append_and_at_keep_order)
 {
@@ -51,10 +23,10 @@ TEST(timeline_append_and_at_keep_order)
 TEST(timeline_append_rejects_impossible_intervals)
 {
 	struct timeline *t = timeline__new();
-	struct timeline_interval bad_runq = iv(10, 5, 6, 1, 0, OFFCPU_STATE_SLEEP, 0);
-	struct timeline_interval wraps = iv(UINT64_MAX - 2, 5, 0, 1, 0, OFFCPU_STATE_SLEEP, 0);
-	struct timeline_interval bad_state = iv(10, 5, 0, 1, 0, OFFCPU_STATE__COUNT, 0);
-	struct timeline_interval ok = iv(10, 5, 5, 1, 0, OFFCPU_STATE_PREEMPT, 0);
+	struct timeline_interval bad_runq = fixture_iv(10, 5, 6, 1, 0, OFFCPU_STATE_SLEEP, 0);
+	struct timeline_interval wraps = fixture_iv(UINT64_MAX - 2, 5, 0, 1, 0, OFFCPU_STATE_SLEEP, 0);
+	struct timeline_interval bad_state = fixture_iv(10, 5, 0, 1, 0, OFFCPU_STATE__COUNT, 0);
+	struct timeline_interval ok = fixture_iv(10, 5, 5, 1, 0, OFFCPU_STATE_PREEMPT, 0);
 
 	CHECK(t);
 	CHECK_INT(timeline__append(t, &bad_runq), -EINVAL);
@@ -70,9 +42,9 @@ TEST(timeline_sorted_orders_by_tid_then_start_then_append)
 {
 	struct timeline *t = timeline__new();
 	struct timeline_interval v[] = {
-		iv(50, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0), iv(10, 1, 0, 9, 0, OFFCPU_STATE_SLEEP, 0),
-		iv(20, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0), iv(50, 2, 0, 7, 0, OFFCPU_STATE_DISK, 0),
-		iv(5, 1, 0, 8, 0, OFFCPU_STATE_SLEEP, 0),
+		fixture_iv(50, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0), fixture_iv(10, 1, 0, 9, 0, OFFCPU_STATE_SLEEP, 0),
+		fixture_iv(20, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0), fixture_iv(50, 2, 0, 7, 0, OFFCPU_STATE_DISK, 0),
+		fixture_iv(5, 1, 0, 8, 0, OFFCPU_STATE_SLEEP, 0),
 	};
 	size_t want[] = { 2, 0, 3, 4, 1 }, *idx = NULL;
 
@@ -192,9 +164,9 @@ TEST(timeline_escapes_names_with_separators)
 	sk = profile__stack(p, &f, 1);
 	sk_empty = profile__stack(p, NULL, 0);
 	CHECK(sk >= 0 && sk_empty >= 0);
-	v = iv(1, 2, 0, 3, (uint32_t)sk, OFFCPU_STATE_OTHER, 0);
+	v = fixture_iv(1, 2, 0, 3, (uint32_t)sk, OFFCPU_STATE_OTHER, 0);
 	CHECK_INT(timeline__append(t, &v), 0);
-	v = iv(5, 2, 1, 3, (uint32_t)sk_empty, OFFCPU_STATE_UNKNOWN, -1);
+	v = fixture_iv(5, 2, 1, 3, (uint32_t)sk_empty, OFFCPU_STATE_UNKNOWN, -1);
 	CHECK_INT(timeline__append(t, &v), 0);
 	args[0] = t;
 	args[1] = p;
@@ -222,7 +194,7 @@ TEST(timeline_write_refuses_unknown_stack_before_writing)
 {
 	struct profile *p = fixture_profile();
 	struct timeline *t = timeline__new();
-	struct timeline_interval v = iv(1, 1, 0, 1, 99, OFFCPU_STATE_SLEEP, 0);
+	struct timeline_interval v = fixture_iv(1, 1, 0, 1, 99, OFFCPU_STATE_SLEEP, 0);
 	const void *args[2] = { t, p };
 	size_t len = 1;
 	char *text;
