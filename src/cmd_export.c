@@ -27,9 +27,9 @@ static const struct {
 	const char *name;
 	const char *default_file; /* in DIR when -o is not given */
 } formats[] = {
-	[EXPORT_PPROF] = { "pprof", "offcpu.pb.gz" },
-	[EXPORT_SPEEDSCOPE] = { "speedscope", "offcpu.speedscope.json" },
-	[EXPORT_CHROME_TRACE] = { "chrome-trace", "offcpu.trace.json" },
+	[EXPORT_PPROF] = {"pprof", "offcpu.pb.gz"},
+	[EXPORT_SPEEDSCOPE] = {"speedscope", "offcpu.speedscope.json"},
+	[EXPORT_CHROME_TRACE] = {"chrome-trace", "offcpu.trace.json"},
 };
 
 #define TIMELINE_FILE "offcpu.timeline.txt"
@@ -39,10 +39,11 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: offcpu export --format pprof|speedscope|chrome-trace [-o FILE] DIR\n\n"
 		"Write the capture in DIR for another viewer:\n"
-		"  pprof         gzipped profile.proto, for `go tool pprof` (default DIR/offcpu.pb.gz)\n"
-		"  speedscope    speedscope JSON, one profile per thread (DIR/offcpu.speedscope.json)\n"
-		"  chrome-trace  Chrome Trace Event JSON of DIR/" TIMELINE_FILE
-		", for Perfetto\n"
+		"  pprof         gzipped profile.proto, for `go tool pprof` (default "
+		"DIR/offcpu.pb.gz)\n"
+		"  speedscope    speedscope JSON, one profile per thread "
+		"(DIR/offcpu.speedscope.json)\n"
+		"  chrome-trace  Chrome Trace Event JSON of DIR/" TIMELINE_FILE ", for Perfetto\n"
 		"                (DIR/offcpu.trace.json)\n\n"
 		"  -f, --format FORMAT  the output format (required)\n"
 		"  -o, --output FILE    where to write; '-' is standard output\n"
@@ -69,7 +70,8 @@ static int load_timeline(const char *dir, struct profile *p, struct timeline **o
 				"; chrome-trace needs a native capture recorded with a timeline\n",
 				dir);
 		else
-			fprintf(stderr, "offcpu export: cannot open %s: %s\n", path, strerror(-err));
+			fprintf(stderr, "offcpu export: cannot open %s: %s\n", path,
+				strerror(-err));
 		return err;
 	}
 	t = timeline__new();
@@ -84,7 +86,8 @@ static int load_timeline(const char *dir, struct profile *p, struct timeline **o
 	else if (err)
 		fprintf(stderr, "offcpu export: cannot read %s: %s\n", path, strerror(-err));
 	else if (st.malformed)
-		fprintf(stderr, "offcpu export: warning: %s: %zu malformed lines skipped (line %zu: %s)\n",
+		fprintf(stderr,
+			"offcpu export: warning: %s: %zu malformed lines skipped (line %zu: %s)\n",
 			path, st.malformed, st.first_malformed_line, st.first_malformed_reason);
 cleanup:
 	fclose(f);
@@ -104,14 +107,14 @@ static int write_format(FILE *out, enum export_format fmt, const struct profile 
 
 	switch (fmt) {
 	case EXPORT_PPROF: {
-		struct pprof_opts o = { .comment = comment };
+		struct pprof_opts o = {.comment = comment};
 
 		snprintf(comment, sizeof(comment), "offcpu %s export of %s", OFFCPU_VERSION,
 			 l->capture_path);
 		return pprof__write(out, p, &o);
 	}
 	case EXPORT_SPEEDSCOPE: {
-		struct speedscope_opts o = { .name = l->dir, .exporter = "offcpu " OFFCPU_VERSION };
+		struct speedscope_opts o = {.name = l->dir, .exporter = "offcpu " OFFCPU_VERSION};
 
 		return speedscope__write(out, p, &o);
 	}
@@ -119,8 +122,8 @@ static int write_format(FILE *out, enum export_format fmt, const struct profile 
 		err = chrome_trace__write_stats(out, p, t, &cst);
 		if (!err && (cst.clipped || cst.dropped))
 			fprintf(stderr,
-				"offcpu export: warning: %zu overlapping intervals clipped, %zu dropped "
-				"(the collector missed context switches)\n",
+				"offcpu export: warning: %zu overlapping intervals clipped, "
+				"%zu dropped (the collector missed context switches)\n",
 				cst.clipped, cst.dropped);
 		return err;
 	}
@@ -151,17 +154,17 @@ static int write_file(const char *path, enum export_format fmt, const struct pro
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	const char *format = NULL, *output = NULL, *dir;
 	char defpath[PATH_MAX];
 	struct profile *p = NULL;
 	struct timeline *t = NULL;
-	struct lane l = { 0 };
-	struct lane_load ld = { 0 };
+	struct lane l = {0};
+	struct lane_load ld = {0};
 	enum export_format fmt = 0;
 	size_t i;
 	int c, err, status = 1;
@@ -184,19 +187,23 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "offcpu export: give exactly one capture directory; try 'offcpu export --help'\n");
+		fprintf(stderr, "offcpu export: give exactly one capture directory; try 'offcpu "
+				"export --help'\n");
 		return 2;
 	}
 	dir = argv[optind];
 	if (!format) {
-		fprintf(stderr, "offcpu export: --format is required (pprof, speedscope or chrome-trace)\n");
+		fprintf(stderr, "offcpu export: --format is required (pprof, speedscope or "
+				"chrome-trace)\n");
 		return 2;
 	}
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		if (!strcmp(format, formats[i].name))
 			break;
 	if (i == sizeof(formats) / sizeof(formats[0])) {
-		fprintf(stderr, "offcpu export: unknown format '%s'; use pprof, speedscope or chrome-trace\n",
+		fprintf(stderr,
+			"offcpu export: unknown format '%s'; use pprof, speedscope or "
+			"chrome-trace\n",
 			format);
 		return 2;
 	}
@@ -212,7 +219,8 @@ int cmd_export(int argc, char **argv)
 
 	err = lane__load(dir, &p, &l, &ld);
 	if (err == -ENOENT) {
-		fprintf(stderr, "offcpu export: %s holds no capture; run 'offcpu record -o %s ...' first\n",
+		fprintf(stderr,
+			"offcpu export: %s holds no capture; run 'offcpu record -o %s ...' first\n",
 			dir, dir);
 		goto cleanup;
 	}
@@ -221,7 +229,9 @@ int cmd_export(int argc, char **argv)
 		goto cleanup;
 	}
 	if (ld.parse.malformed)
-		fprintf(stderr, "offcpu export: warning: %zu malformed capture lines skipped (line %zu: %s)\n",
+		fprintf(stderr,
+			"offcpu export: warning: %zu malformed capture lines skipped (line %zu: "
+			"%s)\n",
 			ld.parse.malformed, ld.parse.first_malformed_line,
 			ld.parse.first_malformed_reason);
 	if (ld.integrity.status == INTEGRITY_PARTIAL)

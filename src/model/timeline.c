@@ -88,7 +88,7 @@ int timeline__sorted(const struct timeline *t, size_t **idx)
 	return 0;
 }
 
-static const char kind_letter[] = { [FRAME_USER] = 'u', [FRAME_KERNEL] = 'k', [FRAME_MISSING] = 'm' };
+static const char kind_letter[] = {[FRAME_USER] = 'u', [FRAME_KERNEL] = 'k', [FRAME_MISSING] = 'm'};
 
 static bool needs_escape(unsigned char c)
 {
@@ -149,7 +149,8 @@ int timeline__write(FILE *out, const struct timeline *t, const struct profile *p
 				goto cleanup;
 			written[iv->stack] = 1;
 		}
-		fprintf(out, "interval %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d %s %d %" PRIu32 "\n",
+		fprintf(out,
+			"interval %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d %s %d %" PRIu32 "\n",
 			iv->start_ns, iv->dur_ns, iv->runq_ns, iv->pid, iv->tid,
 			offcpu_state__letter(iv->state), iv->waker_tid, iv->stack);
 	}
@@ -181,7 +182,7 @@ static int idmap_put(struct idmap *m, uint32_t key, uint32_t val)
 	size_t i;
 
 	if ((m->nr + 1) * 2 > m->cap) {
-		struct idmap n = { .cap = m->cap ? m->cap * 2 : 64 };
+		struct idmap n = {.cap = m->cap ? m->cap * 2 : 64};
 
 		n.key = malloc(n.cap * sizeof(*n.key));
 		n.val = malloc(n.cap * sizeof(*n.val));
@@ -316,9 +317,15 @@ static int parse_stack(struct reader *r, char *s, const char **why)
 			return 0;
 		}
 		switch (s[0]) {
-		case 'u': kind = FRAME_USER; break;
-		case 'k': kind = FRAME_KERNEL; break;
-		case 'm': kind = FRAME_MISSING; break;
+		case 'u':
+			kind = FRAME_USER;
+			break;
+		case 'k':
+			kind = FRAME_KERNEL;
+			break;
+		case 'm':
+			kind = FRAME_MISSING;
+			break;
 		default:
 			*why = "bad frame kind (want u, k or m)";
 			return 0;
@@ -352,7 +359,7 @@ static int parse_stack(struct reader *r, char *s, const char **why)
 
 static int parse_interval(struct reader *r, char *s, const char **why)
 {
-	struct timeline_interval iv = { 0 };
+	struct timeline_interval iv = {0};
 	uint64_t stack;
 	char *st;
 	int ret;
@@ -396,7 +403,7 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct parse_stats *stats)
 {
 	struct parse_stats dummy;
-	struct reader r = { .p = p, .t = t };
+	struct reader r = {.p = p, .t = t};
 	char *line = NULL, header[32];
 	size_t cap = 0;
 	ssize_t len;

@@ -48,8 +48,8 @@ static bool has_prefix(const char *s, const char *pre)
 static bool is_plumbing(const struct profile_frame *f)
 {
 	static const char *const prefixes[] = {
-		"schedule", "__schedule", "io_schedule", "preempt_schedule", "finish_task_switch",
-		"__traceiter_", "bpf_", "__bpf_",
+		"schedule",	      "__schedule",   "io_schedule", "preempt_schedule",
+		"finish_task_switch", "__traceiter_", "bpf_",	     "__bpf_",
 	};
 
 	if (f->kind != FRAME_KERNEL)
@@ -175,7 +175,7 @@ static int write_meta(FILE *out, const struct profile *p, const struct timeline 
 		goto cleanup;
 	}
 	for (size_t i = 0; i < nthreads; i++)
-		ix[i] = (struct tid_ix){ profile__thread_at(p, (uint32_t)i)->tid, (uint32_t)i };
+		ix[i] = (struct tid_ix){profile__thread_at(p, (uint32_t)i)->tid, (uint32_t)i};
 	qsort(ix, nthreads, sizeof(*ix), cmp_tid_ix);
 	for (size_t i = 0; i < nr; i++)
 		pids[i] = timeline__at(t, i)->pid;
@@ -199,8 +199,9 @@ static int write_meta(FILE *out, const struct profile *p, const struct timeline 
 			snprintf(fallback, sizeof(fallback), "pid %d", pids[i]);
 			name = fallback;
 		}
-		fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":%d,"
-			     "\"args\":{\"name\":",
+		fprintf(out,
+			"%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":%d,"
+			"\"args\":{\"name\":",
 			*first ? "\n" : ",\n", pids[i], pids[i]);
 		*first = false;
 		json_str(out, name);
@@ -219,8 +220,9 @@ static int write_meta(FILE *out, const struct profile *p, const struct timeline 
 			snprintf(fallback, sizeof(fallback), "tid %d", iv->tid);
 			name = fallback;
 		}
-		fprintf(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
-			     "\"args\":{\"name\":",
+		fprintf(out,
+			"%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
+			"\"args\":{\"name\":",
 			*first ? "\n" : ",\n", iv->pid, iv->tid);
 		*first = false;
 		json_str(out, name);
@@ -283,8 +285,9 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 		fprintf(out, ",\"pid\":%d,\"tid\":%d", iv->pid, iv->tid);
 		print_us(out, "ts", start - base);
 		print_us(out, "dur", end - start);
-		fprintf(out, ",\"args\":{\"state\":\"%s\",\"off_ns\":%" PRIu64 ",\"runq_ns\":%" PRIu64
-			     ",\"waker_tid\":%d,\"stack\":",
+		fprintf(out,
+			",\"args\":{\"state\":\"%s\",\"off_ns\":%" PRIu64 ",\"runq_ns\":%" PRIu64
+			",\"waker_tid\":%d,\"stack\":",
 			offcpu_state__name(iv->state), iv->dur_ns, iv->runq_ns, iv->waker_tid);
 		stack = stack_text(p, iv->stack, &buf, &cap);
 		if (!stack) {
@@ -297,8 +300,9 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 	}
 	if (err)
 		goto cleanup;
-	fprintf(out, "\n],\"otherData\":{\"generator\":\"offcpu\",\"monotonic_base_ns\":%" PRIu64
-		     ",\"intervals\":%zu,\"overlaps_clipped\":%zu,\"overlaps_dropped\":%zu}}\n",
+	fprintf(out,
+		"\n],\"otherData\":{\"generator\":\"offcpu\",\"monotonic_base_ns\":%" PRIu64
+		",\"intervals\":%zu,\"overlaps_clipped\":%zu,\"overlaps_dropped\":%zu}}\n",
 		base, nr, st->clipped, st->dropped);
 	if (fflush(out) || ferror(out))
 		err = -EIO;

@@ -382,7 +382,7 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *opts, uint8_
 {
 	static const struct pprof_opts no_opts;
 	const struct profile_totals *tot;
-	struct enc e = { .p = p };
+	struct enc e = {.p = p};
 	int err;
 
 	*buf = NULL;
@@ -442,7 +442,7 @@ cleanup:
 int pprof__write(FILE *out, const struct profile *p, const struct pprof_opts *opts)
 {
 	uint8_t *buf = NULL, chunk[16384];
-	z_stream z = { 0 };
+	z_stream z = {0};
 	size_t len;
 	int err, zret;
 
@@ -473,7 +473,8 @@ int pprof__write(FILE *out, const struct profile *p, const struct pprof_opts *op
 			err = -EIO;
 			goto cleanup;
 		}
-		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) != sizeof(chunk) - z.avail_out) {
+		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) !=
+		    sizeof(chunk) - z.avail_out) {
 			err = -EIO;
 			goto cleanup;
 		}

@@ -71,7 +71,7 @@ static inline int fixture_row(struct profile *p, int pid, int tid, const char *c
 			      const char *folded, enum offcpu_state st, uint64_t count,
 			      uint64_t off_ns, uint64_t runq_ns)
 {
-	struct profile_weight w = { count, off_ns, runq_ns };
+	struct profile_weight w = {count, off_ns, runq_ns};
 	int th = profile__thread(p, pid, tid, comm);
 	int sk = fixture_stack(p, folded);
 
@@ -80,14 +80,14 @@ static inline int fixture_row(struct profile *p, int pid, int tid, const char *c
 	return profile__add(p, (uint32_t)th, (uint32_t)sk, st, &w);
 }
 
-#define FIXTURE_S0                                                                               \
-	"main;serve;read_request;-;entry_SYSCALL_64;do_syscall_64;__x64_sys_read;pipe_read;"     \
+#define FIXTURE_S0                                                                           \
+	"main;serve;read_request;-;entry_SYSCALL_64;do_syscall_64;__x64_sys_read;pipe_read;" \
 	"schedule;__schedule"
-#define FIXTURE_S1                                                                               \
-	"main;worker_loop;pthread_cond_wait;-;entry_SYSCALL_64;do_syscall_64;__x64_sys_futex;"   \
+#define FIXTURE_S1                                                                             \
+	"main;worker_loop;pthread_cond_wait;-;entry_SYSCALL_64;do_syscall_64;__x64_sys_futex;" \
 	"futex_wait_queue;schedule;__schedule"
-#define FIXTURE_S2                                                                               \
-	"main;serve;-;entry_SYSCALL_64;do_syscall_64;__x64_sys_nanosleep;do_nanosleep;"          \
+#define FIXTURE_S2                                                                      \
+	"main;serve;-;entry_SYSCALL_64;do_syscall_64;__x64_sys_nanosleep;do_nanosleep;" \
 	"schedule;__schedule"
 #define FIXTURE_S3 "[Missed User Stack];-;irqentry_exit;preempt_schedule_irq;__schedule"
 
@@ -117,9 +117,14 @@ static inline struct timeline_interval fixture_iv(uint64_t start, uint64_t dur, 
 						  int tid, uint32_t stack, enum offcpu_state st,
 						  int waker)
 {
-	return (struct timeline_interval){ .start_ns = start, .dur_ns = dur, .runq_ns = runq,
-					   .pid = 100, .tid = tid, .stack = stack, .state = st,
-					   .waker_tid = waker };
+	return (struct timeline_interval){.start_ns = start,
+					  .dur_ns = dur,
+					  .runq_ns = runq,
+					  .pid = 100,
+					  .tid = tid,
+					  .stack = stack,
+					  .state = st,
+					  .waker_tid = waker};
 }
 
 /*
@@ -192,7 +197,8 @@ static inline const char *fixture_golden(const char *name, const char *text)
 	}
 	want = unit_slurp(path);
 	if (!want) {
-		snprintf(why, sizeof(why), "missing golden %s (OFFCPU_UPDATE_GOLDEN=1 makes it)", path);
+		snprintf(why, sizeof(why), "missing golden %s (OFFCPU_UPDATE_GOLDEN=1 makes it)",
+			 path);
 		return why;
 	}
 	if (strcmp(want, text)) {

@@ -40,7 +40,8 @@ static int64_t ns(struct json_object *o, const char *key)
 {
 	struct json_object *v = field(o, key);
 
-	if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+	if (!v ||
+	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
 		return -1;
 	return (int64_t)(json_object_get_double(v) * 1000.0 + 0.5);
 }
@@ -49,7 +50,7 @@ static int64_t ns(struct json_object *o, const char *key)
 static struct json_object *trace(const struct profile *p, const struct timeline *t,
 				 struct chrome_trace_stats *st, char **text, int *err)
 {
-	struct ct_args a = { p, t, st };
+	struct ct_args a = {p, t, st};
 
 	*text = fixture_capture(write_ct, &a, err, NULL);
 	return *text ? json_tokener_parse(*text) : NULL;
@@ -83,7 +84,8 @@ static bool no_overlap(struct json_object **x, size_t n, char *why, size_t len)
 					      json_object_get_int(field(x[j], "tid")))
 				continue;
 			if (sj >= si && sj < ei && !(sj == si && j < i)) {
-				snprintf(why, len, "events %zu [%lld, %lld) and %zu (at %lld) overlap", i,
+				snprintf(why, len,
+					 "events %zu [%lld, %lld) and %zu (at %lld) overlap", i,
 					 (long long)si, (long long)ei, j, (long long)sj);
 				return false;
 			}
@@ -169,11 +171,10 @@ TEST(chrome_trace_names_processes_and_threads)
 		int id;
 		const char *value;
 	} want[] = {
-		{ "process_name", 100, "server" },  /* the comm of tid 100 = pid 100 */
-		{ "process_name", 4200, "pid 4200" }, /* not in the profile */
-		{ "thread_name", 100, "server" },
-		{ "thread_name", 101, "worker" },
-		{ "thread_name", 4242, "tid 4242" },
+		{"process_name", 100, "server"},    /* the comm of tid 100 = pid 100 */
+		{"process_name", 4200, "pid 4200"}, /* not in the profile */
+		{"thread_name", 100, "server"},	    {"thread_name", 101, "worker"},
+		{"thread_name", 4242, "tid 4242"},
 	};
 	struct json_object *root, *ev;
 	int seen = 0;
@@ -218,12 +219,13 @@ TEST(chrome_trace_clips_and_counts_overlaps_per_thread)
 	struct profile *p = fixture_profile();
 	struct timeline *t = timeline__new();
 	struct timeline_interval v[] = {
-		fixture_iv(1000, 500, 0, 7, 0, OFFCPU_STATE_SLEEP, 0),	  /* [1000, 1500) */
-		fixture_iv(1200, 600, 0, 7, 1, OFFCPU_STATE_SLEEP, 0),	  /* clipped to [1500, 1800) */
-		fixture_iv(1600, 100, 0, 7, 2, OFFCPU_STATE_SLEEP, 0),	  /* inside: dropped */
-		fixture_iv(1800, 100, 0, 7, 2, OFFCPU_STATE_DISK, 0),	  /* touches: kept */
-		fixture_iv(1200, 600, 0, 8, 1, OFFCPU_STATE_SLEEP, 0),	  /* other tid: kept */
-		fixture_iv(1000, 500, 500, 7, 3, OFFCPU_STATE_PREEMPT, 0), /* same start as [0]: dropped */
+		fixture_iv(1000, 500, 0, 7, 0, OFFCPU_STATE_SLEEP, 0), /* [1000, 1500) */
+		fixture_iv(1200, 600, 0, 7, 1, OFFCPU_STATE_SLEEP, 0), /* clipped to [1500, 1800) */
+		fixture_iv(1600, 100, 0, 7, 2, OFFCPU_STATE_SLEEP, 0), /* inside: dropped */
+		fixture_iv(1800, 100, 0, 7, 2, OFFCPU_STATE_DISK, 0),  /* touches: kept */
+		fixture_iv(1200, 600, 0, 8, 1, OFFCPU_STATE_SLEEP, 0), /* other tid: kept */
+		fixture_iv(1000, 500, 500, 7, 3, OFFCPU_STATE_PREEMPT,
+			   0), /* same start as [0]: dropped */
 	};
 	struct chrome_trace_stats st;
 	struct json_object *root, *x[16], *other;
@@ -337,7 +339,7 @@ TEST(chrome_trace_keeps_nanoseconds_far_from_the_base)
 	CHECK_INT(timeline__append(t, &a), 0);
 	CHECK_INT(timeline__append(t, &b), 0);
 	{
-		struct ct_args args = { p, t, NULL };
+		struct ct_args args = {p, t, NULL};
 
 		text = fixture_capture(write_ct, &args, &err, NULL);
 	}
@@ -357,7 +359,7 @@ TEST(chrome_trace_refuses_unknown_stacks_and_handles_empty)
 	struct timeline *t = timeline__new();
 	struct timeline_interval bad = fixture_iv(0, 10, 0, 1, 77, OFFCPU_STATE_SLEEP, 0);
 	struct json_object *root;
-	struct ct_args a = { p, t, NULL };
+	struct ct_args a = {p, t, NULL};
 	size_t len = 1;
 	char *text;
 	int err;

@@ -98,10 +98,10 @@ static bool rd_field(struct rd *r, int *field, int *wire, uint64_t *v, struct rd
 	return true;
 }
 
-#define BAD(d, ...)                                                                              \
-	do {                                                                                     \
-		snprintf((d)->err, sizeof((d)->err), __VA_ARGS__);                               \
-		return false;                                                                    \
+#define BAD(d, ...)                                                \
+	do {                                                       \
+		snprintf((d)->err, sizeof((d)->err), __VA_ARGS__); \
+		return false;                                      \
 	} while (0)
 
 /* Repeated varints, packed (wire 2) or not (wire 0). */
@@ -190,7 +190,8 @@ static bool dec_sample(struct dprof *d, struct rd r, struct dsample *s)
 	return true;
 }
 
-static bool dec_simple(struct dprof *d, struct rd r, uint64_t *fields, int nfields, const char *what)
+static bool dec_simple(struct dprof *d, struct rd r, uint64_t *fields, int nfields,
+		       const char *what)
 {
 	int f, w;
 	uint64_t v;
@@ -233,7 +234,7 @@ static bool dec_loc(struct dprof *d, struct rd r, struct dloc *l)
 
 static bool decode(const uint8_t *buf, size_t len, struct dprof *d)
 {
-	struct rd r = { buf, buf + len }, sub;
+	struct rd r = {buf, buf + len}, sub;
 	int f, w;
 	uint64_t v;
 
@@ -243,7 +244,8 @@ static bool decode(const uint8_t *buf, size_t len, struct dprof *d)
 			BAD(d, "bad Profile field");
 		switch (f) {
 		case 1:
-			if (d->nsample_type >= 4 || !dec_vt(d, sub, &d->sample_type[d->nsample_type++]))
+			if (d->nsample_type >= 4 ||
+			    !dec_vt(d, sub, &d->sample_type[d->nsample_type++]))
 				return false;
 			break;
 		case 2:
@@ -251,13 +253,13 @@ static bool decode(const uint8_t *buf, size_t len, struct dprof *d)
 				return false;
 			break;
 		case 3: {
-			uint64_t m[10] = { 0 };
+			uint64_t m[10] = {0};
 
 			if (d->nmapping >= 4 || !dec_simple(d, sub, m, 10, "Mapping"))
 				return false;
 			if (m[1] || m[2] || m[3] || m[5] || m[7] || m[8] || m[9])
 				BAD(d, "mapping field the writer does not set");
-			d->mapping[d->nmapping++] = (struct dmap){ m[0], m[4], m[6] };
+			d->mapping[d->nmapping++] = (struct dmap){m[0], m[4], m[6]};
 			break;
 		}
 		case 4:
@@ -265,11 +267,11 @@ static bool decode(const uint8_t *buf, size_t len, struct dprof *d)
 				return false;
 			break;
 		case 5: {
-			uint64_t fn[3] = { 0 };
+			uint64_t fn[3] = {0};
 
 			if (d->nfunc >= MAXN || !dec_simple(d, sub, fn, 3, "Function"))
 				return false;
-			d->func[d->nfunc++] = (struct dfunc){ fn[0], fn[1], fn[2] };
+			d->func[d->nfunc++] = (struct dfunc){fn[0], fn[1], fn[2]};
 			break;
 		}
 		case 6:
@@ -360,7 +362,8 @@ static void dump(FILE *out, const struct dprof *d)
 		fprintf(out, "function %" PRIu64 " %s system_name=%s\n", d->func[i].id,
 			S(d, d->func[i].name), S(d, d->func[i].system_name));
 	for (size_t i = 0; i < d->nloc; i++)
-		fprintf(out, "location %" PRIu64 " mapping %" PRIu64 " function %" PRIu64 " lines %zu\n",
+		fprintf(out,
+			"location %" PRIu64 " mapping %" PRIu64 " function %" PRIu64 " lines %zu\n",
 			d->loc[i].id, d->loc[i].mapping, d->loc[i].func, d->loc[i].nline);
 	for (size_t i = 0; i < d->nsample; i++) {
 		const struct dsample *s = &d->sample[i];
@@ -410,8 +413,9 @@ static const struct dlabel *label(const struct dprof *d, const struct dsample *s
 TEST(pprof_decodes_to_golden)
 {
 	struct profile *p = fixture_profile();
-	struct pprof_opts o = { .time_nanos = 1700000000000000000, .duration_nanos = 2000000000,
-				.comment = "offcpu test" };
+	struct pprof_opts o = {.time_nanos = 1700000000000000000,
+			       .duration_nanos = 2000000000,
+			       .comment = "offcpu test"};
 	struct dprof *d = calloc(1, sizeof(*d));
 	char *text = NULL;
 	size_t len;
@@ -581,7 +585,7 @@ TEST(pprof_write_is_gzip_of_encode_and_reproducible)
 	struct profile *p = fixture_profile();
 	uint8_t *raw, *gz, *gz2, plain[1 << 16];
 	size_t rawlen, gzlen, gzlen2;
-	z_stream z = { 0 };
+	z_stream z = {0};
 	int err;
 
 	CHECK(p);
@@ -693,7 +697,8 @@ TEST(pprof_go_tool_pprof_reads_totals_and_top_functions)
 	CHECK_CONTAINS(top, "100% of 20 total");
 	free(top);
 
-	snprintf(cmd, sizeof(cmd), "go tool pprof -top -unit=ms -tagfocus=state=disk %s 2>&1", path);
+	snprintf(cmd, sizeof(cmd), "go tool pprof -top -unit=ms -tagfocus=state=disk %s 2>&1",
+		 path);
 	top = run(cmd);
 	CHECK(top);
 	CHECK_CONTAINS(top, "1ms, 4.93% of 20.30ms total");

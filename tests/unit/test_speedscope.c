@@ -10,7 +10,7 @@
 
 static int write_ss(FILE *out, const void *arg)
 {
-	struct speedscope_opts o = { .name = "fixture", .exporter = "offcpu test" };
+	struct speedscope_opts o = {.name = "fixture", .exporter = "offcpu test"};
 
 	return speedscope__write(out, arg, &o);
 }
@@ -45,8 +45,8 @@ TEST(speedscope_has_one_sampled_profile_per_thread_heaviest_first)
 {
 	struct profile *p = fixture_profile();
 	struct json_object *root, *frames, *profiles, *shared;
-	const char *want_names[] = { "worker pid 100 tid 101", "server pid 100 tid 100" };
-	const uint64_t want_end[] = { 12300000, 8000000 };
+	const char *want_names[] = {"worker pid 100 tid 101", "server pid 100 tid 100"};
+	const uint64_t want_end[] = {12300000, 8000000};
 	uint64_t all = 0;
 	char *text;
 	int err;
@@ -84,8 +84,10 @@ TEST(speedscope_has_one_sampled_profile_per_thread_heaviest_first)
 		uint64_t sum = 0;
 
 		CHECK_STR(json_object_get_string(field(pr, "type", json_type_string)), "sampled");
-		CHECK_STR(json_object_get_string(field(pr, "unit", json_type_string)), "nanoseconds");
-		CHECK_STR(json_object_get_string(field(pr, "name", json_type_string)), want_names[i]);
+		CHECK_STR(json_object_get_string(field(pr, "unit", json_type_string)),
+			  "nanoseconds");
+		CHECK_STR(json_object_get_string(field(pr, "name", json_type_string)),
+			  want_names[i]);
 		CHECK_INT(json_object_get_int64(field(pr, "startValue", json_type_int)), 0);
 		CHECK_U64(json_object_get_int64(field(pr, "endValue", json_type_int)), want_end[i]);
 		CHECK(samples && weights);
@@ -100,9 +102,11 @@ TEST(speedscope_has_one_sampled_profile_per_thread_heaviest_first)
 			CHECK(first >= 0 && (size_t)first < profile__nr_frames(p));
 			CHECK(last >= 0 && (size_t)last < profile__nr_frames(p));
 			CHECK(!strcmp(profile__frame_at(p, (uint32_t)first)->name, "main") ||
-			      !strcmp(profile__frame_at(p, (uint32_t)first)->name, "[Missed User Stack]"));
+			      !strcmp(profile__frame_at(p, (uint32_t)first)->name,
+				      "[Missed User Stack]"));
 			CHECK_STR(profile__frame_at(p, (uint32_t)last)->name, "__schedule");
-			sum += (uint64_t)json_object_get_int64(json_object_array_get_idx(weights, j));
+			sum += (uint64_t)json_object_get_int64(
+				json_object_array_get_idx(weights, j));
 		}
 		CHECK_U64(sum, want_end[i]);
 		all += sum;
@@ -160,7 +164,8 @@ TEST(speedscope_counts_only_profile_uses_counts_and_unit_none)
 
 	CHECK(p);
 	CHECK(fixture_row(p, 0, 0, "app", "main;-;schedule", OFFCPU_STATE_UNKNOWN, 42, 0, 0) >= 0);
-	CHECK(fixture_row(p, 0, 0, "app", "main;poll;-;schedule", OFFCPU_STATE_UNKNOWN, 8, 0, 0) >= 0);
+	CHECK(fixture_row(p, 0, 0, "app", "main;poll;-;schedule", OFFCPU_STATE_UNKNOWN, 8, 0, 0) >=
+	      0);
 	text = fixture_capture(write_ss, p, &err, NULL);
 	CHECK_INT(err, 0);
 	root = json_tokener_parse(text);
@@ -170,8 +175,8 @@ TEST(speedscope_counts_only_profile_uses_counts_and_unit_none)
 	CHECK_STR(json_object_get_string(field(pr, "unit", json_type_string)), "none");
 	CHECK_STR(json_object_get_string(field(pr, "name", json_type_string)), "app");
 	CHECK_INT(json_object_get_int64(field(pr, "endValue", json_type_int)), 50);
-	CHECK_INT(json_object_get_int64(json_object_array_get_idx(
-			  field(pr, "weights", json_type_array), 1)),
+	CHECK_INT(json_object_get_int64(
+			  json_object_array_get_idx(field(pr, "weights", json_type_array), 1)),
 		  8);
 	json_object_put(root);
 	free(text);
@@ -196,8 +201,8 @@ TEST(speedscope_escapes_names_and_skips_threads_without_rows)
 	frames = field(field(root, "shared", json_type_object), "frames", json_type_array);
 	CHECK(frames);
 	/* the invalid byte becomes U+FFFD, the rest survives */
-	CHECK_STR(json_object_get_string(field(json_object_array_get_idx(frames, 0), "name",
-					       json_type_string)),
+	CHECK_STR(json_object_get_string(
+			  field(json_object_array_get_idx(frames, 0), "name", json_type_string)),
 		  "a\"b\\c\nd\xef\xbf\xbd");
 	profiles = field(root, "profiles", json_type_array);
 	CHECK_INT(json_object_array_length(profiles), 1);

@@ -24,7 +24,8 @@ TEST(timeline_append_rejects_impossible_intervals)
 {
 	struct timeline *t = timeline__new();
 	struct timeline_interval bad_runq = fixture_iv(10, 5, 6, 1, 0, OFFCPU_STATE_SLEEP, 0);
-	struct timeline_interval wraps = fixture_iv(UINT64_MAX - 2, 5, 0, 1, 0, OFFCPU_STATE_SLEEP, 0);
+	struct timeline_interval wraps =
+		fixture_iv(UINT64_MAX - 2, 5, 0, 1, 0, OFFCPU_STATE_SLEEP, 0);
 	struct timeline_interval bad_state = fixture_iv(10, 5, 0, 1, 0, OFFCPU_STATE__COUNT, 0);
 	struct timeline_interval ok = fixture_iv(10, 5, 5, 1, 0, OFFCPU_STATE_PREEMPT, 0);
 
@@ -42,11 +43,13 @@ TEST(timeline_sorted_orders_by_tid_then_start_then_append)
 {
 	struct timeline *t = timeline__new();
 	struct timeline_interval v[] = {
-		fixture_iv(50, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0), fixture_iv(10, 1, 0, 9, 0, OFFCPU_STATE_SLEEP, 0),
-		fixture_iv(20, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0), fixture_iv(50, 2, 0, 7, 0, OFFCPU_STATE_DISK, 0),
+		fixture_iv(50, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0),
+		fixture_iv(10, 1, 0, 9, 0, OFFCPU_STATE_SLEEP, 0),
+		fixture_iv(20, 1, 0, 7, 0, OFFCPU_STATE_SLEEP, 0),
+		fixture_iv(50, 2, 0, 7, 0, OFFCPU_STATE_DISK, 0),
 		fixture_iv(5, 1, 0, 8, 0, OFFCPU_STATE_SLEEP, 0),
 	};
-	size_t want[] = { 2, 0, 3, 4, 1 }, *idx = NULL;
+	size_t want[] = {2, 0, 3, 4, 1}, *idx = NULL;
 
 	CHECK(t);
 	for (size_t i = 0; i < 5; i++)
@@ -76,7 +79,7 @@ TEST(timeline_write_matches_golden)
 {
 	struct profile *p = fixture_profile();
 	struct timeline *t = fixture_timeline();
-	const void *args[2] = { t, p };
+	const void *args[2] = {t, p};
 	const char *why;
 	char *text;
 	int err;
@@ -100,7 +103,7 @@ TEST(timeline_roundtrips_through_text_into_another_profile)
 	struct profile *p = fixture_profile(), *q = profile__new();
 	struct timeline *t = fixture_timeline(), *u = timeline__new();
 	struct parse_stats st;
-	const void *args[2] = { t, p };
+	const void *args[2] = {t, p};
 	char *text;
 	FILE *in;
 	int err;
@@ -133,8 +136,10 @@ TEST(timeline_roundtrips_through_text_into_another_profile)
 		CHECK(b->stack != a->stack);
 		CHECK_INT(nb, na);
 		for (size_t j = 0; j < na; j++) {
-			CHECK_STR(profile__frame_at(q, fb[j])->name, profile__frame_at(p, fa[j])->name);
-			CHECK_INT(profile__frame_at(q, fb[j])->kind, profile__frame_at(p, fa[j])->kind);
+			CHECK_STR(profile__frame_at(q, fb[j])->name,
+				  profile__frame_at(p, fa[j])->name);
+			CHECK_INT(profile__frame_at(q, fb[j])->kind,
+				  profile__frame_at(p, fa[j])->kind);
 		}
 	}
 	/* The timeline names stacks; it adds no weight to the profile. */
@@ -177,8 +182,9 @@ TEST(timeline_escapes_names_with_separators)
 	CHECK_INT(timeline__parse(in, q, u, NULL), 0);
 	fclose(in);
 	CHECK_INT(timeline__nr(u), 2);
-	CHECK_STR(profile__frame_at(q, profile__stack_at(q, timeline__at(u, 0)->stack, &n)[0])->name,
-		  odd);
+	CHECK_STR(
+		profile__frame_at(q, profile__stack_at(q, timeline__at(u, 0)->stack, &n)[0])->name,
+		odd);
 	profile__stack_at(q, timeline__at(u, 1)->stack, &n);
 	CHECK_INT(n, 0);
 	CHECK_INT(timeline__at(u, 1)->state, OFFCPU_STATE_UNKNOWN);
@@ -195,7 +201,7 @@ TEST(timeline_write_refuses_unknown_stack_before_writing)
 	struct profile *p = fixture_profile();
 	struct timeline *t = timeline__new();
 	struct timeline_interval v = fixture_iv(1, 1, 0, 1, 99, OFFCPU_STATE_SLEEP, 0);
-	const void *args[2] = { t, p };
+	const void *args[2] = {t, p};
 	size_t len = 1;
 	char *text;
 	int err;
@@ -214,8 +220,8 @@ TEST(timeline_parse_refuses_other_versions)
 {
 	struct profile *p = profile__new();
 	struct timeline *t = timeline__new();
-	const char *inputs[] = { "offcpu-timeline 2\ninterval 1 1 0 1 1 S 0 0\n",
-				 "interval 1 1 0 1 1 S 0 0\n", "" };
+	const char *inputs[] = {"offcpu-timeline 2\ninterval 1 1 0 1 1 S 0 0\n",
+				"interval 1 1 0 1 1 S 0 0\n", ""};
 
 	CHECK(p && t);
 	for (size_t i = 0; i < 3; i++) {
