@@ -60,63 +60,74 @@ static bool is_plumbing(const struct profile_frame *f)
 	return false;
 }
 
-static const char *event_name(const struct profile *p, const struct timeline_interval *iv)
+/* The leaf-most frame that is not plumbing, else the leaf; NULL for an empty stack. */
+static const char *stack_name(const struct profile *p, uint32_t stack)
 {
-	const char *reason = interval_reason(p, iv);
-	const uint32_t *fr;
 	size_t n;
+	const uint32_t *fr = profile__stack_at(p, stack, &n);
 
-	if (reason && *reason)
-		return reason;
-	fr = profile__stack_at(p, iv->stack, &n);
 	for (size_t i = n; i-- > 0;) {
 		const struct profile_frame *f = profile__frame_at(p, fr[i]);
 
 		if (!is_plumbing(f))
 			return f->name;
 	}
-	if (n)
-		return profile__frame_at(p, fr[n - 1])->name;
-	return offcpu_state__name(iv->state);
+	return n ? profile__frame_at(p, fr[n - 1])->name : NULL;
 }
 
-/* The folded form of a stack, in a buffer reused across calls. */
-static const char *stack_text(const struct profile *p, uint32_t stack, char **buf, size_t *cap)
+/* s as a quoted JSON string in a malloc'ed buffer; NULL on ENOMEM. */
+static char *json_dup(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return NULL;
+	json_str(m, s);
+	if (fclose(m)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The folded form of a stack as a quoted JSON string (malloc'ed); NULL on ENOMEM. */
+static char *stack_json(const struct profile *p, uint32_t stack)
 {
 	size_t n, len = 0;
 	const uint32_t *fr = profile__stack_at(p, stack, &n);
 	bool seen_kernel = false;
+	char *text = NULL, *json;
+	FILE *m = open_memstream(&text, &len);
 
+	if (!m)
+		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_frame *f = profile__frame_at(p, fr[i]);
-		size_t need = strlen(f->name) + 4;
 
-		if (*cap - len < need + 1) {
-			size_t c = *cap ? *cap : 256;
-			char *b;
-
-			while (c - len < need + 1)
-				c *= 2;
-			b = realloc(*buf, c);
-			if (!b)
-				return NULL;
-			*buf = b;
-			*cap = c;
-		}
 		if (f->kind == FRAME_KERNEL && !seen_kernel && i)
-			len += (size_t)sprintf(*buf + len, "-;");
+			fputs("-;", m);
 		seen_kernel |= f->kind == FRAME_KERNEL;
-		len += (size_t)sprintf(*buf + len, "%s%s", f->name, i + 1 < n ? ";" : "");
+		fprintf(m, "%s%s", f->name, i + 1 < n ? ";" : "");
 	}
-	if (!*buf) {
-		*buf = malloc(1);
-		if (!*buf)
-			return NULL;
-		*cap = 1;
+	if (fclose(m)) {
+		free(text);
+		return NULL;
 	}
-	(*buf)[len] = '\0';
-	return *buf;
+	json = json_dup(text);
+	free(text);
+	return json;
 }
+
+/*
+ * Many intervals share a stack: its folded text and name are escaped once,
+ * on first use, and kept by stack id.
+ */
+struct stack_cache {
+	char **stack; /* quoted JSON of the folded stack */
+	char **name;  /* quoted JSON of stack_name(), when there is one */
+};
 
 /* Thread ids of the profile sorted by tid, to find a tid's comm. */
 struct tid_ix {
@@ -238,9 +249,9 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 			      struct chrome_trace_stats *st)
 {
 	struct chrome_trace_stats dummy;
-	size_t nr = timeline__nr(t), nstacks = profile__nr_stacks(p), *order = NULL, cap = 0;
+	size_t nr = timeline__nr(t), nstacks = profile__nr_stacks(p), *order = NULL;
 	uint64_t base = UINT64_MAX, prev_end = 0;
-	char *buf = NULL;
+	struct stack_cache cache = {0};
 	bool first = true;
 	int err = 0, prev_tid = 0;
 
@@ -260,13 +271,20 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 	err = timeline__sorted(t, &order);
 	if (err)
 		return err;
+	cache.stack = calloc(nstacks + 1, sizeof(*cache.stack));
+	cache.name = calloc(nstacks + 1, sizeof(*cache.name));
+	if (!cache.stack || !cache.name) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
 	err = write_meta(out, p, t, order, &first);
 	for (size_t i = 0; i < nr && !err; i++) {
 		const struct timeline_interval *iv = timeline__at(t, order[i]);
 		uint64_t start = iv->start_ns, end = iv->start_ns + iv->dur_ns;
-		const char *stack;
+		const char *reason = interval_reason(p, iv), *name;
+		bool by_reason = reason && *reason;
 
 		if (i && iv->tid == prev_tid && start < prev_end) {
 			if (end <= prev_end) {
@@ -279,23 +297,34 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 		prev_tid = iv->tid;
 		prev_end = end;
 
+		if (!cache.stack[iv->stack] &&
+		    !(cache.stack[iv->stack] = stack_json(p, iv->stack))) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!by_reason && !cache.name[iv->stack]) {
+			name = stack_name(p, iv->stack);
+			if (name && !(cache.name[iv->stack] = json_dup(name))) {
+				err = -ENOMEM;
+				break;
+			}
+		}
 		fprintf(out, "%s{\"ph\":\"X\",\"cat\":\"offcpu\",\"name\":", first ? "\n" : ",\n");
 		first = false;
-		json_str(out, event_name(p, iv));
+		if (by_reason)
+			json_str(out, reason);
+		else if (cache.name[iv->stack])
+			fputs(cache.name[iv->stack], out);
+		else
+			json_str(out, offcpu_state__name(iv->state));
 		fprintf(out, ",\"pid\":%d,\"tid\":%d", iv->pid, iv->tid);
 		print_us(out, "ts", start - base);
 		print_us(out, "dur", end - start);
 		fprintf(out,
 			",\"args\":{\"state\":\"%s\",\"off_ns\":%" PRIu64 ",\"runq_ns\":%" PRIu64
-			",\"waker_tid\":%d,\"stack\":",
-			offcpu_state__name(iv->state), iv->dur_ns, iv->runq_ns, iv->waker_tid);
-		stack = stack_text(p, iv->stack, &buf, &cap);
-		if (!stack) {
-			err = -ENOMEM;
-			break;
-		}
-		json_str(out, stack);
-		fputs("}}", out);
+			",\"waker_tid\":%d,\"stack\":%s}}",
+			offcpu_state__name(iv->state), iv->dur_ns, iv->runq_ns, iv->waker_tid,
+			cache.stack[iv->stack]);
 		st->events++;
 	}
 	if (err)
@@ -307,8 +336,13 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 	if (fflush(out) || ferror(out))
 		err = -EIO;
 cleanup:
+	for (size_t i = 0; i < nstacks && cache.stack; i++) {
+		free(cache.stack[i]);
+		free(cache.name ? cache.name[i] : NULL);
+	}
+	free(cache.stack);
+	free(cache.name);
 	free(order);
-	free(buf);
 	return err;
 }
 
