@@ -25,8 +25,9 @@
  *
  * A thread is off the CPU at most once at a time, so a thread's events never
  * overlap: an interval starting before the previous one of its tid ended is
- * clipped to start there, and one wholly inside the previous is left out;
- * both are counted (an overlap means the collector missed a switch).
+ * clipped to start there (its args.off_ns keeps the collector's duration),
+ * and one wholly inside the previous is left out; both are counted (an
+ * overlap means the collector missed a switch).
  * Events are written in (tid, start) order.
  */
 #ifndef OFFCPU_OUTPUT_CHROME_TRACE_H
