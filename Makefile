@@ -140,3 +140,6 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+
+# Fragments for optional targets (fuzzing, sanitizers, benchmarks) live in mk/.
+-include $(sort $(wildcard mk/*.mk))
