@@ -42,7 +42,7 @@ int cmd_summarize(int argc, char **argv)
 	const char *tool = NULL, *dir;
 	enum lane_mode mode = LANE_TIME;
 	bool mode_given = false, json = false, have_meta;
-	struct lane_evidence ev = { .tool_available = true };
+	struct lane_evidence ev = { .tool_available = true, .collector_ready = true };
 	struct summary_meta meta;
 	struct summary_run run = {};
 	struct lane_result res = {};

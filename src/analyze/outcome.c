@@ -169,6 +169,10 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	if (!err && oi->rows && oi->collector.signal &&
 	    !(oi->collector_stopped && oi->collector.signal == SIGINT) && !oi->collector_timed_out)
 		err = integrity__add_loss(in, "collector_killed", 1, 0);
+	/* Not seen attached before the workload ran: its start may be missing. */
+	if (!err && oi->rows && oi->collector.started && !oi->collector_ready &&
+	    !oi->collector_errno)
+		err = integrity__add_loss(in, "attach_unconfirmed", 1, 0);
 	if (!err && oi->interrupted)
 		err = integrity__add_loss(in, "interrupted", 1, 0);
 	if (err)

@@ -215,8 +215,11 @@ int record__run(const struct record_opts *o)
 	run.started_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
 	t0 = proc__now_ns();
 	proc__release(&work);
-	while (proc__wait(&work, -1) == -EINTR)
-		;
+	while (proc__wait(&work, -1) == -EINTR) {
+		/* A second interrupt aborts: stop waiting, but still leave a valid summary. */
+		if (nr_signals >= 2)
+			proc__kill(&work, SIGKILL);
+	}
 	run.wall_ns = proc__now_ns() - t0;
 	forward_pid = 0;
 	ev.workload = work.end;
