@@ -820,7 +820,7 @@ static int read_u64s(const char *path, uint64_t *v, int nr)
 
 static void read_comm(uint32_t tgid, uint32_t tid, char *comm)
 {
-	char path[96], buf[64];
+	char path[96], buf[OFFCPU_COMM_LEN + 2];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
@@ -829,7 +829,8 @@ static void read_comm(uint32_t tgid, uint32_t tid, char *comm)
 		return;
 	if (fgets(buf, sizeof(buf), f)) {
 		buf[strcspn(buf, "\n")] = '\0';
-		snprintf(comm, OFFCPU_COMM_LEN, "%s", buf);
+		buf[OFFCPU_COMM_LEN - 1] = '\0';
+		memcpy(comm, buf, OFFCPU_COMM_LEN);
 	}
 	fclose(f);
 }
