@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,6 +217,28 @@ static bool binary_is(const struct binary *b, const struct proc_map *m)
 }
 
 /*
+ * Every binary stays open for the life of the symbolizer, and a system-wide
+ * capture sees thousands: past the soft limit on open files, raise it to the
+ * hard limit, once.
+ */
+static int open_keep(const char *path)
+{
+	static bool raised;
+	struct rlimit rl;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 && errno == EMFILE && !raised && !getrlimit(RLIMIT_NOFILE, &rl)) {
+		raised = true;
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (!setrlimit(RLIMIT_NOFILE, &rl))
+				fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	return fd;
+}
+
+/*
  * The file behind a mapping, opened now so that it stays readable after the
  * process exits. The path is resolved in the process's root (containers); a
  * deleted or replaced file is still reachable through map_files.
@@ -228,7 +251,7 @@ static int open_mapped(const struct symbolizer *s, int pid, const struct proc_ma
 
 	if (!m->deleted) {
 		snprintf(opened, len, "%s/%d/root%s", s->proc_root, pid, m->path);
-		fd = open(opened, O_RDONLY | O_CLOEXEC);
+		fd = open_keep(opened);
 		if (fd >= 0) {
 			if (!fstat(fd, &st) && st.st_ino == m->inode)
 				return fd;
@@ -237,7 +260,7 @@ static int open_mapped(const struct symbolizer *s, int pid, const struct proc_ma
 	}
 	snprintf(opened, len, "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid, m->start,
 		 m->end);
-	fd = open(opened, O_RDONLY | O_CLOEXEC);
+	fd = open_keep(opened);
 	return fd >= 0 ? fd : -errno;
 }
 
@@ -700,6 +723,13 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 	}
 	b = s->bins[um->bin];
 	vaddr = addr - um->bias;
+	if (!b->mod) {
+		/* JIT code may live in file mappings too (memfd, libffi trampolines) */
+		perfmap_refresh(s, p);
+		name = perfmap__resolve(p->perfmap, addr, NULL);
+		if (name)
+			return push_frame(s, p, name, false);
+	}
 	name = b->mod ? dwfl_module_addrinfo(b->mod, vaddr, &off, &sym, NULL, NULL, NULL) : NULL;
 	if (!name) {
 		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);

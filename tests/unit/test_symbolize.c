@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -269,6 +270,64 @@ TEST(user_repeated_lookups_come_from_the_cache)
 	symbolizer__free(s);
 }
 
+TEST(user_finds_libraries_loaded_after_tracking)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char lib[512], cmd[1024], name[256];
+	int (*fn)(int);
+	void *h;
+
+	CHECK(s);
+	snprintf(lib, sizeof(lib), "%s/libdlib-test.so", tmpdir());
+	snprintf(cmd, sizeof(cmd), "cc -O2 -shared -fPIC -o '%s' tests/data/symbolize/dlib.c", lib);
+	if (system(cmd)) {
+		symbolizer__free(s);
+		SKIP("cannot compile tests/data/symbolize/dlib.c");
+	}
+	CHECK_INT(symbolizer__track(s, getpid()), 0);
+	h = dlopen(lib, RTLD_NOW);
+	CHECK(h);
+	fn = (int (*)(int))dlsym(h, "dlib_function");
+	CHECK(fn);
+	/* maps are re-read on a miss at most every 100 ms */
+	usleep(150 * 1000);
+	CHECK_INT(resolve1(s, getpid(), addr_of(fn) + 1, name, sizeof(name)), 1);
+	CHECK_STR(name, "dlib_function");
+	dlclose(h);
+	symbolizer__free(s);
+}
+
+TEST(track_raises_the_open_file_limit_when_needed)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct symbolizer *s;
+		struct rlimit rl;
+		char name[256];
+		int next = dup(0);
+
+		/* one descriptor left: enough for this program, not for its libraries */
+		close(next);
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_max < (rlim_t)next + 64)
+			_exit(3);
+		rl.rlim_cur = next + 1;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(3);
+		s = symbolizer__new(NULL);
+		if (!s || resolve1(s, getpid(), addr_of(pause), name, sizeof(name)) != 1)
+			_exit(1);
+		_exit(strstr(name, "pause") ? 0 : 2);
+	}
+	CHECK(pid > 0);
+	CHECK_INT(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3)
+		SKIP("the hard limit on open files leaves no room to raise");
+	CHECK_INT(WEXITSTATUS(status), 0);
+}
+
 TEST(user_addresses_outside_any_file_are_hex)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -438,6 +497,9 @@ TEST(user_resolves_jit_code_from_the_perf_map)
 	CHECK_STR(name, "[sleep+0x2010]");
 	CHECK_INT(resolve1(s, 4242, 0x7f1e31c00100, name, sizeof(name)), 1);
 	CHECK_STR(name, "[tool+0x100]");
+	/* and JIT code may sit in a file mapping that is no ELF */
+	CHECK_INT(resolve1(s, 4242, 0x7f1e31c00210, name, sizeof(name)), 1);
+	CHECK_STR(name, "jit_in_memfd");
 	CHECK_INT(resolve1(s, 4242, 0x7f1e30500000, name, sizeof(name)), 1);
 	CHECK_STR(name, "0x7f1e30500000");
 	symbolizer__free(s);

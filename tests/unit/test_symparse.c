@@ -98,7 +98,7 @@ TEST(perfmap_resolves_names_with_spaces)
 	uint64_t off;
 
 	CHECK(m);
-	CHECK_INT(perfmap__count(m), 6); /* three bad lines skipped */
+	CHECK_INT(perfmap__count(m), 7); /* three bad lines skipped */
 	CHECK_STR(perfmap__resolve(m, 0x7f1e30400000, &off),
 		  "LazyCompile:*handleRequest /srv/app/server.js:42");
 	CHECK_U64(off, 0);
