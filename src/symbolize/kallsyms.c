@@ -149,7 +149,8 @@ struct ksyms *ksyms__load(FILE *in)
 		err = -EIO;
 		goto cleanup;
 	}
-	qsort(k->syms, k->nr, sizeof(*k->syms), cmp_sym);
+	if (k->nr)
+		qsort(k->syms, k->nr, sizeof(*k->syms), cmp_sym);
 	/* one entry per address: the best alias, or a bare bound when none is text */
 	for (size_t i = 0; i < k->nr; i++)
 		if (!out || k->syms[out - 1].addr != k->syms[i].addr)

@@ -87,7 +87,8 @@ struct perfmap *perfmap__load(FILE *in)
 		err = -EIO;
 		goto cleanup;
 	}
-	qsort(m->e, m->nr, sizeof(*m->e), cmp_entry);
+	if (m->nr)
+		qsort(m->e, m->nr, sizeof(*m->e), cmp_entry);
 cleanup:
 	free(line);
 	if (err) {

@@ -129,7 +129,8 @@ TEST(kallsyms_keeps_names_of_any_length)
 	k = load_string(text);
 	CHECK(k);
 	CHECK_INT(ksyms__count(k), 2);
-	CHECK_STR(ksyms__resolve(k, 0xffffffffc1000123, &off), name);
+	/* compared by hand: CHECK_STR's message has no room for two such names */
+	CHECK(!strcmp(ksyms__resolve(k, 0xffffffffc1000123, &off), name));
 	CHECK_INT(strlen(ksyms__resolve(k, 0xffffffffc1000000, NULL)), 500);
 	CHECK_U64(off, 0x123);
 	CHECK_STR(ksyms__resolve(k, 0xffffffffc1000800, NULL), "short_one");
