@@ -46,7 +46,6 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 target = OFFCPU_TARGET_ALL;
 const volatile bool kernel_threads = false;
 const volatile __u32 self_tgid = 0;
-const volatile __u32 hold_tgid = 0;
 const volatile __u64 cgroup_id = 0;
 const volatile __u32 cgroup_level = 0;
 const volatile __u32 state_mask = 0;
@@ -55,19 +54,29 @@ const volatile __u64 max_block_ns = 0;
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
 const volatile bool stack_cache = true;
-const volatile __u32 check_max = 64;
+const volatile __u32 check_max = 64;	    /* longest check period, partly verified site */
+const volatile __u32 check_max_exact = 1024; /* ... fully verified site */
+const volatile bool kmem_direct = false;     /* bpf_rdonly_cast exists (6.2+) */
+/* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
+const volatile bool runq_schedinfo = true;
 const volatile __u64 sched_lo = 0;
 const volatile __u64 sched_hi = 0;
 const volatile bool switch_has_state = true;
 const volatile __u64 track_interval_ns = 1000000000ULL;
 
-/* Written by user space: start_ns just before attaching, gen to switch buffers. */
+/*
+ * Written by user space: start_ns just before attaching, gen to switch
+ * buffers, held_tgid the follow_pid root, held by the caller until it execs:
+ * nothing of it is recorded before its exec, which clears held_tgid.
+ */
 __u64 start_ns = 0;
 __u32 gen = 0;
+__u32 held_tgid = 0;
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, struct offcpu_thread);
@@ -75,7 +84,6 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, struct offcpu_proc);
@@ -95,12 +103,12 @@ struct {
 	__type(value, struct offcpu_agg_val);
 } agg1 SEC(".maps");
 
+/* Ids of the stacks already sent to user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, __u64);
-	__type(value, struct offcpu_stack);
+	__type(value, __u8);
 } stacks SEC(".maps");
 
 struct {
@@ -116,6 +124,34 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_stats);
 } stats SEC(".maps");
+
+/* The user stack above sp, for the call-site key. */
+struct user_window {
+	__u64 w[OFFCPU_UWIN / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct user_window);
+} uwin SEC(".maps");
+
+/* Where a new call site's kernel return addresses sit (kernel_sig() output). */
+struct kernel_sig {
+	__u64 hash;
+	__u32 n;
+	__u32 j;
+	__u32 exact;
+	__u16 slot[OFFCPU_KSLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kernel_sig);
+} ksig SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -250,16 +286,27 @@ static __always_inline __u64 stack_hash(const struct offcpu_stack *s, __u64 seed
 	return h | OFFCPU_STACK_REAL;
 }
 
-/* Store the n bytes of frames in buf; the stack's id, or an errno below OFFCPU_STACK_ERRNO_MAX. */
-static __always_inline __u64 stack_store(struct offcpu_stack *buf, long n, bool user)
+/*
+ * Commit the n bytes of frames a walk left in this CPU's scratch buffer: drop
+ * tracer frames, hash, store. Returns the stack's id, or an errno at most
+ * OFFCPU_STACK_ERRNO_MAX. A global function, so the verifier checks its loops
+ * once rather than at every call site.
+ */
+__noinline __u64 stack_commit(long n, __u32 user)
 {
-	__u64 id;
-	long err;
+	struct offcpu_stack *buf;
+	__u32 zero = 0;
+	__u8 one = 1;
+	__u64 id, size;
 
 	if (n < 0)
 		return -n > OFFCPU_STACK_ERRNO_MAX ? OFFCPU_STACK_ERRNO_MAX : -n;
+	/* A user walk of a task without user context (exiting) finds nothing: no stack. */
 	if (n == 0)
-		return EFAULT;
+		return user ? OFFCPU_STACK_NONE : EFAULT;
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return ENOMEM;
 	buf->nr = n / sizeof(__u64);
 	buf->first = 0;
 	if (buf->nr >= OFFCPU_MAX_STACK)
@@ -267,30 +314,37 @@ static __always_inline __u64 stack_store(struct offcpu_stack *buf, long n, bool 
 	if (!user && sched_lo) {
 		/*
 		 * The walk starts in this program: drop the tracer frames
-		 * (bpf_prog_*, bpf_trace_run*, __bpf_trace_*, __traceiter_*)
-		 * above __schedule, whose number depends on who else is
-		 * attached to the tracepoint.
+		 * (bpf_prog_*, bpf_trace_run*, __bpf_trace_*, __traceiter_*,
+		 * helper internals) above __schedule, whose number depends on
+		 * who else is attached to the tracepoint.
 		 */
-		bool found = false;
+		__u32 i;
 
-		for (__u32 i = 0; i < OFFCPU_MAX_TRACER_FRAMES; i++) {
-			if (i >= buf->nr)
+		for (i = 0; i < OFFCPU_MAX_TRACER_FRAMES && i < buf->nr; i++)
+			if (buf->ips[i] >= sched_lo && buf->ips[i] < sched_hi)
 				break;
-			if (buf->ips[i] >= sched_lo && buf->ips[i] < sched_hi) {
-				buf->first = i;
-				found = true;
-				break;
-			}
-		}
-		if (!found)
+		if (i == OFFCPU_MAX_TRACER_FRAMES || i == buf->nr)
 			STAT(unanchored, 1);
-		else if (buf->first)
+		else if (i)
 			STAT(tracer_frames, 1);
+		if (i < OFFCPU_MAX_TRACER_FRAMES && i < buf->nr)
+			buf->first = i;
 	}
 	id = stack_hash(buf, user ? 0x5bd1e9955bd1e995ULL : 0x27d4eb2f165667c5ULL);
-	err = bpf_map_update_elem(&stacks, &id, buf, BPF_NOEXIST);
-	if (err && err != -EEXIST)
-		return (err == -E2BIG || err == -ENOMEM) ? E2BIG : (__u64)(-err) & 0xfff;
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
+	/*
+	 * New: send the frames, then remember the id. If the stacks map is
+	 * full the id is not remembered and the stack is sent again next
+	 * time, which costs ring buffer space but loses nothing.
+	 */
+	buf->type = OFFCPU_EV_STACK;
+	buf->pad = 0;
+	buf->id = id;
+	size = offsetof(struct offcpu_stack, ips) + (buf->nr & 0x7f) * sizeof(__u64);
+	if (size > sizeof(*buf) || bpf_ringbuf_output(&events, buf, size, BPF_RB_NO_WAKEUP))
+		return OFFCPU_STACK_LOST;
+	bpf_map_update_elem(&stacks, &id, &one, BPF_NOEXIST);
 	return id;
 }
 
@@ -306,12 +360,12 @@ static __always_inline __u64 walk(void *ctx, bool user)
 		return ENOMEM;
 	if (user) {
 		STAT(walks_user, 1);
-		n = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), BPF_F_USER_STACK);
+		n = bpf_get_stack(ctx, buf->ips, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
 	} else {
 		STAT(walks_kernel, 1);
-		n = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), 0);
+		n = bpf_get_stack(ctx, buf->ips, OFFCPU_MAX_STACK * 8, 0);
 	}
-	return stack_store(buf, n, user);
+	return stack_commit(n, user);
 }
 
 static __always_inline bool stack_ok(__u64 id)
@@ -346,61 +400,155 @@ static __always_inline void notify_track(__u32 tgid, __u64 now)
 	p->notified_ns = now;
 }
 
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/* The kernel word at p + off (0 if unreadable): a plain load where the kernel allows it. */
+static __always_inline __u64 kword(const void *p, __u64 off)
+{
+	struct timespec64 *w;
+	__u64 v = 0;
+
+	if (kmem_direct) {
+		w = bpf_rdonly_cast(p + off, bpf_core_type_id_kernel(struct timespec64));
+		return w->tv_sec;
+	}
+	bpf_probe_read_kernel(&v, sizeof(v), p + off);
+	return v;
+}
+
+/* A pointer's value as a number (the verifier keeps pointer types otherwise). */
+static __always_inline __u64 ptr_value(const void *p)
+{
+	const void *slot = p;
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &slot);
+	return v;
+}
+
+/*
+ * Hash of the user frame-pointer chain as far as it lies within OFFCPU_UWIN
+ * bytes above sp: every word the frame-pointer walk reads there (each frame's
+ * saved bp and return address). Bit 0 set: the chain ends (bp 0) inside the
+ * window, so the walk reads nothing else and the hash fixes the whole stack.
+ */
+__noinline __u64 user_chain(__u64 sp, __u64 bp)
+{
+	struct user_window *w;
+	__u64 h = 0x9e3779b97f4a7c15ULL, fp = bp, len = OFFCPU_UWIN;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&uwin, &zero);
+	if (!w)
+		return 0;
+	/* Near the top of a stack mapping the full window may not be readable. */
+	if (bpf_probe_read_user(w->w, OFFCPU_UWIN, (void *)sp)) {
+		len = 256;
+		if (bpf_probe_read_user(w->w, 256, (void *)sp))
+			return 0;
+	}
+	for (__u32 i = 0; i < OFFCPU_MAX_STACK; i++) {
+		__u64 off, next;
+
+		if (!fp)
+			return h | 1;
+		off = fp - sp;
+		if (fp < sp || (fp & 7) || off > len - 16)
+			return h & ~1ULL;
+		off >>= 3;
+		next = w->w[off & (OFFCPU_UWIN / 8 - 1)];
+		h = mix(mix(h, next), w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]);
+		fp = next;
+	}
+	return h | 1;
+}
+
+/*
+ * Where the kernel return addresses of the stack just walked (in this CPU's
+ * scratch buffer) sit, as word offsets from the tracepoint's ctx, and a hash
+ * of their values; into this CPU's ksig. A frame is found by searching
+ * upwards for its return address. exact: all frames between __schedule and
+ * the entry code were found, and the last one is the word below the user
+ * pt_regs (entry_ret, part of the key). Runs on cache misses only.
+ */
+__noinline int kernel_sig(__u64 base, __u64 entry_ret)
+{
+	struct offcpu_stack *buf;
+	struct kernel_sig *sig;
+	__u32 zero = 0, last;
+
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	sig = bpf_map_lookup_elem(&ksig, &zero);
+	if (!buf || !sig)
+		return 0;
+	sig->hash = 0x9e3779b97f4a7c15ULL;
+	sig->n = 0;
+	sig->j = buf->first;
+	sig->exact = 0;
+	last = buf->nr - 1;
+	if (last >= OFFCPU_MAX_STACK)
+		return 0;
+	for (__u32 w = 0; w < OFFCPU_KSCAN; w++) {
+		__u32 j = sig->j, n = sig->n;
+		__u64 v;
+
+		if (j >= last || n >= OFFCPU_KSLOTS)
+			break;
+		v = kword((const void *)base, (__u64)w * 8);
+		if (v != buf->ips[j & 127])
+			continue;
+		sig->slot[n & (OFFCPU_KSLOTS - 1)] = w;
+		sig->hash = mix(sig->hash, v);
+		sig->n = n + 1;
+		sig->j = j + 1;
+	}
+	sig->exact = sig->j == last && buf->ips[last & 127] == entry_ret;
+	return 0;
+}
+
 /*
  * The call-site key of the thread leaving now, read without walking:
  *
- *   0 user ip        (where the thread entered the kernel)
+ *   0 user ip     where the thread entered the kernel
  *   1 user sp
- *   2 user bp        (the frame-pointer chain starts here)
- *   3 [bp]           (the caller's saved bp: first link of the chain)
- *   4 [bp + 8]       (the first return address the user walk reports)
- *   5 orig_ax        (syscall number; exception error code or irq vector otherwise)
- *   6 the word below the user pt_regs: return address of the first C call
- *     from the entry code (entry_SYSCALL_64, asm_exc_page_fault, asm_sysvec_*)
- *   7 kernel stack depth at the tracepoint (pt_regs - ctx) << 32,
- *     prev_state << 1, in_iowait
+ *   2 user bp     start of the frame-pointer chain
+ *   3 user_chain(): the chain's words within OFFCPU_UWIN bytes above sp
+ *   4 orig_ax     syscall number (exception error code, irq vector otherwise)
+ *   5 the word below the user pt_regs: the return address into the entry
+ *     code (entry_SYSCALL_64, asm_exc_page_fault, asm_sysvec_*), the
+ *     outermost kernel frame
+ *   6 prev_state << 1 | in_iowait
  *
- * The user walk reads ip, then follows the bp chain; words 0-4 fix its first
- * two frames exactly, and the rest whenever the chain above bp is unchanged.
- * The kernel walk is fixed by the path from the entry (word 6) to __schedule;
- * the syscall, the exact sleep state and the depth of that path pin it unless
- * two paths with the same entry, syscall and state have the same depth. Both
- * residual cases are what the checks in take_stacks() are for.
+ * The kernel frames in between are not in the key: a site keeps the stack
+ * offsets of its return addresses (kernel_sig()), and a hit requires the
+ * same values at the same offsets now (kslots_match()). The kernel walk is a
+ * function of those values (ORC: each return address gives the next one's
+ * offset), so a hit of a kernel-exact site gives the stack the walk would.
  */
 static __always_inline void site_key(void *ctx, struct task_struct *t, __u32 prev_state,
 				     bool kthread, __u64 *k, const bool btf)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 fr[2] = {};
-	__u64 depth, iowait;
+	struct task_struct *cur = btf ? t : bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
 
 	if (!regs)
 		return;
 	if (!kthread) {
-		if (btf) {
-			k[0] = regs->ip;
-			k[1] = regs->sp;
-			k[2] = regs->bp;
-			k[5] = regs->orig_ax;
-		} else {
-			k[0] = BPF_CORE_READ(regs, ip);
-			k[1] = BPF_CORE_READ(regs, sp);
-			k[2] = BPF_CORE_READ(regs, bp);
-			k[5] = BPF_CORE_READ(regs, orig_ax);
-		}
-		if (user_stacks && k[2])
-			bpf_probe_read_user(fr, sizeof(fr), (void *)k[2]);
-		k[3] = fr[0];
-		k[4] = fr[1];
+		k[0] = regs->ip;
+		k[1] = regs->sp;
+		k[2] = regs->bp;
+		k[4] = regs->orig_ax;
+		if (user_stacks)
+			k[3] = user_chain(k[1], k[2]);
 	}
 	if (kernel_stacks)
-		bpf_probe_read_kernel(&k[6], sizeof(k[6]), (void *)((__u64)regs - 8));
-	depth = (__u64)regs - (__u64)ctx;
-	if (btf)
-		iowait = BPF_CORE_READ_BITFIELD(t, in_iowait);
-	else
-		iowait = BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
-	k[7] = (depth << 32) | ((__u64)(prev_state & 0x7fffffff) << 1) | (iowait & 1);
+		k[5] = kword(regs, -8);
+	k[6] = ((__u64)(prev_state & 0x7fffffff) << 1) | (BPF_CORE_READ_BITFIELD(cur, in_iowait) & 1);
 }
 
 static __always_inline bool key_eq(const __u64 *a, const __u64 *b)
@@ -413,66 +561,107 @@ static __always_inline bool key_eq(const __u64 *a, const __u64 *b)
 	return d == 0;
 }
 
+/* A 32-bit summary of a key, never 0 (0 marks an empty cache entry). */
+static __always_inline __u32 key_tag(const __u64 *k)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+#pragma unroll
+	for (int i = 0; i < OFFCPU_KEY_WORDS; i++)
+		h = mix(h, k[i]);
+	return (__u32)(h >> 32) | 1;
+}
+
+static __always_inline bool kslots_match(void *ctx, const struct offcpu_site *s)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+	for (__u32 i = 0; i < OFFCPU_KSLOTS; i++) {
+		if (i >= s->nk)
+			break;
+		h = mix(h, kword(ctx, (__u64)(s->kslot[i] & (OFFCPU_KSCAN - 1)) * 8));
+	}
+	return h == s->khash;
+}
+
+static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u32 state,
+				   __u64 count, __u64 off, __u64 runq);
+
+/* Move a site's accumulated weight to the aggregation map. */
+static __always_inline void site_flush(struct offcpu_thread *th, __u32 tid, struct offcpu_site *s)
+{
+	if (!s->count)
+		return;
+	record(th->tgid, tid, s->kstack, s->ustack, s->state, s->count, s->off_ns, s->runq_ns);
+	s->count = 0;
+	s->off_ns = 0;
+	s->runq_ns = 0;
+}
+
 /*
- * Stacks of the thread leaving now, into th->kstack/ustack.
+ * Stacks of the thread leaving now, into th->kstack/ustack, and the cache
+ * entry its interval will be added to (th->site).
  *
- * Preempted and "other" intervals always walk: a preemption can land
- * anywhere, so no cheap key describes it. Sleeps look up the thread's site
- * cache. A hit reuses the remembered stacks, except every period-th hit,
- * which walks and compares: a match doubles the period (up to check_max), a
- * difference resets it to 1, replaces the entry, and counts every interval
- * attributed from that entry since its last check as possibly misattributed
- * (stack_cache_mismatch: an upper bound). New entries start at period 1, so
- * a key is checked on its first reuse, again after 2, 4, ... hits.
+ * Preemptions (the preempt flag) and "other" states always walk: a kernel
+ * preemption can land anywhere. Everything else looks up the thread's
+ * call-site cache: the key must be equal and the kernel frames must sit where
+ * they sat (kslots_match()). A hit reuses the remembered stacks, except every
+ * period-th hit, which walks and compares: a match doubles the period (up to
+ * check_max_exact for a site verified whole, check_max otherwise), a
+ * difference resets it to 1, replaces the stacks, and counts every interval
+ * attributed since the last check as possibly misattributed
+ * (stack_cache_mismatch, an upper bound). New entries start at period 1.
  */
 static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct offcpu_thread *th,
-					__u32 prev_state, __u32 tgid, __u64 now, const bool btf)
+					__u32 tid, bool preempt, __u32 prev_state, __u32 tgid,
+					__u64 now, const bool btf)
 {
 	bool kthread = RD(btf, t, flags) & OFFCPU_PF_KTHREAD;
-	bool want_user = user_stacks && !kthread;
+	bool cache = stack_cache && !preempt && th->state != OFFCPU_ST_OTHER;
 	__u64 key[OFFCPU_KEY_WORDS] = {};
 	struct offcpu_site *s = NULL;
+	struct kernel_sig *sig;
+	__u32 hit = OFFCPU_CACHE_WAYS, zero = 0, way, tag = 0;
 	__u64 k, u;
-	__u32 hit = OFFCPU_CACHE_WAYS, victim = 0, oldest = 0xffffffff;
 
 	th->site = OFFCPU_NO_SITE;
-	if (!stack_cache || th->state == OFFCPU_ST_PREEMPT || th->state == OFFCPU_ST_OTHER)
-		goto walk;
-
-	site_key(ctx, t, prev_state, kthread, key, btf);
-	th->clock++;
+	th->switches++;
+	if (cache) {
+		site_key(ctx, t, prev_state, kthread, key, btf);
+		tag = key_tag(key);
 #pragma unroll
-	for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++) {
-		if (th->sites[w].period && key_eq(th->sites[w].key, key)) {
-			hit = w;
-			break;
+		for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++) {
+			if (th->tag[w] != tag || !key_eq(th->sites[w].key, key))
+				continue;
+			if (kslots_match(ctx, &th->sites[w]))
+				hit = w;
+			else
+				STAT(kslot_rejects, 1);
 		}
-		if (th->sites[w].used < oldest) {
-			oldest = th->sites[w].used;
-			victim = w;
+		if (hit < OFFCPU_CACHE_WAYS) {
+			s = &th->sites[hit];
+			if (++s->hits < s->period) {
+				th->kstack = s->kstack;
+				th->ustack = s->ustack;
+				th->site = hit;
+				th->flags |= OFFCPU_TH_UNCHECKED;
+				th->hits++;
+				return;
+			}
+			STAT(cache_checks, 1);
 		}
-	}
-	if (hit < OFFCPU_CACHE_WAYS) {
-		s = &th->sites[hit];
-		s->used = th->clock;
-		if (++s->hits < s->period) {
-			th->kstack = s->kstack;
-			th->ustack = s->ustack;
-			th->site = hit;
-			STAT(cache_hits, 1);
-			return;
-		}
-		STAT(cache_checks, 1);
 	}
 
-walk:
 	k = kernel_stacks ? walk(ctx, false) : OFFCPU_STACK_NONE;
-	u = want_user ? walk(ctx, true) : OFFCPU_STACK_NONE;
+	/* Locate the frames while the kernel walk is still in the scratch buffer. */
+	if (cache && !s && kernel_stacks)
+		kernel_sig(ptr_value(ctx), key[5]);
+	u = user_stacks && !kthread ? walk(ctx, true) : OFFCPU_STACK_NONE;
 	th->kstack = k;
 	th->ustack = u;
 	if (u & OFFCPU_STACK_REAL)
 		notify_track(tgid, now);
-	if (!stack_cache || th->state == OFFCPU_ST_PREEMPT || th->state == OFFCPU_ST_OTHER)
+	if (!cache)
 		return;
 	if (!stack_ok(k) || !stack_ok(u)) {
 		/* A failed walk says nothing about the key: keep the entry as it was. */
@@ -482,11 +671,20 @@ walk:
 	}
 	if (s) {
 		if (k == s->kstack && u == s->ustack) {
-			if (s->period < check_max)
+			__u32 max = s->exact == (OFFCPU_SITE_KERNEL_EXACT | OFFCPU_SITE_USER_EXACT)
+					    ? check_max_exact
+					    : check_max;
+
+			if (s->period < max)
 				s->period *= 2;
 		} else {
+			if (k != s->kstack)
+				STAT(check_failed_kernel, 1);
+			if (u != s->ustack)
+				STAT(check_failed_user, 1);
 			STAT(cache_mismatch, s->unchecked);
 			STAT(cache_mismatch_ns, s->unchecked_ns);
+			site_flush(th, tid, s);
 			s->period = 1;
 			s->kstack = k;
 			s->ustack = u;
@@ -494,23 +692,52 @@ walk:
 		s->hits = 0;
 		s->unchecked = 0;
 		s->unchecked_ns = 0;
+		th->site = hit;
 		return;
 	}
-	if (victim >= OFFCPU_CACHE_WAYS)
-		return;
-	s = &th->sites[victim];
+
+	/* A new call site replaces the oldest entry (round robin). */
+	STAT(cache_misses, 1);
+	way = th->clock++ & (OFFCPU_CACHE_WAYS - 1);
+	s = &th->sites[way];
+	if (th->tag[way])
+		site_flush(th, tid, s);
+	th->tag[way] = tag;
 	__builtin_memcpy(s->key, key, sizeof(key));
 	s->kstack = k;
 	s->ustack = u;
+	s->state = th->state;
 	s->hits = 0;
 	s->period = 1;
 	s->unchecked = 0;
 	s->unchecked_ns = 0;
-	s->used = th->clock;
+	s->nk = 0;
+	s->khash = 0x9e3779b97f4a7c15ULL;
+	s->exact = 0;
+	if (kernel_stacks) {
+		sig = bpf_map_lookup_elem(&ksig, &zero);
+		if (sig) {
+			s->nk = sig->n;
+			s->khash = sig->hash;
+			__builtin_memcpy(s->kslot, sig->slot, sizeof(s->kslot));
+			if (sig->exact)
+				s->exact |= OFFCPU_SITE_KERNEL_EXACT;
+		}
+	} else {
+		s->exact |= OFFCPU_SITE_KERNEL_EXACT;
+	}
+	if (!user_stacks || kthread || (key[3] & 1))
+		s->exact |= OFFCPU_SITE_USER_EXACT;
+	STAT(sites_made, 1);
+	if (s->exact & OFFCPU_SITE_KERNEL_EXACT)
+		STAT(sites_kernel_exact, 1);
+	if (s->exact & OFFCPU_SITE_USER_EXACT)
+		STAT(sites_user_exact, 1);
+	th->site = way;
 }
 
-static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u32 state, __u64 off,
-				   __u64 runq)
+static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u32 state,
+				   __u64 count, __u64 off, __u64 runq)
 {
 	struct offcpu_agg_key key = {
 		.kstack = k,
@@ -533,7 +760,7 @@ static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u3
 		else
 			err = bpf_map_update_elem(&agg0, &key, &zero_val, BPF_NOEXIST);
 		if (err && err != -EEXIST) {
-			STAT(map_full_agg, 1);
+			STAT(map_full_agg, count);
 			STAT(map_full_agg_ns, off);
 			return;
 		}
@@ -545,10 +772,9 @@ static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u3
 		if (!v)
 			return;
 	}
-	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->count, count);
 	__sync_fetch_and_add(&v->off_ns, off);
 	__sync_fetch_and_add(&v->runq_ns, runq);
-	STAT(recorded, 1);
 }
 
 /* Kernel stack of a thread that is not running (its stack is intact until it runs). */
@@ -562,8 +788,8 @@ static __always_inline __u64 walk_task(struct task_struct *t)
 	if (!buf)
 		return ENOMEM;
 	STAT(walks_kernel, 1);
-	n = bpf_get_task_stack(t, buf->ips, sizeof(buf->ips), 0);
-	return stack_store(buf, n, false);
+	n = bpf_get_task_stack(t, buf->ips, OFFCPU_MAX_STACK * 8, 0);
+	return stack_commit(n, false);
 }
 
 static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 now,
@@ -574,6 +800,10 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 
 	if (!th)
 		return;
+#pragma unroll
+	for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++)
+		if (th->tag[w])
+			site_flush(th, tid, &th->sites[w]);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (ev) {
 		ev->type = OFFCPU_EV_EXIT;
@@ -586,6 +816,10 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 		ev->delay_ns = 0;
 		if (bpf_core_field_exists(t->sched_info))
 			ev->delay_ns = RD(btf, t, sched_info.run_delay) - th->base_delay_ns;
+		ev->switches = th->switches;
+		ev->hits = th->hits;
+		ev->intervals = th->intervals;
+		ev->interval_ns = th->interval_ns;
 		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 		bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 	} else {
@@ -605,6 +839,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		return;
 	}
 	tgid = RD(btf, prev, tgid);
+	if (tgid == held_tgid)
+		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th) {
 		if (!wanted(prev, tgid, btf))
@@ -618,41 +854,73 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	th->state = classify(preempt, prev_state);
 	th->flags = 0;
 	th->tgid = tgid;
-	STAT(switch_out, 1);
 	if (state_mask && !(state_mask & (1u << th->state))) {
 		th->flags = OFFCPU_TH_FILTERED;
 		th->site = OFFCPU_NO_SITE;
 		return;
 	}
-	take_stacks(ctx, prev, th, prev_state, tgid, now, btf);
+	take_stacks(ctx, prev, th, tid, preempt, prev_state, tgid, now, btf);
+}
+
+/*
+ * How long next has waited on a run queue, by the scheduler's own account:
+ * sched_info.last_queued is set when a task is enqueued runnable (woken, or
+ * preempted) and consumed right after this tracepoint against rq->clock,
+ * which __schedule() has just updated. This is what /proc/PID/schedstat's
+ * run_delay adds up, so the split agrees with that ground truth. The run
+ * queue is reached through the task's CFS run queue (next is on this CPU's).
+ */
+static __always_inline __u64 queued_ns(struct task_struct *next, const bool btf)
+{
+	__u64 q = RD(btf, next, sched_info.last_queued), now;
+
+	if (!q)
+		return 0;
+	now = btf ? next->se.cfs_rq->rq->clock : BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	return now > q ? now - q : 0;
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now,
 				      const bool btf)
 {
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	__u64 off, runq, k = OFFCPU_STACK_BEFORE_START;
+	__u64 off, runq, born, k = OFFCPU_STACK_BEFORE_START;
 	__u32 tgid;
 
 	if (!th) {
 		tgid = RD(btf, next, tgid);
+		if (tgid == held_tgid) {
+			STAT(held_skipped, 1);
+			return;
+		}
 		if (!wanted(next, tgid, btf))
 			return;
 		th = thread_new(next, tid, tgid, start_ns, btf);
 		if (!th)
 			return;
-		if (RD(btf, next, start_time) > start_ns) {
-			/* Born while we traced, yet its first wakeup went unseen. */
-			th->first_ns = now;
-			STAT(unmatched_switch_in, 1);
+		born = RD(btf, next, start_time);
+		if (born > start_ns) {
+			/* A new thread's first run: its wait since it was made runnable. */
+			th->first_ns = born;
+			th->base_exec_ns = 0;
+			th->base_delay_ns = 0;
+			if (!runq_schedinfo) {
+				STAT(unmatched_switch_in, 1);
+				return;
+			}
+			off = now > born ? now - born : 0;
+			runq = queued_ns(next, btf);
+			record(tgid, tid, OFFCPU_STACK_NEW_THREAD, OFFCPU_STACK_NEW_THREAD,
+			       OFFCPU_ST_PREEMPT, 1, off, runq < off ? runq : off);
+			th->intervals = 1;
+			th->interval_ns = off;
 			return;
 		}
-		/* Off the CPU since before start, and runnable since (no wakeup seen). */
+		/* Off the CPU since before start (no wakeup seen, if they are traced). */
 		th->off_ns = start_ns;
 		th->wake_ns = start_ns;
+		th->state = OFFCPU_ST_UNKNOWN;
 		th->flags = OFFCPU_TH_BEFORE_START;
-		if (tgid == hold_tgid)
-			th->flags |= OFFCPU_TH_HELD;
 	}
 	if (!th->off_ns) {
 		STAT(unmatched_switch_in, 1);
@@ -661,6 +929,8 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 	off = now - th->off_ns;
 	if (th->state == OFFCPU_ST_PREEMPT || (th->flags & OFFCPU_TH_NEW)) {
 		runq = off;
+	} else if (runq_schedinfo) {
+		runq = queued_ns(next, btf);
 	} else if (th->wake_ns) {
 		runq = now - th->wake_ns;
 	} else {
@@ -672,33 +942,39 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 
 	if (th->flags & OFFCPU_TH_FILTERED) {
 		STAT(filtered, 1);
-	} else if (th->flags & OFFCPU_TH_HELD) {
-		/* The caller held this process before exec: its window starts now. */
-		STAT(held_skipped, 1);
-		th->first_ns = now;
-		th->base_exec_ns = RD(btf, next, se.sum_exec_runtime);
-		if (bpf_core_field_exists(next->sched_info))
-			th->base_delay_ns = RD(btf, next, sched_info.run_delay);
 	} else if (th->flags & OFFCPU_TH_BEFORE_START) {
+		/* Ground truth counts the wait from start only, as the row does. */
+		if (runq_schedinfo && th->first_ns == start_ns)
+			th->base_delay_ns += queued_ns(next, btf) - runq;
 		if (btf && kernel_stacks)
 			k = walk_task(next);
 		record(th->tgid, tid, k,
 		       user_stacks && !(RD(btf, next, flags) & OFFCPU_PF_KTHREAD)
 			       ? OFFCPU_STACK_BEFORE_START
 			       : OFFCPU_STACK_NONE,
-		       OFFCPU_ST_UNKNOWN, off, runq);
+		       OFFCPU_ST_UNKNOWN, 1, off, runq);
 		STAT(inflight_start, 1);
 		STAT(inflight_start_ns, off);
+		th->intervals++;
+		th->interval_ns += off;
 	} else if ((min_block_ns && off < min_block_ns) || (max_block_ns && off > max_block_ns)) {
 		STAT(filtered, 1);
-	} else {
-		record(th->tgid, tid, th->kstack, th->ustack, th->state, off, runq);
-		if (th->site < OFFCPU_CACHE_WAYS) {
-			struct offcpu_site *s = &th->sites[th->site];
+	} else if (th->site < OFFCPU_CACHE_WAYS) {
+		struct offcpu_site *s = &th->sites[th->site];
 
+		th->intervals++;
+		th->interval_ns += off;
+		s->count++;
+		s->off_ns += off;
+		s->runq_ns += runq;
+		if (th->flags & OFFCPU_TH_UNCHECKED) {
 			s->unchecked++;
 			s->unchecked_ns += off;
 		}
+	} else {
+		th->intervals++;
+		th->interval_ns += off;
+		record(th->tgid, tid, th->kstack, th->ustack, th->state, 1, off, runq);
 	}
 	th->off_ns = 0;
 	th->wake_ns = 0;
@@ -731,6 +1007,8 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new, const boo
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th || new) {
 		tgid = RD(btf, p, tgid);
+		if (tgid == held_tgid)
+			return;
 		if (!th && !wanted(p, tgid, btf))
 			return;
 		if (!th)
@@ -759,8 +1037,6 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new, const boo
 		th->wake_ns = now;
 		th->state = OFFCPU_ST_UNKNOWN;
 		th->flags = OFFCPU_TH_BEFORE_START;
-		if (tgid == hold_tgid)
-			th->flags |= OFFCPU_TH_HELD;
 		return;
 	}
 	if (!th->off_ns) {
@@ -792,6 +1068,11 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	struct offcpu_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
 
+	if (tgid == held_tgid) {
+		/* The caller's workload begins: its thread's window starts now. */
+		held_tgid = 0;
+		th = thread_new(p, tid, tgid, bpf_ktime_get_ns(), btf);
+	}
 	if (th)
 		bpf_get_current_comm(th->comm, sizeof(th->comm));
 	if (pr)

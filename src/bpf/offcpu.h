@@ -11,8 +11,11 @@
 
 #define OFFCPU_MAX_STACK 127 /* PERF_MAX_STACK_DEPTH */
 #define OFFCPU_COMM_LEN 16
-#define OFFCPU_CACHE_WAYS 4  /* call sites remembered per thread */
-#define OFFCPU_KEY_WORDS 8   /* words of a call-site key */
+#define OFFCPU_CACHE_WAYS 4   /* call sites remembered per thread (a power of two) */
+#define OFFCPU_KEY_WORDS 7    /* words of a call-site key */
+#define OFFCPU_KSLOTS 16      /* kernel return addresses a call site verifies */
+#define OFFCPU_KSCAN 1024     /* kernel stack words searched for them (8 KiB) */
+#define OFFCPU_UWIN 512       /* bytes of user stack read for a call-site key */
 /* Frames searched from the top of a kernel stack for the __schedule anchor. */
 #define OFFCPU_MAX_TRACER_FRAMES 8
 
@@ -47,14 +50,24 @@ enum offcpu_bpf_state {
 #define OFFCPU_STACK_REAL (1ULL << 63)
 #define OFFCPU_STACK_NONE 0		/* not asked for (option, or a kernel thread's user side) */
 #define OFFCPU_STACK_ERRNO_MAX 4095
+/* Capture errno meaning the events ring buffer had no room for a new stack. */
+#define OFFCPU_STACK_LOST 28 /* ENOSPC */
 #define OFFCPU_STACK_BEFORE_START 4096	/* the interval began before tracing did */
 #define OFFCPU_STACK_NEW_THREAD 4097	/* a new thread waiting for its first run */
 
-/* A stack in the stacks map: frames [first, nr) of ips, innermost first. */
+/*
+ * A stack as walked, innermost first: frames [first, nr) of ips (tracer frames
+ * above __schedule come before first). The BPF side sends each new stack once
+ * on the events ring buffer (type OFFCPU_EV_STACK) and remembers its id in
+ * the stacks map; user space keeps the frames.
+ */
 struct offcpu_stack {
+	__u32 type;
 	__u32 nr;
-	__u32 first; /* tracer frames above __schedule are skipped */
-	__u64 ips[OFFCPU_MAX_STACK];
+	__u32 first;
+	__u32 pad;
+	__u64 id;
+	__u64 ips[OFFCPU_MAX_STACK + 1]; /* one spare, so that "& 127" indexes safely */
 };
 
 /* Aggregation: one row of the profile, before symbolization. */
@@ -73,43 +86,67 @@ struct offcpu_agg_val {
 	__u64 runq_ns;
 };
 
-/* One remembered call site of a thread (see the cache notes in offcpu.bpf.c). */
+/*
+ * One remembered call site of a thread (see the cache notes in offcpu.bpf.c):
+ * the key that selects it, where its kernel return addresses sit, the stacks
+ * walked for it, and the weight of the intervals attributed to it since it
+ * was last flushed to the aggregation map. Laid out in the order a lookup
+ * touches it.
+ */
 struct offcpu_site {
 	__u64 key[OFFCPU_KEY_WORDS];
-	__u64 kstack;
+	__u64 khash;		    /* hash of the words at kslot[0..nk) when the site was made */
+	__u16 kslot[OFFCPU_KSLOTS]; /* word offsets from the tracepoint's ctx */
+	__u8 nk;		    /* kslot entries used */
+	__u8 exact;		    /* OFFCPU_SITE_* */
+	__u8 state;
+	__u8 pad;
+	__u32 period;	 /* check when hits reaches this; 0: empty entry */
+	__u32 hits;	 /* hits since the last check */
+	__u32 unchecked; /* intervals attributed since the last check */
+	__u64 kstack;	 /* stack ids */
 	__u64 ustack;
-	__u64 unchecked_ns; /* off-CPU time attributed from this entry since its last check */
-	__u32 unchecked;    /* intervals attributed from this entry since its last check */
-	__u32 hits;	    /* hits since the last check */
-	__u32 period;	    /* check when hits reaches this; doubles up to check_max */
-	__u32 used;	    /* clock of the last use, for replacement */
+	__u64 count; /* accumulated, not yet in the aggregation map */
+	__u64 off_ns;
+	__u64 runq_ns;
+	__u64 unchecked_ns; /* off-CPU time attributed since the last check */
+};
+
+enum offcpu_site_flags {
+	OFFCPU_SITE_KERNEL_EXACT = 1 << 0, /* every kernel frame's slot is verified */
+	OFFCPU_SITE_USER_EXACT = 1 << 1,   /* the whole user frame chain is in the key */
 };
 
 enum offcpu_thread_flags {
 	OFFCPU_TH_BEFORE_START = 1 << 0, /* current interval began before tracing */
 	OFFCPU_TH_NEW = 1 << 1,		 /* current interval is the wait for the first run */
 	OFFCPU_TH_FILTERED = 1 << 2,	 /* current interval is excluded by the state mask */
-	OFFCPU_TH_HELD = 1 << 3,	 /* the held root of follow_pid: skip its first wait */
+	OFFCPU_TH_UNCHECKED = 1 << 3,	 /* current interval's stacks came from a cache hit */
 };
 
 #define OFFCPU_NO_SITE 0xff
 
-/* Per-thread state (threads map, key: tid). */
+/* Per-thread state (threads map, key: tid). The first 64 bytes are the hot ones. */
 struct offcpu_thread {
-	__u64 off_ns;  /* switch-out time of the current interval; 0 while on a CPU */
-	__u64 wake_ns; /* wakeup of the current interval; 0 if none yet */
-	__u64 kstack;  /* stacks of the current interval */
+	__u64 off_ns; /* switch-out time of the current interval; 0 while on a CPU */
+	__u64 kstack; /* stacks of the current interval */
 	__u64 ustack;
+	__u64 wake_ns; /* wakeup of the current interval (without sched_info only) */
+	__u32 tag[OFFCPU_CACHE_WAYS]; /* hash of each site's key, 0: empty */
+	__u32 tgid;
+	__u32 clock; /* sites made: the next one replaces sites[clock % OFFCPU_CACHE_WAYS] */
+	__u8 state;
+	__u8 flags;
+	__u8 site; /* cache entry of the current interval, or OFFCPU_NO_SITE */
+	__u8 pad[5];
 	/* Ground truth window: [first_ns, exit or stop), schedstat values at first_ns. */
 	__u64 first_ns;
 	__u64 base_exec_ns;
 	__u64 base_delay_ns;
-	__u32 tgid;
-	__u32 clock; /* site use counter */
-	__u8 state;
-	__u8 flags;
-	__u8 site; /* cache entry the current interval's stacks came from, or OFFCPU_NO_SITE */
-	__u8 pad[5];
+	__u64 switches;	   /* switch-outs traced */
+	__u64 hits;	   /* ... whose stacks came from the cache */
+	__u64 intervals;   /* intervals recorded (to a site or the aggregation map) */
+	__u64 interval_ns; /* their off-CPU time */
 	char comm[OFFCPU_COMM_LEN];
 	struct offcpu_site sites[OFFCPU_CACHE_WAYS];
 };
@@ -129,6 +166,7 @@ struct offcpu_proc {
 enum offcpu_event_type {
 	OFFCPU_EV_TRACK = 1, /* a process has user stacks now: snapshot its maps */
 	OFFCPU_EV_EXIT,	     /* a traced thread exited: its ground truth */
+	OFFCPU_EV_STACK,     /* a new stack: struct offcpu_stack, ips cut at nr */
 };
 
 struct offcpu_event {
@@ -140,6 +178,10 @@ struct offcpu_event {
 	__u64 end_ns;
 	__u64 exec_ns;
 	__u64 delay_ns;
+	__u64 switches;
+	__u64 hits;
+	__u64 intervals;
+	__u64 interval_ns;
 	char comm[OFFCPU_COMM_LEN];
 };
 
@@ -161,19 +203,23 @@ struct offcpu_stats {
 	__u64 cache_mismatch_ns;
 	__u64 lost_records;	    /* thread exit records dropped: ring buffer full */
 	/* diagnostics */
-	__u64 switch_out;	    /* traced switch-outs */
-	__u64 recorded;		    /* intervals recorded */
 	__u64 walks_kernel;
 	__u64 walks_user;
-	__u64 cache_hits;	    /* switch-outs whose stacks came from the cache */
 	__u64 cache_checks;	    /* cache hits checked by a real walk */
+	__u64 cache_misses;	    /* switch-outs whose key was not in the cache */
+	__u64 check_failed_kernel;  /* checks that found another kernel stack */
+	__u64 check_failed_user;    /* checks that found another user stack */
+	__u64 sites_made;	    /* cache entries made (after a miss) */
+	__u64 sites_kernel_exact;   /* ... whose kernel frames are all verified */
+	__u64 sites_user_exact;	    /* ... whose user frame chain is all in the key */
+	__u64 kslot_rejects;	    /* key matched but the kernel frames differed: a miss */
 	__u64 stack_truncated;	    /* walks that filled all OFFCPU_MAX_STACK frames */
 	__u64 tracer_frames;	    /* kernel walks with tracer frames above __schedule */
 	__u64 unanchored;	    /* kernel walks without __schedule near the top */
 	__u64 wakeup_running;	    /* wakeups of a thread still on its CPU (benign) */
 	__u64 no_wakeup;	    /* S/D intervals ended without a seen wakeup */
 	__u64 filtered;		    /* intervals outside the state mask or block-time bounds */
-	__u64 held_skipped;	    /* the held follow_pid root's wait before release */
+	__u64 held_skipped;	    /* the held follow_pid root's waits before its exec */
 	__u64 agg_inserts;	    /* new aggregation keys (map fill) */
 };
 

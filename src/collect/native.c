@@ -46,6 +46,12 @@ struct native_thread {
 	struct profile_thread_time time;
 };
 
+/* A stack the BPF side sent: frames innermost first, tracer frames removed. */
+struct native_stack {
+	uint64_t *ips;
+	uint32_t nr;
+};
+
 struct native {
 	struct offcpu_bpf *skel;
 	struct bpf_link *links[6];
@@ -56,6 +62,8 @@ struct native {
 	bool raw_tp;
 	bool stopped;
 	bool membarrier_broken;
+	bool switch_state, rdonly_cast, schedinfo;
+	struct native_stats stats;
 	int nr_cpus;
 	enum offcpu_target target;
 	uint32_t agg_entries;
@@ -65,7 +73,8 @@ struct native {
 	uint64_t start_ns, stop_ns, last_drain_ns;
 	uint64_t inserts_at_flip;
 	uint64_t tracked;
-	struct ntable agg; /* struct offcpu_agg_key -> struct offcpu_agg_val */
+	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
+	struct ntable stacks; /* stack id -> struct native_stack */
 	struct native_thread *exits;
 	size_t nr_exits, cap_exits;
 };
@@ -153,26 +162,50 @@ static void sched_range(uint64_t *lo, uint64_t *hi)
 		*lo = *hi = 0;
 }
 
-/* Whether raw_tp/sched_switch passes prev_state as its 4th argument (5.18+). */
-static bool switch_has_state(void)
+/*
+ * What the running kernel's BTF says: whether raw_tp/sched_switch passes
+ * prev_state as its 4th argument (5.18+); whether the bpf_rdonly_cast kfunc
+ * exists (6.2+: the call-site cache reads kernel stack words with plain loads
+ * instead of a helper call each); whether sched_info.last_queued and the
+ * run queue's clock can be reached (CONFIG_SCHED_INFO, FAIR_GROUP_SCHED):
+ * run-queue time then comes from the scheduler itself, and the wakeup
+ * tracepoints are not needed.
+ */
+static bool has_member(const struct btf *btf, const char *type, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
+			return true;
+	return false;
+}
+
+static void kernel_features(struct native *n)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
-	bool has = true;
 	int id;
 
+	n->switch_state = true;
+	n->rdonly_cast = n->schedinfo = false;
 	if (!btf)
-		return true;
+		return;
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
 	if (id > 0) {
 		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type); /* pointer */
 		if (t && btf_is_ptr(t))
 			t = btf__type_by_id(btf, t->type);
 		if (t && btf_is_func_proto(t))
-			has = btf_vlen(t) >= 5; /* void *, preempt, prev, next, prev_state */
+			n->switch_state = btf_vlen(t) >= 5; /* void *, preempt, prev, next, state */
 	}
+	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
+		       has_member(btf, "sched_entity", "cfs_rq") && has_member(btf, "cfs_rq", "rq") &&
+		       has_member(btf, "rq", "clock");
 	btf__free(btf);
-	return has;
 }
 
 /* cgroup v2 id (the kernfs id a file handle carries) and depth of dir. */
@@ -223,6 +256,35 @@ static int on_event(void *ctx, void *data, size_t len)
 	const struct offcpu_event *ev = data;
 	struct native_thread *t;
 
+	if (len < sizeof(uint32_t))
+		return 0;
+	if (ev->type == OFFCPU_EV_STACK) {
+		const struct offcpu_stack *st = data;
+		struct native_stack *ns;
+		bool created;
+		size_t nr;
+
+		if (len < offsetof(struct offcpu_stack, ips) || st->first > st->nr)
+			return 0;
+		nr = (len - offsetof(struct offcpu_stack, ips)) / sizeof(uint64_t);
+		if (st->nr < nr)
+			nr = st->nr;
+		if (st->first >= nr)
+			return 0;
+		ns = ntable_get(&n->stacks, &st->id, &created);
+		if (!ns)
+			return -ENOMEM;
+		if (!created)
+			return 0; /* sent again after the stacks map filled */
+		ns->nr = nr - st->first;
+		ns->ips = malloc(ns->nr * sizeof(*ns->ips));
+		if (!ns->ips) {
+			ns->nr = 0;
+			return -ENOMEM;
+		}
+		memcpy(ns->ips, st->ips + st->first, ns->nr * sizeof(*ns->ips));
+		return 0;
+	}
 	if (len < sizeof(*ev))
 		return 0;
 	if (ev->type == OFFCPU_EV_TRACK) {
@@ -252,6 +314,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	t->time.wall_ns = ev->end_ns > ev->first_ns ? ev->end_ns - ev->first_ns : 0;
 	t->time.oncpu_ns = ev->exec_ns;
 	t->time.runq_ns = ev->delay_ns;
+	n->stats.switches += ev->switches;
+	n->stats.cache_hits += ev->hits;
+	n->stats.intervals += ev->intervals;
+	n->stats.interval_ns += ev->interval_ns;
 	return 0;
 }
 
@@ -392,7 +458,6 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	s->rodata->target = n->target;
 	s->rodata->kernel_threads = o->kernel_threads;
 	s->rodata->self_tgid = getpid();
-	s->rodata->hold_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
 	s->rodata->state_mask = o->state_mask;
 	s->rodata->min_block_ns = o->min_block_ns;
 	s->rodata->max_block_ns = o->max_block_ns;
@@ -401,7 +466,9 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	s->rodata->stack_cache = !o->no_stack_cache;
 	s->rodata->sched_lo = n->sched_lo;
 	s->rodata->sched_hi = n->sched_hi;
-	s->rodata->switch_has_state = raw ? switch_has_state() : true;
+	s->rodata->switch_has_state = n->switch_state;
+	s->rodata->kmem_direct = n->rdonly_cast;
+	s->rodata->runq_schedinfo = n->schedinfo;
 	s->rodata->cgroup_id = n->cgroup_id;
 	s->rodata->cgroup_level = n->cgroup_level;
 
@@ -414,7 +481,7 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	    (err = bpf_map__set_max_entries(s->maps.agg1, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.stacks, stacks)) ||
 	    (err = bpf_map__set_max_entries(s->maps.events,
-					    n->target == OFFCPU_TARGET_TGIDS ? 1 << 20 : 1 << 22))) {
+					    n->target == OFFCPU_TARGET_TGIDS ? 4 << 20 : 16 << 20))) {
 		snprintf(why, whylen, "cannot size the BPF maps: %s", strerror(-err));
 		return err;
 	}
@@ -427,8 +494,11 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	btf_progs[4] = s->progs.wk_btf, raw_progs[4] = s->progs.wk_raw;
 	btf_progs[5] = s->progs.sw_btf, raw_progs[5] = s->progs.sw_raw;
 	for (int i = 0; i < 6; i++) {
-		bpf_program__set_autoload(btf_progs[i], !raw);
-		bpf_program__set_autoload(raw_progs[i], raw);
+		/* The wakeup tracepoints only time run-queue waits sched_info cannot. */
+		bool needed = !n->schedinfo || (i != 3 && i != 4);
+
+		bpf_program__set_autoload(btf_progs[i], needed && !raw);
+		bpf_program__set_autoload(raw_progs[i], needed && raw);
 	}
 
 	if ((err = offcpu_bpf__load(s))) {
@@ -458,9 +528,14 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 
 	n->start_ns = n->last_drain_ns = mono_ns();
 	s->bss->start_ns = n->start_ns;
+	s->bss->held_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
 	for (int i = 0; i < 6; i++) {
 		struct bpf_program *p = raw ? raw_progs[i] : btf_progs[i];
-		struct bpf_link *l = bpf_program__attach(p);
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(p))
+			continue;
+		l = bpf_program__attach(p);
 
 		if (!l) {
 			err = -errno;
@@ -508,7 +583,8 @@ struct native *native__start(const struct native_opts *o)
 		snprintf(why, sizeof(why), "cannot count the CPUs");
 		goto cleanup;
 	}
-	if (ntable_init(&n->agg, sizeof(struct offcpu_agg_key), sizeof(struct offcpu_agg_val))) {
+	if (ntable_init(&n->agg, sizeof(struct offcpu_agg_key), sizeof(struct offcpu_agg_val)) ||
+	    ntable_init(&n->stacks, sizeof(uint64_t), sizeof(struct native_stack))) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -541,6 +617,7 @@ struct native *native__start(const struct native_opts *o)
 		goto cleanup;
 	}
 	sched_range(&n->sched_lo, &n->sched_hi);
+	kernel_features(n);
 	if (!n->sched_lo)
 		note(n, "__schedule not found in /proc/kallsyms: tracer frames are not stripped "
 			"in the kernel");
@@ -559,13 +636,14 @@ struct native *native__start(const struct native_opts *o)
 		snprintf(why, sizeof(why), "cannot map the event ring buffer: %s", strerror(-err));
 		goto cleanup;
 	}
-	note(n, "attached %s programs (sched_switch, sched_wakeup, sched_wakeup_new, "
-		"sched_process_fork/exec/exit)",
-	     n->raw_tp ? "raw_tp" : "tp_btf");
+	note(n, "attached %s programs: sched_switch, sched_process_fork/exec/exit%s",
+	     n->raw_tp ? "raw_tp" : "tp_btf",
+	     n->schedinfo ? " (run-queue time from sched_info)"
+			  : ", sched_wakeup, sched_wakeup_new (no sched_info)");
 	return n;
 
 cleanup:
-	if (err == -EPERM || err == -EACCES)
+	if (err == -EPERM)
 		snprintf(why, sizeof(why),
 			 "not allowed to load BPF programs: run as root (or with CAP_BPF and "
 			 "CAP_PERFMON)");
@@ -620,9 +698,8 @@ struct build {
 	struct symbolizer *sym;
 	struct ntable threads; /* thread_key -> native_thread */
 	struct ntable parts;   /* part_key -> part */
-	int stacks_fd;
 	uint64_t stripped;     /* kernel stacks whose tracer frames were dropped here */
-	uint64_t unresolved;   /* stack ids not found in the stacks map */
+	uint64_t unresolved;   /* stack ids whose frames never arrived */
 };
 
 static const char *errno_name(unsigned int e, bool upper)
@@ -654,8 +731,10 @@ static int missing_frame(struct profile *p, bool user, uint64_t id)
 		snprintf(buf, sizeof(buf), "[%s stack unknown: off-CPU since before start]", side);
 	else if (id == OFFCPU_STACK_NEW_THREAD)
 		snprintf(buf, sizeof(buf), "[new thread: waiting for its first run]");
-	else if (id == E2BIG)
-		snprintf(buf, sizeof(buf), "[missing %s stack: stack map full]", side);
+	else if (id == OFFCPU_STACK_LOST)
+		snprintf(buf, sizeof(buf), "[missing %s stack: ring buffer full]", side);
+	else if (id == ENOENT)
+		snprintf(buf, sizeof(buf), "[missing %s stack: never received]", side);
 	else if ((name = errno_name(id, true)))
 		snprintf(buf, sizeof(buf), "[missing %s stack: %s]", side, name);
 	else
@@ -687,33 +766,29 @@ static int part_push(struct part *pt, int id)
 /* Frames of stack id of one side, root first, interned into the profile. */
 static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid, uint64_t id)
 {
-	struct offcpu_stack st;
+	const struct native_stack *st;
 	char name[256];
-	size_t first;
+	size_t first = 0;
 
 	if (id == OFFCPU_STACK_NONE)
 		return 0;
 	if (!(id & OFFCPU_STACK_REAL))
 		return part_push(pt, missing_frame(b->p, user, id));
-	if (bpf_map_lookup_elem(b->stacks_fd, &id, &st) || st.nr > OFFCPU_MAX_STACK ||
-	    st.first >= st.nr) {
+	st = ntable_find(&b->n->stacks, &id);
+	if (!st || !st->nr) {
 		b->unresolved++;
 		return part_push(pt, missing_frame(b->p, user, ENOENT));
 	}
-	first = st.first;
 	if (!user && !b->n->sched_lo && b->sym) {
 		/* No __schedule anchor in the kernel: drop tracer frames by name. */
-		size_t f = first;
-
-		while (f + 1 < st.nr && !symbolizer__kernel(b->sym, st.ips[f] - 1, name,
-							     sizeof(name)) &&
+		while (first + 1 < st->nr &&
+		       !symbolizer__kernel(b->sym, st->ips[first] - 1, name, sizeof(name)) &&
 		       tracer_frame(name))
-			f++;
-		b->stripped += f != first;
-		first = f;
+			first++;
+		b->stripped += first != 0;
 	}
-	for (size_t i = st.nr; i-- > first;) {
-		uint64_t ip = st.ips[i];
+	for (size_t i = st->nr; i-- > first;) {
+		uint64_t ip = st->ips[i];
 		int err = 0;
 
 		if (!b->sym) {
@@ -722,8 +797,7 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 							   name, strlen(name)));
 		} else if (!user) {
 			/* Return addresses: look up the call instruction, not the one after. */
-			if (symbolizer__kernel(b->sym, ip - 1, name, sizeof(name)))
-				snprintf(name, sizeof(name), "0x%" PRIx64, ip);
+			symbolizer__kernel(b->sym, ip - 1, name, sizeof(name));
 			err = part_push(pt, profile__frame(b->p, FRAME_KERNEL, name, strlen(name)));
 		} else {
 			struct sym_frame fr[8];
@@ -860,6 +934,25 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 		tid = next;
 		if (bpf_map_lookup_elem(fd, &tid, &th))
 			continue;
+		n->stats.switches += th.switches;
+		n->stats.cache_hits += th.hits;
+		n->stats.intervals += th.intervals;
+		n->stats.interval_ns += th.interval_ns;
+		/* Weight accumulated in the call-site cache, not yet flushed. */
+		for (int w = 0; w < OFFCPU_CACHE_WAYS; w++) {
+			const struct offcpu_site *site = &th.sites[w];
+			struct offcpu_agg_key k = {
+				.kstack = site->kstack,
+				.ustack = site->ustack,
+				.tgid = th.tgid,
+				.tid = tid,
+				.state = site->state,
+			};
+			struct offcpu_agg_val v = { site->count, site->off_ns, site->runq_ns };
+
+			if (site->count && (err = agg_merge(n, &k, &v)))
+				return err;
+		}
 		tk = (struct thread_key){ th.tgid, tid };
 		t = ntable_get(&b->threads, &tk, NULL);
 		if (!t)
@@ -877,7 +970,7 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 			t->time.runq_ns = ss[1] > th.base_delay_ns ? ss[1] - th.base_delay_ns : 0;
 		}
 
-		if (!th.off_ns || (th.flags & (OFFCPU_TH_FILTERED | OFFCPU_TH_HELD)) ||
+		if (!th.off_ns || (th.flags & OFFCPU_TH_FILTERED) ||
 		    n->stop_ns <= th.off_ns)
 			continue;
 		struct offcpu_agg_key k = {
@@ -945,7 +1038,8 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	struct build b = { .n = n, .p = p, .sym = sym };
 	struct offcpu_stats st;
 	uint64_t inflight = 0, inflight_ns = 0, both = 0, both_ns = 0, misses;
-	uint64_t stack_map_full = 0, stack_map_full_ns = 0;
+	struct native_stats *ns = &n->stats;
+	uint64_t stacks_lost = 0, stacks_lost_ns = 0;
 	const void *key;
 	void *val;
 	size_t pos;
@@ -964,7 +1058,6 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	if ((err = ntable_init(&b.threads, sizeof(struct thread_key), sizeof(struct native_thread))) ||
 	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))))
 		goto cleanup;
-	b.stacks_fd = bpf_map__fd(n->skel->maps.stacks);
 	ring_buffer__consume(n->rb);
 	if ((err = drain_map(n, n->skel->maps.agg0)) || (err = drain_map(n, n->skel->maps.agg1)))
 		goto cleanup;
@@ -1010,9 +1103,9 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 
 			if (id == OFFCPU_STACK_NONE || id > OFFCPU_STACK_ERRNO_MAX)
 				continue;
-			if (id == E2BIG) {
-				stack_map_full += v->count;
-				stack_map_full_ns += v->off_ns;
+			if (id == OFFCPU_STACK_LOST) {
+				stacks_lost += v->count;
+				stacks_lost_ns += v->off_ns;
 				continue;
 			}
 			e = errno_name(id, false);
@@ -1042,7 +1135,7 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	add_loss(in, "inflight_at_start", st.inflight_start + both, st.inflight_start_ns + both_ns);
 	add_loss(in, "inflight_at_stop", inflight, inflight_ns);
 	add_loss(in, "map_full_agg", st.map_full_agg, st.map_full_agg_ns);
-	add_loss(in, "map_full_stacks", stack_map_full, stack_map_full_ns);
+	add_loss(in, "lost_stacks", stacks_lost, stacks_lost_ns);
 	add_loss(in, "map_full_threads", st.map_full_threads, 0);
 	add_loss(in, "map_full_procs", st.map_full_procs, 0);
 	add_loss(in, "unmatched_switch_in", st.unmatched_switch_in, 0);
@@ -1053,19 +1146,35 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	if (in)
 		in->evidence = 1;
 
-	note(n, "%s, %.3f s: %" PRIu64 " switch-outs, %" PRIu64 " intervals recorded, %" PRIu64
-		" filtered; stack walks %" PRIu64 " kernel / %" PRIu64 " user; call-site cache %" PRIu64
-		" hits, %" PRIu64 " checks, %" PRIu64 " intervals in failed checks",
-	     n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, st.switch_out,
-	     st.recorded, st.filtered, st.walks_kernel, st.walks_user, st.cache_hits,
-	     st.cache_checks, st.cache_mismatch);
+	ns->raw_tp = n->raw_tp;
+	ns->runq_schedinfo = n->schedinfo;
+	ns->cache_misses = st.cache_misses;
+	ns->cache_checks = st.cache_checks;
+	ns->check_failures = st.check_failed_kernel + st.check_failed_user;
+	ns->walks_kernel = st.walks_kernel;
+	ns->walks_user = st.walks_user;
+	ns->sites = st.sites_made;
+	ns->sites_kernel_exact = st.sites_kernel_exact;
+	ns->sites_user_exact = st.sites_user_exact;
+	note(n, "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
+		" intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64 " user",
+	     n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, ns->switches,
+	     ns->intervals, st.filtered, st.walks_kernel, st.walks_user);
+	note(n, "call-site cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " checks (%" PRIu64
+		" found another kernel stack, %" PRIu64 " another user stack; %" PRIu64
+		" intervals in failed checks), %" PRIu64 " key matches refused by kernel frames; %"
+		PRIu64 " sites made, %" PRIu64 " kernel-exact, %" PRIu64 " user-exact%s",
+	     ns->cache_hits, st.cache_misses, st.cache_checks, st.check_failed_kernel,
+	     st.check_failed_user, st.cache_mismatch, st.kslot_rejects, st.sites_made,
+	     st.sites_kernel_exact, st.sites_user_exact,
+	     n->rdonly_cast ? "" : " (kernel words read by helper)");
 	note(n, "%" PRIu64 " tracer-frame strips, %" PRIu64 " kernel stacks without __schedule, %"
 		PRIu64 " truncated at %d frames, %" PRIu64 " wakeups while running, %" PRIu64
 		" sleeps without a seen wakeup, %" PRIu64 " processes tracked, %zu threads exited",
 	     st.tracer_frames + b.stripped, st.unanchored, st.stack_truncated, OFFCPU_MAX_STACK,
 	     st.wakeup_running, st.no_wakeup, n->tracked, n->nr_exits);
 	if (b.unresolved)
-		note(n, "%" PRIu64 " stack ids not found in the stacks map", b.unresolved);
+		note(n, "%" PRIu64 " stack ids whose frames never arrived", b.unresolved);
 	err = 0;
 cleanup:
 	for (pos = 0; b.parts.slots && ntable_next(&b.parts, &pos, &key, &val);)
@@ -1075,14 +1184,28 @@ cleanup:
 	return err;
 }
 
+int native__stats(const struct native *n, struct native_stats *st)
+{
+	if (!n || !st)
+		return -EINVAL;
+	*st = n->stats;
+	return 0;
+}
+
 void native__free(struct native *n)
 {
+	const void *key;
+	void *val;
+
 	if (!n)
 		return;
 	ring_buffer__free(n->rb);
 	if (n->skel)
 		destroy_skel(n);
 	ntable_free(&n->agg);
+	for (size_t pos = 0; n->stacks.slots && ntable_next(&n->stacks, &pos, &key, &val);)
+		free(((struct native_stack *)val)->ips);
+	ntable_free(&n->stacks);
 	free(n->exits);
 	if (libbpf_diag == n->diag) {
 		libbpf_diag = NULL;

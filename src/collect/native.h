@@ -122,4 +122,27 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 		 struct symbolizer *sym);
 void native__free(struct native *n);
 
+/*
+ * Counters of the capture, for tests, benchmarks and diagnostics; filled by
+ * native__stop() (zero before). The identity the tests check: the rows'
+ * counts plus map_full_agg's count equal intervals plus inflight_at_stop's.
+ */
+struct native_stats {
+	bool raw_tp;	    /* the raw_tp programs were loaded (tp_btf failed or was refused) */
+	bool runq_schedinfo; /* run-queue time from sched_info, not the wakeup tracepoints */
+	uint64_t switches;   /* switch-outs of traced threads */
+	uint64_t intervals;  /* off-CPU intervals the kernel side recorded or tried to */
+	uint64_t interval_ns;
+	uint64_t cache_hits; /* switch-outs whose stacks came from the call-site cache */
+	uint64_t cache_misses;
+	uint64_t cache_checks;	 /* hits verified by a real walk */
+	uint64_t check_failures; /* ... that found other stacks */
+	uint64_t walks_kernel;	 /* stack walks done */
+	uint64_t walks_user;
+	uint64_t sites;		     /* call-site cache entries made */
+	uint64_t sites_kernel_exact; /* ... whose every kernel frame is verified on a hit */
+	uint64_t sites_user_exact;   /* ... whose whole user frame chain is in the key */
+};
+int native__stats(const struct native *n, struct native_stats *st);
+
 #endif

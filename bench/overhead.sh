@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Overhead of the native collector against bcc's offcputime (libbpf-tools), on
+# the context-switch-heaviest workload there is: two processes pinned to CPU 0
+# ping-ponging over pipes (perf bench sched pipe; every op is two sleeps and two
+# wakeups). Side by side in one run, alternating, medians:
+#
+#   bare      no tracer
+#   bcc       /usr/sbin/offcputime -u (host-wide, user threads: walks both
+#             stacks at every switch-out)
+#   native    offcpu's collector, host-wide (-a: user threads), call-site cache on
+#   nocache   the same with every stack walked (--no-cache)
+#
+# Prints us/op per mode, the cost each tracer adds over bare, and native's added
+# cost as a fraction of bcc's. Tracers' user space runs on CPU 1 so it does not
+# compete with the benchmark; their BPF programs run where the switches happen.
+#
+# usage: bench/overhead.sh [BUILD] [REPS] [LOOPS]    (root; defaults: build 7 200000)
+# env:   MODES="bare bcc native nocache" to choose, BCC=/path/to/offcputime,
+#        SETTLE=seconds to wait after stopping a tracer (2)
+set -u
+
+BUILD=${1:-build}
+REPS=${2:-7}
+LOOPS=${3:-200000}
+MODES=${MODES:-bare bcc native nocache}
+BCC=${BCC:-/usr/sbin/offcputime}
+ATTACH=$BUILD/bench/native-attach
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+die() { echo "overhead.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (it attaches BPF programs)"
+command -v perf >/dev/null || die "needs perf (perf bench sched pipe)"
+if [ ! -x "$ATTACH" ] || [ "$ATTACH" -ot "$BUILD/liboffcpu.a" ]; then
+	make -s -f Makefile -f bench/Makefile.inc BUILD="$BUILD" "$ATTACH" ||
+		die "cannot build $ATTACH"
+fi
+
+# Let a stopped tracer's teardown (freeing its maps, RCU callbacks, kworkers
+# on every CPU) finish before the next measurement.
+settle() {
+	sleep "${SETTLE:-2}"
+}
+
+# One measurement: us/op of the pinned pipe benchmark.
+bench() {
+	taskset -c 0 perf bench sched pipe -l "$LOOPS" 2>/dev/null |
+		awk '/usecs\/op/ { print $1 }'
+}
+
+# Start a tracer on CPU 1, wait until it is attached, run the benchmark, stop it.
+run_native() {
+	rm -f "$TMP/ready"
+	taskset -c 1 "$ATTACH" -a --ready "$TMP/ready" "$@" 2>"$TMP/native$*.err" &
+	local pid=$! i
+	for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
+	[ -e "$TMP/ready" ] || { kill $pid; die "native collector did not attach: $(tail -3 "$TMP/native$*.err")"; }
+	bench
+	kill -INT $pid
+	wait $pid
+	settle
+}
+
+run_bcc() {
+	[ -x "$BCC" ] || die "no $BCC (Debian: libbpf-tools)"
+	taskset -c 1 "$BCC" -u >/dev/null 2>"$TMP/bcc.err" &
+	local pid=$! i
+	# offcputime says nothing when attached: wait for its sched_switch program.
+	for i in $(seq 100); do
+		bpftool -j prog show 2>/dev/null | grep -q '"name":"sched_switch"' && break
+		sleep 0.1
+	done
+	sleep 0.5
+	bench
+	# Background jobs of a script ignore SIGINT: TERM (offcputime prints nothing then).
+	kill -TERM $pid
+	wait $pid 2>/dev/null
+	settle
+}
+
+for rep in $(seq "$REPS"); do
+	for mode in $MODES; do
+		case $mode in
+		bare) v=$(bench) ;;
+		bcc) v=$(run_bcc) ;;
+		native) v=$(run_native) ;;
+		nocache) v=$(run_native --no-cache) ;;
+		*) die "unknown mode $mode" ;;
+		esac
+		echo "$mode $v" >>"$TMP/results"
+		echo "rep $rep $mode $v us/op" >&2
+	done
+done
+
+for f in "$TMP"/native*.err; do
+	[ -e "$f" ] && grep -h "call-site cache\|stack walks" "$f" | sed "s|^offcpu native: |last $(basename "$f" .err): |" >&2
+done
+
+awk -v modes="$MODES" '
+function median(mode,   n, i, j, t, a) {
+	n = 0
+	for (i = 1; i <= cnt; i++) if (m[i] == mode) a[++n] = v[i]
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	if (n == 0) return -1
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ m[++cnt] = $1; v[cnt] = $2 }
+END {
+	split(modes, ms, " ")
+	for (k in ms) med[ms[k]] = median(ms[k])
+	printf "%-8s %10s %12s\n", "mode", "us/op", "added us/op"
+	for (k = 1; k in ms; k++) {
+		mo = ms[k]
+		if (mo == "bare" || !("bare" in med)) printf "%-8s %10.3f\n", mo, med[mo]
+		else printf "%-8s %10.3f %12.3f\n", mo, med[mo], med[mo] - med["bare"]
+	}
+	if (("bcc" in med) && ("bare" in med) && med["bcc"] > med["bare"]) {
+		b = med["bcc"] - med["bare"]
+		if ("native" in med)
+			printf "native added cost = %.1f%% of bcc offcputime added cost\n", 100 * (med["native"] - med["bare"]) / b
+		if ("nocache" in med)
+			printf "nocache added cost = %.1f%% of bcc offcputime added cost\n", 100 * (med["nocache"] - med["bare"]) / b
+	}
+}' "$TMP/results"
