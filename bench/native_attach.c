@@ -57,9 +57,15 @@ static void print_top(const struct profile *p, size_t top)
 		size_t n;
 		const uint32_t *ids = profile__stack_at(p, rows[i]->stack, &n);
 
-		printf("%s %d/%d %s count=%" PRIu64 " off_ns=%" PRIu64 " runq_ns=%" PRIu64 "\n",
-		       t->comm, t->pid, t->tid, offcpu_state__letter(rows[i]->state),
-		       rows[i]->w.count, rows[i]->w.off_ns, rows[i]->w.runq_ns);
+		const struct profile_thread_time *tt = profile__thread_time(p, rows[i]->thread);
+
+		printf("%s %d/%d %s count=%" PRIu64 " off_ns=%" PRIu64 " runq_ns=%" PRIu64, t->comm,
+		       t->pid, t->tid, offcpu_state__letter(rows[i]->state), rows[i]->w.count,
+		       rows[i]->w.off_ns, rows[i]->w.runq_ns);
+		if (tt)
+			printf(" (thread: wall %" PRIu64 " oncpu %" PRIu64 " runq %" PRIu64 ")",
+			       tt->wall_ns, tt->oncpu_ns, tt->runq_ns);
+		printf("\n");
 		for (size_t j = n; j-- > 0;)
 			printf("    %s\n", profile__frame_at(p, ids[j])->name);
 	}

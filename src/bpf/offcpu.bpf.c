@@ -67,7 +67,9 @@ const volatile __u64 track_interval_ns = 1000000000ULL;
 /*
  * Written by user space: start_ns just before attaching, gen to switch
  * buffers, held_tgid the follow_pid root, held by the caller until it execs:
- * nothing of it is recorded before its exec, which clears held_tgid.
+ * nothing of it is recorded before its exec, which clears held_tgid. Its
+ * window starts at its last switch-in before the exec, where schedstat is
+ * exact (at the exec tracepoint the running task's is not).
  */
 __u64 start_ns = 0;
 __u32 gen = 0;
@@ -434,8 +436,9 @@ static __always_inline __u64 ptr_value(const void *p)
 /*
  * Hash of the user frame-pointer chain as far as it lies within OFFCPU_UWIN
  * bytes above sp: every word the frame-pointer walk reads there (each frame's
- * saved bp and return address). Bit 0 set: the chain ends (bp 0) inside the
- * window, so the walk reads nothing else and the hash fixes the whole stack.
+ * return address, and its saved bp where the walk goes on to read it). Bit 0
+ * set: the chain ends inside the window, so the walk reads nothing else and
+ * the hash fixes the whole stack.
  */
 __noinline __u64 user_chain(__u64 sp, __u64 bp)
 {
@@ -455,14 +458,22 @@ __noinline __u64 user_chain(__u64 sp, __u64 bp)
 	for (__u32 i = 0; i < OFFCPU_MAX_STACK; i++) {
 		__u64 off, next;
 
-		if (!fp)
+		/*
+		 * Where no user memory can be (below mmap_min_addr, above the
+		 * 47-bit user space), the walk's read fails whatever the exact
+		 * value: a clean end. Callers built without frame pointers
+		 * leave a register there, often a small counter.
+		 */
+		if (fp < 65536 || fp >= 0x00007ffffffff000ULL)
 			return h | 1;
 		off = fp - sp;
 		if (fp < sp || (fp & 7) || off > len - 16)
 			return h & ~1ULL;
 		off >>= 3;
 		next = w->w[off & (OFFCPU_UWIN / 8 - 1)];
-		h = mix(mix(h, next), w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]);
+		h = mix(h, w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]);
+		if (next >= 65536 && next < 0x00007ffffffff000ULL)
+			h = mix(h, next);
 		fp = next;
 	}
 	return h | 1;
@@ -792,6 +803,10 @@ static __always_inline __u64 walk_task(struct task_struct *t)
 	return stack_commit(n, false);
 }
 
+static __always_inline __u64 run_delay(struct task_struct *t, const bool btf);
+static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 off,
+					   __u64 runq, __u64 kbefore, __u64 ubefore);
+
 static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 now,
 					const bool btf)
 {
@@ -800,6 +815,20 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 
 	if (!th)
 		return;
+	if (th->off_ns && th->mark_ns && !th->held) {
+		/* Its last switch-in went unreported: rebuild that interval (see switch_out()). */
+		__u64 span = now - th->off_ns;
+		__u64 ran = RD(btf, t, se.sum_exec_runtime) - th->mark_exec_ns;
+
+		if (ran <= span) {
+			STAT(unseen_switch_in, 1);
+			close_interval(th, tid, span - ran,
+				       th->state == OFFCPU_ST_PREEMPT
+					       ? span - ran
+					       : run_delay(t, btf) - th->mark_delay_ns,
+				       OFFCPU_STACK_BEFORE_START, OFFCPU_STACK_BEFORE_START);
+		}
+	}
 #pragma unroll
 	for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++)
 		if (th->tag[w])
@@ -828,10 +857,61 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 	bpf_map_delete_elem(&threads, &tid);
 }
 
+/* schedstat's run-queue total of t (0 without CONFIG_SCHED_INFO). */
+static __always_inline __u64 run_delay(struct task_struct *t, const bool btf)
+{
+	if (bpf_core_field_exists(t->sched_info))
+		return RD(btf, t, sched_info.run_delay);
+	return 0;
+}
+
+/*
+ * End th's current interval: off_ns off the CPU, runq_ns of it runnable.
+ * kbefore/ubefore: the stacks to show if the interval began before start.
+ */
+static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 off,
+					   __u64 runq, __u64 kbefore, __u64 ubefore)
+{
+	if (runq > off)
+		runq = off;
+	if (th->flags & OFFCPU_TH_FILTERED) {
+		STAT(filtered, 1);
+	} else if (th->flags & OFFCPU_TH_BEFORE_START) {
+		record(th->tgid, tid, kbefore, ubefore, OFFCPU_ST_UNKNOWN, 1, off, runq);
+		STAT(inflight_start, 1);
+		STAT(inflight_start_ns, off);
+		th->intervals++;
+		th->interval_ns += off;
+	} else if ((min_block_ns && off < min_block_ns) || (max_block_ns && off > max_block_ns)) {
+		STAT(filtered, 1);
+	} else if (th->site < OFFCPU_CACHE_WAYS) {
+		struct offcpu_site *s = &th->sites[th->site];
+
+		th->intervals++;
+		th->interval_ns += off;
+		s->count++;
+		s->off_ns += off;
+		s->runq_ns += runq;
+		if (th->flags & OFFCPU_TH_UNCHECKED) {
+			s->unchecked++;
+			s->unchecked_ns += off;
+		}
+	} else {
+		th->intervals++;
+		th->interval_ns += off;
+		record(th->tgid, tid, th->kstack, th->ustack, th->state, 1, off, runq);
+	}
+	th->off_ns = 0;
+	th->wake_ns = 0;
+	th->flags = 0;
+	th->site = OFFCPU_NO_SITE;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 tid,
 				       bool preempt, __u32 prev_state, __u64 now, const bool btf)
 {
 	struct offcpu_thread *th;
+	__u64 exec, delay;
 	__u32 tgid;
 
 	if (prev_state & OFFCPU_TASK_DEAD) {
@@ -842,6 +922,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	if (tgid == held_tgid)
 		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th && th->held)
+		return;
 	if (!th) {
 		if (!wanted(prev, tgid, btf))
 			return;
@@ -849,11 +931,36 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		if (!th)
 			return;
 	}
+	/* Up to date here: __schedule() has just accounted prev's run. */
+	exec = RD(btf, prev, se.sum_exec_runtime);
+	delay = run_delay(prev, btf);
+	if (th->off_ns) {
+		/*
+		 * The kernel did not report the switch-in that ended the last
+		 * interval. The thread has run exec - mark_exec since: the
+		 * rest of the time since the interval began was off the CPU,
+		 * and its run-queue part is what schedstat added meanwhile.
+		 */
+		__u64 span = now - th->off_ns, ran = exec - th->mark_exec_ns;
+
+		if (th->mark_ns && ran <= span) {
+			STAT(unseen_switch_in, 1);
+			close_interval(th, tid, span - ran,
+				       th->state == OFFCPU_ST_PREEMPT ? span - ran
+								      : delay - th->mark_delay_ns,
+				       OFFCPU_STACK_BEFORE_START, OFFCPU_STACK_BEFORE_START);
+		} else {
+			STAT(unmatched_switch_in, 1);
+		}
+	}
 	th->off_ns = now;
 	th->wake_ns = 0;
 	th->state = classify(preempt, prev_state);
 	th->flags = 0;
 	th->tgid = tgid;
+	th->mark_ns = now;
+	th->mark_exec_ns = exec;
+	th->mark_delay_ns = delay;
 	if (state_mask && !(state_mask & (1u << th->state))) {
 		th->flags = OFFCPU_TH_FILTERED;
 		th->site = OFFCPU_NO_SITE;
@@ -884,102 +991,105 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 				      const bool btf)
 {
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	__u64 off, runq, born, k = OFFCPU_STACK_BEFORE_START;
+	__u64 off, runq, born, exec, queued = 0, k = OFFCPU_STACK_BEFORE_START, u;
 	__u32 tgid;
 
 	if (!th) {
 		tgid = RD(btf, next, tgid);
 		if (tgid == held_tgid) {
-			STAT(held_skipped, 1);
-			return;
-		}
-		if (!wanted(next, tgid, btf))
-			return;
-		th = thread_new(next, tid, tgid, start_ns, btf);
-		if (!th)
-			return;
-		born = RD(btf, next, start_time);
-		if (born > start_ns) {
-			/* A new thread's first run: its wait since it was made runnable. */
-			th->first_ns = born;
-			th->base_exec_ns = 0;
-			th->base_delay_ns = 0;
-			if (!runq_schedinfo) {
-				STAT(unmatched_switch_in, 1);
+			th = thread_new(next, tid, tgid, now, btf);
+			if (!th)
+				return;
+			th->held = 1;
+		} else {
+			if (!wanted(next, tgid, btf))
+				return;
+			th = thread_new(next, tid, tgid, start_ns, btf);
+			if (!th)
+				return;
+			born = RD(btf, next, start_time);
+			if (born > start_ns && runq_schedinfo) {
+				/* A new thread's first run: its wait since it was made runnable. */
+				th->first_ns = born;
+				th->base_exec_ns = 0;
+				th->base_delay_ns = 0;
+				off = now > born ? now - born : 0;
+				runq = queued_ns(next, btf);
+				if (runq > off)
+					runq = off;
+				record(tgid, tid, OFFCPU_STACK_NEW_THREAD, OFFCPU_STACK_NEW_THREAD,
+				       OFFCPU_ST_PREEMPT, 1, off, runq);
+				th->intervals = 1;
+				th->interval_ns = off;
+				th->mark_ns = now;
+				th->mark_delay_ns = runq;
 				return;
 			}
-			off = now > born ? now - born : 0;
-			runq = queued_ns(next, btf);
-			record(tgid, tid, OFFCPU_STACK_NEW_THREAD, OFFCPU_STACK_NEW_THREAD,
-			       OFFCPU_ST_PREEMPT, 1, off, runq < off ? runq : off);
-			th->intervals = 1;
-			th->interval_ns = off;
-			return;
+			/* Off the CPU since before start (no wakeup seen, if they are traced). */
+			th->off_ns = start_ns;
+			th->wake_ns = start_ns;
+			th->state = OFFCPU_ST_UNKNOWN;
+			th->flags = OFFCPU_TH_BEFORE_START;
 		}
-		/* Off the CPU since before start (no wakeup seen, if they are traced). */
-		th->off_ns = start_ns;
-		th->wake_ns = start_ns;
-		th->state = OFFCPU_ST_UNKNOWN;
-		th->flags = OFFCPU_TH_BEFORE_START;
 	}
-	if (!th->off_ns) {
-		STAT(unmatched_switch_in, 1);
+	exec = RD(btf, next, se.sum_exec_runtime);
+	if (runq_schedinfo)
+		queued = queued_ns(next, btf);
+	if (th->held) {
+		/* Until the exec: keep the window's start at the latest switch-in. */
+		th->first_ns = now;
+		th->base_exec_ns = exec;
+		th->base_delay_ns = run_delay(next, btf) + queued;
+		STAT(held_skipped, 1);
 		return;
 	}
-	off = now - th->off_ns;
-	if (th->state == OFFCPU_ST_PREEMPT || (th->flags & OFFCPU_TH_NEW)) {
-		runq = off;
-	} else if (runq_schedinfo) {
-		runq = queued_ns(next, btf);
-	} else if (th->wake_ns) {
-		runq = now - th->wake_ns;
-	} else {
-		runq = 0;
-		STAT(no_wakeup, 1);
+	if (!th->off_ns) {
+		/*
+		 * The kernel did not report the switch-out that began this
+		 * interval: the thread ran exec - mark_exec after its last
+		 * switch-in and left the CPU then. Its stack is unknown.
+		 */
+		__u64 ran = exec - th->mark_exec_ns;
+
+		if (th->mark_ns && th->mark_ns + ran < now) {
+			off = now - th->mark_ns - ran;
+			STAT(unseen_switch_out, 1);
+			STAT(unseen_switch_out_ns, off);
+			th->state = OFFCPU_ST_UNKNOWN;
+			th->site = OFFCPU_NO_SITE;
+			th->kstack = OFFCPU_STACK_UNSEEN;
+			th->ustack = OFFCPU_STACK_UNSEEN;
+			close_interval(th, tid, off, queued, 0, 0);
+		} else {
+			STAT(unmatched_switch_in, 1);
+		}
+		goto mark;
 	}
+	off = now - th->off_ns;
+	if (th->state == OFFCPU_ST_PREEMPT || (th->flags & OFFCPU_TH_NEW))
+		runq = off;
+	else if (runq_schedinfo)
+		runq = queued;
+	else if (th->wake_ns)
+		runq = now - th->wake_ns;
+	else
+		runq = 0;
 	if (runq > off)
 		runq = off;
-
-	if (th->flags & OFFCPU_TH_FILTERED) {
-		STAT(filtered, 1);
-	} else if (th->flags & OFFCPU_TH_BEFORE_START) {
+	u = user_stacks && !(RD(btf, next, flags) & OFFCPU_PF_KTHREAD) ? OFFCPU_STACK_BEFORE_START
+								       : OFFCPU_STACK_NONE;
+	if (th->flags & OFFCPU_TH_BEFORE_START) {
 		/* Ground truth counts the wait from start only, as the row does. */
-		if (runq_schedinfo && th->first_ns == start_ns)
-			th->base_delay_ns += queued_ns(next, btf) - runq;
+		if (th->first_ns == start_ns)
+			th->base_delay_ns += queued - runq;
 		if (btf && kernel_stacks)
 			k = walk_task(next);
-		record(th->tgid, tid, k,
-		       user_stacks && !(RD(btf, next, flags) & OFFCPU_PF_KTHREAD)
-			       ? OFFCPU_STACK_BEFORE_START
-			       : OFFCPU_STACK_NONE,
-		       OFFCPU_ST_UNKNOWN, 1, off, runq);
-		STAT(inflight_start, 1);
-		STAT(inflight_start_ns, off);
-		th->intervals++;
-		th->interval_ns += off;
-	} else if ((min_block_ns && off < min_block_ns) || (max_block_ns && off > max_block_ns)) {
-		STAT(filtered, 1);
-	} else if (th->site < OFFCPU_CACHE_WAYS) {
-		struct offcpu_site *s = &th->sites[th->site];
-
-		th->intervals++;
-		th->interval_ns += off;
-		s->count++;
-		s->off_ns += off;
-		s->runq_ns += runq;
-		if (th->flags & OFFCPU_TH_UNCHECKED) {
-			s->unchecked++;
-			s->unchecked_ns += off;
-		}
-	} else {
-		th->intervals++;
-		th->interval_ns += off;
-		record(th->tgid, tid, th->kstack, th->ustack, th->state, 1, off, runq);
 	}
-	th->off_ns = 0;
-	th->wake_ns = 0;
-	th->flags = 0;
-	th->site = OFFCPU_NO_SITE;
+	close_interval(th, tid, off, runq, k, u);
+mark:
+	th->mark_ns = now;
+	th->mark_exec_ns = exec;
+	th->mark_delay_ns = run_delay(next, btf) + queued;
 }
 
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
@@ -1069,9 +1179,12 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 	struct offcpu_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
 
 	if (tgid == held_tgid) {
-		/* The caller's workload begins: its thread's window starts now. */
+		/* The caller's workload begins (its window began at its last switch-in). */
 		held_tgid = 0;
-		th = thread_new(p, tid, tgid, bpf_ktime_get_ns(), btf);
+		if (th)
+			th->held = 0;
+		else
+			th = thread_new(p, tid, tgid, bpf_ktime_get_ns(), btf);
 	}
 	if (th)
 		bpf_get_current_comm(th->comm, sizeof(th->comm));

@@ -54,6 +54,7 @@ enum offcpu_bpf_state {
 #define OFFCPU_STACK_LOST 28 /* ENOSPC */
 #define OFFCPU_STACK_BEFORE_START 4096	/* the interval began before tracing did */
 #define OFFCPU_STACK_NEW_THREAD 4097	/* a new thread waiting for its first run */
+#define OFFCPU_STACK_UNSEEN 4098	/* the switch-out was not reported: stack unknown */
 
 /*
  * A stack as walked, innermost first: frames [first, nr) of ips (tracer frames
@@ -138,7 +139,8 @@ struct offcpu_thread {
 	__u8 state;
 	__u8 flags;
 	__u8 site; /* cache entry of the current interval, or OFFCPU_NO_SITE */
-	__u8 pad[5];
+	__u8 held; /* the follow_pid root before its exec: nothing recorded yet */
+	__u8 pad[4];
 	/* Ground truth window: [first_ns, exit or stop), schedstat values at first_ns. */
 	__u64 first_ns;
 	__u64 base_exec_ns;
@@ -147,6 +149,14 @@ struct offcpu_thread {
 	__u64 hits;	   /* ... whose stacks came from the cache */
 	__u64 intervals;   /* intervals recorded (to a site or the aggregation map) */
 	__u64 interval_ns; /* their off-CPU time */
+	/*
+	 * At the thread's last switch seen (out or in): time, and schedstat's
+	 * on-CPU and run-queue totals, to rebuild an interval whose switch-in
+	 * or switch-out the kernel did not report.
+	 */
+	__u64 mark_ns;
+	__u64 mark_exec_ns;
+	__u64 mark_delay_ns;
 	char comm[OFFCPU_COMM_LEN];
 	struct offcpu_site sites[OFFCPU_CACHE_WAYS];
 };
@@ -195,7 +205,10 @@ struct offcpu_stats {
 	__u64 map_full_procs;	    /* forked processes that could not be followed */
 	__u64 map_full_agg;	    /* intervals dropped: aggregation map full */
 	__u64 map_full_agg_ns;
-	__u64 unmatched_switch_in;  /* switch-in of a tracked thread never seen leaving */
+	__u64 unmatched_switch_in;  /* switch-in of a tracked thread never seen leaving, not rebuilt */
+	__u64 unseen_switch_out;    /* ... rebuilt from schedstat: time known, stack not */
+	__u64 unseen_switch_out_ns;
+	__u64 unseen_switch_in;	    /* switch-ins not reported, interval rebuilt from schedstat */
 	__u64 unmatched_wakeups;    /* wakeups of a target thread with no room to note them */
 	__u64 inflight_start;	    /* intervals begun before tracing (known part recorded) */
 	__u64 inflight_start_ns;

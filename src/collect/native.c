@@ -731,6 +731,8 @@ static int missing_frame(struct profile *p, bool user, uint64_t id)
 		snprintf(buf, sizeof(buf), "[%s stack unknown: off-CPU since before start]", side);
 	else if (id == OFFCPU_STACK_NEW_THREAD)
 		snprintf(buf, sizeof(buf), "[new thread: waiting for its first run]");
+	else if (id == OFFCPU_STACK_UNSEEN)
+		snprintf(buf, sizeof(buf), "[%s stack unknown: switch-out not reported]", side);
 	else if (id == OFFCPU_STACK_LOST)
 		snprintf(buf, sizeof(buf), "[missing %s stack: ring buffer full]", side);
 	else if (id == ENOENT)
@@ -855,7 +857,8 @@ static int stack_of(struct build *b, const struct offcpu_agg_key *k)
 
 	/* Both sides unknown for the same reason: one placeholder says it. */
 	if (k->kstack == k->ustack &&
-	    (k->kstack == OFFCPU_STACK_BEFORE_START || k->kstack == OFFCPU_STACK_NEW_THREAD)) {
+	    (k->kstack == OFFCPU_STACK_BEFORE_START || k->kstack == OFFCPU_STACK_NEW_THREAD ||
+	     k->kstack == OFFCPU_STACK_UNSEEN)) {
 		uint32_t one;
 
 		if ((id = missing_frame(b->p, false, k->kstack)) < 0)
@@ -1002,26 +1005,19 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 	return 0;
 }
 
+/* Program runs the kernel skipped (its recursion guard), over all loaded programs. */
 static uint64_t missed_events(struct native *n)
 {
+	struct bpf_program *prog;
 	uint64_t sum = 0;
 
-	for (size_t i = 0; i < n->nr_links; i++) {
+	bpf_object__for_each_program(prog, n->skel->obj) {
 		struct bpf_prog_info info = {};
 		uint32_t len = sizeof(info);
-		int fd = bpf_link__fd(n->links[i]);
-		struct bpf_link_info li = {};
-		uint32_t llen = sizeof(li);
-		int pfd;
+		int fd = bpf_program__fd(prog);
 
-		if (bpf_obj_get_info_by_fd(fd, &li, &llen))
-			continue;
-		pfd = bpf_prog_get_fd_by_id(li.prog_id);
-		if (pfd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(pfd, &info, &len))
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			sum += info.recursion_misses;
-		close(pfd);
 	}
 	return sum;
 }
@@ -1139,6 +1135,7 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	add_loss(in, "map_full_threads", st.map_full_threads, 0);
 	add_loss(in, "map_full_procs", st.map_full_procs, 0);
 	add_loss(in, "unmatched_switch_in", st.unmatched_switch_in, 0);
+	add_loss(in, "unseen_switch_out", st.unseen_switch_out, st.unseen_switch_out_ns);
 	add_loss(in, "unmatched_wakeups", st.unmatched_wakeups, 0);
 	add_loss(in, "stack_cache_mismatch", st.cache_mismatch, st.cache_mismatch_ns);
 	add_loss(in, "lost_thread_records", st.lost_records, 0);
@@ -1168,6 +1165,10 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	     st.check_failed_user, st.cache_mismatch, st.kslot_rejects, st.sites_made,
 	     st.sites_kernel_exact, st.sites_user_exact,
 	     n->rdonly_cast ? "" : " (kernel words read by helper)");
+	if (st.unseen_switch_in || st.unseen_switch_out)
+		note(n, "the kernel did not report %" PRIu64 " switch-ins and %" PRIu64
+			" switch-outs of traced threads; their intervals were rebuilt from schedstat",
+		     st.unseen_switch_in, st.unseen_switch_out);
 	note(n, "%" PRIu64 " tracer-frame strips, %" PRIu64 " kernel stacks without __schedule, %"
 		PRIu64 " truncated at %d frames, %" PRIu64 " wakeups while running, %" PRIu64
 		" sleeps without a seen wakeup, %" PRIu64 " processes tracked, %zu threads exited",

@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The built-in collector on the real kernel (root only): workloads whose
+ * blocking is known, traced the way offcpu record traces them, and checked
+ * against that knowledge and against the kernel's own schedstat.
+ *
+ * The workloads are this program itself, re-executed as
+ * "test_native --child NAME": a child is forked, held on a pipe, traced with
+ * follow_pid, released and then execs, as offcpu record does it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/native.h"
+#include "unit.h"
+
+#define MS 1000000ULL
+
+/* ---- workloads (run in the re-executed child) ----------------------------- */
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { ns / 1000000000ULL, ns % 1000000000ULL };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void *spin_400ms(void *arg)
+{
+	uint64_t end = now_ns() + 400 * MS;
+
+	while (now_ns() < end)
+		;
+	return NULL;
+}
+
+/*
+ * Two call sites that block through the same helper with the same stack
+ * layout: a user stack key of ip/sp/bp alone cannot tell them apart, the
+ * frame chain in the key must. Frame pointers kept so the chain exists.
+ */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void blocking_helper(int ms)
+{
+	sleep_ns(ms * MS);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void site_a(void)
+{
+	blocking_helper(2);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void site_b(void)
+{
+	blocking_helper(3);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int child_main(const char *what)
+{
+	if (!strcmp(what, "nanosleep")) {
+		sleep_ns(200 * MS);
+	} else if (!strcmp(what, "fork")) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			sleep_ns(100 * MS);
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+	} else if (!strcmp(what, "preempt")) {
+		pthread_t t[2];
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return 2;
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, spin_400ms, NULL);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+	} else if (!strcmp(what, "sites")) {
+		for (int i = 0; i < 25; i++) {
+			site_a();
+			site_b();
+		}
+	} else if (!strcmp(what, "loop")) {
+		for (;;)
+			sleep_ns(20 * MS);
+	} else {
+		return 2;
+	}
+	return 0;
+}
+
+/* ---- harness ---------------------------------------------------------------- */
+
+struct capture {
+	struct symbolizer *sym; /* tracks processes during the run, as offcpu record does */
+	struct profile *p;
+	struct integrity in;
+	struct native_stats st;
+	char *diag;
+	size_t diag_len;
+	pid_t pid;
+	int status;
+	bool no_poll; /* do not call native__poll() during the run (no drains) */
+};
+
+static void capture_free(struct capture *c)
+{
+	profile__free(c->p);
+	symbolizer__free(c->sym);
+	free(c->diag);
+	memset(c, 0, sizeof(*c));
+}
+
+/* A child held on a pipe until release(); then it execs "--child what". */
+static pid_t spawn_held(const char *what, int *release_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		execl("/proc/self/exe", "test_native", "--child", what, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	*release_fd = p[1];
+	return pid;
+}
+
+static pid_t spawn(const char *what)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/proc/self/exe", "test_native", "--child", what, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Poll the collector while waiting for pid (or for ms when pid is 0). */
+static int run_until(struct native *n, pid_t pid, int ms, int *status, bool no_poll)
+{
+	uint64_t end = now_ns() + (uint64_t)(pid ? 20000 : ms) * MS;
+
+	while (now_ns() < end) {
+		if (no_poll)
+			sleep_ns(20 * MS);
+		else if (native__poll(n, 20) < 0)
+			return -1;
+		if (pid && waitpid(pid, status, WNOHANG) == pid)
+			return 0;
+	}
+	return pid ? -1 : 0;
+}
+
+/* The symbolizer for a capture: native__start() tracks processes with it. */
+static struct symbolizer *capture_sym(struct capture *c)
+{
+	struct symbolizer_opts so = {};
+
+	c->sym = symbolizer__new(&so);
+	return c->sym;
+}
+
+/* Stop n into c with symbols; frees n. */
+static int finish(struct native *n, struct capture *c, FILE *diag)
+{
+	int err;
+
+	c->p = profile__new();
+	err = native__stop(n, c->p, &c->in, c->sym);
+	native__stats(n, &c->st);
+	native__free(n);
+	fclose(diag);
+	return err;
+}
+
+/* Follow a held child running workload what until it exits. */
+static int capture_follow(const char *what, struct native_opts *o, struct capture *c)
+{
+	FILE *diag = open_memstream(&c->diag, &c->diag_len);
+	struct native *n;
+	int fd, err;
+
+	c->pid = spawn_held(what, &fd);
+	if (c->pid < 0 || !diag)
+		return -1;
+	o->follow_pid = c->pid;
+	o->diag = diag;
+	o->sym = capture_sym(c);
+	n = native__start(o);
+	if (!n) {
+		err = -errno;
+		fclose(diag);
+		close(fd);
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+		return err;
+	}
+	if (write(fd, "x", 1) != 1)
+		return -1;
+	close(fd);
+	if (run_until(n, c->pid, 0, &c->status, c->no_poll)) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	return finish(n, c, diag);
+}
+
+static bool stack_has(const struct profile *p, uint32_t stack, enum frame_kind kind,
+		      const char *needle)
+{
+	size_t n;
+	const uint32_t *ids = profile__stack_at(p, stack, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile__frame_at(p, ids[i]);
+
+		if (f->kind == kind && strstr(f->name, needle))
+			return true;
+	}
+	return false;
+}
+
+static bool any_tracer_frame(const struct profile *p)
+{
+	for (size_t i = 0; i < profile__nr_frames(p); i++) {
+		const char *name = profile__frame_at(p, i)->name;
+
+		if (!strncmp(name, "bpf_prog_", 9) || !strncmp(name, "bpf_trace_run", 13) ||
+		    !strncmp(name, "__bpf_trace_", 12) || !strncmp(name, "__traceiter_", 12))
+			return true;
+	}
+	return false;
+}
+
+/* Sum of the weights of rows matching (pid, tid or any when 0, state or -1, frame). */
+static struct profile_weight sum_rows(const struct profile *p, int pid, int tid, int state,
+				      enum frame_kind kind, const char *frame)
+{
+	struct profile_weight w = {};
+
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *r = profile__row_at(p, i);
+		const struct profile_thread *t = profile__thread_at(p, r->thread);
+
+		if ((pid && t->pid != pid) || (tid && t->tid != tid) ||
+		    (state >= 0 && (int)r->state != state) ||
+		    (frame && !stack_has(p, r->stack, kind, frame)))
+			continue;
+		w.count += r->w.count;
+		w.off_ns += r->w.off_ns;
+		w.runq_ns += r->w.runq_ns;
+	}
+	return w;
+}
+
+static uint64_t loss(const struct integrity *in, const char *name)
+{
+	const struct integrity_loss *l = integrity__loss(in, name);
+
+	return l ? l->count : UINT64_MAX;
+}
+
+static uint64_t loss_ns(const struct integrity *in, const char *name)
+{
+	const struct integrity_loss *l = integrity__loss(in, name);
+
+	return l ? l->affected_ns : UINT64_MAX;
+}
+
+/*
+ * Every interval the kernel side saw is in a row or counted lost: the
+ * identity native.h promises.
+ */
+static bool accounted(const struct capture *c)
+{
+	const struct profile_totals *t = profile__totals(c->p);
+
+	return t->all.count + loss(&c->in, "map_full_agg") ==
+		       c->st.intervals + loss(&c->in, "inflight_at_stop") &&
+	       t->all.off_ns + loss_ns(&c->in, "map_full_agg") ==
+		       c->st.interval_ns + loss_ns(&c->in, "inflight_at_stop");
+}
+
+static int thread_id(const struct profile *p, int pid, int tid)
+{
+	for (size_t i = 0; i < profile__nr_threads(p); i++) {
+		const struct profile_thread *t = profile__thread_at(p, i);
+
+		if (t->pid == pid && t->tid == tid)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Whether a measure and the kernel's schedstat agree: within 1 ms plus 5% of
+ * the thread's on-CPU time (a VM's stolen time and IRQ time are left out of
+ * schedstat's on-CPU time, while a switch-based tracer sees the thread on the
+ * CPU then). Prints both when they do not.
+ */
+static bool close_to(uint64_t truth, uint64_t measured, uint64_t oncpu)
+{
+	uint64_t tol = 1 * MS + oncpu / 20;
+	bool ok = truth + tol >= measured && measured + tol >= truth;
+
+	if (!ok)
+		fprintf(stderr, "schedstat says %" PRIu64 " ns, rows say %" PRIu64 " ns\n", truth,
+			measured);
+	return ok;
+}
+
+#define NEED_ROOT()                                                                              \
+	do {                                                                                     \
+		if (geteuid() != 0)                                                              \
+			SKIP("needs root: loads BPF programs into the running kernel");         \
+	} while (0)
+
+#define CHECK_START(err, c)                                                                      \
+	do {                                                                                     \
+		if ((err) < 0) {                                                                 \
+			UNIT_FAIL("capture failed: %s; diag: %s", strerror(-(err)),              \
+				  (c)->diag ? (c)->diag : "");                                   \
+			capture_free(c);                                                         \
+			return;                                                                  \
+		}                                                                                \
+	} while (0)
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+static void check_nanosleep(bool raw)
+{
+	struct native_opts o = { .force_raw_tp = raw };
+	struct capture c = {};
+	struct profile_weight w, all;
+	const struct profile_thread_time *tt;
+	int err, tid;
+
+	err = capture_follow("nanosleep", &o, &c);
+	CHECK_START(err, &c);
+	CHECK_INT(c.st.raw_tp, raw);
+	CHECK(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+	/* The 200 ms sleep: one interval, state S, under the kernel's nanosleep path. */
+	w = sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep");
+	CHECK_U64(w.count, 1);
+	/* Blocked (off minus the run-queue wait a loaded machine adds) within 5%. */
+	CHECK(w.off_ns >= 200 * MS && w.runq_ns < w.off_ns);
+	CHECK(w.off_ns - w.runq_ns >= 190 * MS && w.off_ns - w.runq_ns <= 210 * MS);
+	CHECK(sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_USER, "nanosleep").count == 1);
+	CHECK(!any_tracer_frame(c.p));
+	CHECK(profile__runq_known(c.p));
+	/* A normal run loses nothing, and says so with evidence. */
+	CHECK(c.in.evidence);
+	CHECK(integrity__loss(&c.in, "inflight_at_start") != NULL);
+	CHECK_U64(integrity__total_lost(&c.in), 0);
+	CHECK(accounted(&c));
+	/* Ground truth: what the rows miss of the thread's life is its time on a CPU. */
+	tid = thread_id(c.p, c.pid, c.pid);
+	CHECK(tid >= 0);
+	tt = profile__thread_time(c.p, tid);
+	CHECK(tt != NULL);
+	all = sum_rows(c.p, c.pid, c.pid, -1, FRAME_KERNEL, NULL);
+	CHECK(tt->wall_ns >= 200 * MS);
+	CHECK(close_to(tt->wall_ns - tt->oncpu_ns, all.off_ns, tt->oncpu_ns));
+	CHECK(close_to(tt->runq_ns, all.runq_ns, 0));
+	capture_free(&c);
+}
+
+TEST(native_nanosleep_follow)
+{
+	NEED_ROOT();
+	check_nanosleep(false);
+}
+
+TEST(native_nanosleep_raw_tp_fallback)
+{
+	NEED_ROOT();
+	check_nanosleep(true);
+}
+
+TEST(native_fork_child_is_followed)
+{
+	struct native_opts o = {};
+	struct capture c = {};
+	struct profile_weight child, parent;
+	int grandchild = 0, err;
+
+	NEED_ROOT();
+	err = capture_follow("fork", &o, &c);
+	CHECK_START(err, &c);
+	for (size_t i = 0; i < profile__nr_threads(c.p); i++)
+		if (profile__thread_at(c.p, i)->pid != c.pid)
+			grandchild = profile__thread_at(c.p, i)->pid;
+	CHECK(grandchild > 0);
+	child = sum_rows(c.p, grandchild, grandchild, OFFCPU_STATE_SLEEP, FRAME_KERNEL,
+			 "do_nanosleep");
+	CHECK_U64(child.count, 1);
+	CHECK(child.off_ns - child.runq_ns >= 95 * MS && child.off_ns - child.runq_ns <= 105 * MS);
+	/* Its new thread's first wait to run is accounted, as a run-queue wait. */
+	CHECK(sum_rows(c.p, grandchild, grandchild, OFFCPU_STATE_PREEMPT, FRAME_MISSING,
+		       "first run")
+		      .count == 1);
+	parent = sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_wait");
+	CHECK(parent.off_ns - parent.runq_ns >= 90 * MS && parent.off_ns - parent.runq_ns <= 110 * MS);
+	CHECK_U64(integrity__total_lost(&c.in), 0);
+	CHECK(accounted(&c));
+	capture_free(&c);
+}
+
+TEST(native_preemption_is_runq_not_blocked)
+{
+	struct native_opts o = {};
+	struct capture c = {};
+	int spinners = 0, err;
+
+	NEED_ROOT();
+	err = capture_follow("preempt", &o, &c);
+	CHECK_START(err, &c);
+	CHECK(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+	for (size_t i = 0; i < profile__nr_threads(c.p); i++) {
+		const struct profile_thread *t = profile__thread_at(c.p, i);
+		const struct profile_thread_time *tt = profile__thread_time(c.p, i);
+		struct profile_weight r, blocked, all;
+
+		if (t->pid != c.pid || t->tid == c.pid)
+			continue;
+		spinners++;
+		/* Two spinners share one CPU: each waits runnable, preempted, for ~half. */
+		r = sum_rows(c.p, c.pid, t->tid, OFFCPU_STATE_PREEMPT, FRAME_KERNEL, "__schedule");
+		CHECK(r.off_ns > 100 * MS);
+		CHECK_U64(r.runq_ns, r.off_ns);
+		blocked = sum_rows(c.p, c.pid, t->tid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, NULL);
+		CHECK(blocked.off_ns < r.off_ns / 10);
+		/* The kernel's own count of the run-queue wait agrees. */
+		CHECK(tt != NULL);
+		all = sum_rows(c.p, c.pid, t->tid, -1, FRAME_KERNEL, NULL);
+		CHECK(close_to(tt->runq_ns, all.runq_ns, tt->oncpu_ns));
+	}
+	CHECK_INT(spinners, 2);
+	CHECK(accounted(&c));
+	capture_free(&c);
+}
+
+TEST(native_tiny_agg_map_counts_exact_losses)
+{
+	struct native_opts o = { .agg_entries = 1, .no_stack_cache = true };
+	struct capture c = { .no_poll = true };
+	int err;
+
+	NEED_ROOT();
+	/* Two call sites, 25 intervals each, every one recorded on its own. */
+	err = capture_follow("sites", &o, &c);
+	CHECK_START(err, &c);
+	/* One key fits and nothing drains until stop: the other site's are dropped... */
+	CHECK(loss(&c.in, "map_full_agg") >= 25);
+	CHECK(loss_ns(&c.in, "map_full_agg") > 0);
+	CHECK(loss(&c.in, "map_full_agg") < c.st.intervals);
+	/* ... exactly: rows plus losses are every interval the kernel side closed. */
+	CHECK(accounted(&c));
+	capture_free(&c);
+}
+
+/*
+ * The call-site cache must not merge two sites that enter the kernel at the
+ * same ip with the same sp and bp: the same capture with and without it
+ * gives the same stacks, counts and states.
+ */
+TEST(native_cache_keeps_call_sites_apart)
+{
+	struct capture c[2] = {};
+	struct profile_weight a[2], b[2];
+	int err;
+
+	NEED_ROOT();
+	for (int i = 0; i < 2; i++) {
+		struct native_opts o = { .no_stack_cache = i == 1 };
+
+		err = capture_follow("sites", &o, &c[i]);
+		CHECK_START(err, &c[i]);
+		a[i] = sum_rows(c[i].p, c[i].pid, c[i].pid, OFFCPU_STATE_SLEEP, FRAME_USER,
+				"site_a");
+		b[i] = sum_rows(c[i].p, c[i].pid, c[i].pid, OFFCPU_STATE_SLEEP, FRAME_USER,
+				"site_b");
+		CHECK_U64(a[i].count, 25);
+		CHECK_U64(b[i].count, 25);
+		/* Blocked time: 25 x 2 ms and 25 x 3 ms, plus timer slack and steal. */
+		CHECK(a[i].off_ns - a[i].runq_ns > 50 * MS);
+		CHECK(b[i].off_ns - b[i].runq_ns > 75 * MS);
+		CHECK(a[i].off_ns - a[i].runq_ns < b[i].off_ns - b[i].runq_ns);
+		CHECK(accounted(&c[i]));
+	}
+	/* With the cache, most of those intervals took their stacks from it. */
+	CHECK(c[0].st.cache_hits > 25);
+	CHECK_U64(c[1].st.cache_hits, 0);
+	CHECK_U64(c[0].st.check_failures, 0);
+	CHECK_U64(loss(&c[0].in, "stack_cache_mismatch"), 0);
+	capture_free(&c[0]);
+	capture_free(&c[1]);
+}
+
+/*
+ * Attaching to a running process: its sleep in progress at start and at stop
+ * are recorded up to the capture's edges and flagged; with them, the rows
+ * account for all its time off the CPU during the capture.
+ */
+TEST(native_pids_edges_are_flagged_and_accounted)
+{
+	FILE *diag;
+	struct capture c = {};
+	struct native_opts o = {};
+	const struct profile_thread_time *tt;
+	struct profile_weight all;
+	struct native *n;
+	int pid, tid;
+
+	NEED_ROOT();
+	diag = open_memstream(&c.diag, &c.diag_len);
+	pid = spawn("loop");
+	CHECK(pid > 0);
+	sleep_ns(100 * MS);
+	o.pids = &pid;
+	o.nr_pids = 1;
+	o.diag = diag;
+	o.sym = capture_sym(&c);
+	n = native__start(&o);
+	if (!n) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fclose(diag);
+		UNIT_FAIL("start: %s; diag: %s", strerror(errno), c.diag);
+		capture_free(&c);
+		return;
+	}
+	run_until(n, 0, 300, NULL, false);
+	finish(n, &c, diag);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	CHECK(sum_rows(c.p, pid, pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep").count >= 10);
+	/* Asleep at start and at stop, almost surely (it runs microseconds per 20 ms). */
+	CHECK(loss(&c.in, "inflight_at_start") <= 1 && loss(&c.in, "inflight_at_stop") <= 1);
+	CHECK(loss(&c.in, "inflight_at_start") + loss(&c.in, "inflight_at_stop") >= 1);
+	CHECK(accounted(&c));
+	tid = thread_id(c.p, pid, pid);
+	CHECK(tid >= 0);
+	tt = profile__thread_time(c.p, tid);
+	CHECK(tt != NULL);
+	all = sum_rows(c.p, pid, pid, -1, FRAME_KERNEL, NULL);
+	CHECK(tt->wall_ns > 290 * MS);
+	CHECK(close_to(tt->wall_ns - tt->oncpu_ns, all.off_ns, tt->oncpu_ns));
+	capture_free(&c);
+}
+
+TEST(native_all_traces_others_not_itself)
+{
+	FILE *diag;
+	struct capture c = {};
+	struct native_opts o = { .all = true };
+	struct native *n;
+	int pid;
+
+	NEED_ROOT();
+	diag = open_memstream(&c.diag, &c.diag_len);
+	pid = spawn("loop");
+	CHECK(pid > 0);
+	o.diag = diag;
+	o.sym = capture_sym(&c);
+	n = native__start(&o);
+	if (!n) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fclose(diag);
+		UNIT_FAIL("start: %s; diag: %s", strerror(errno), c.diag);
+		capture_free(&c);
+		return;
+	}
+	run_until(n, 0, 200, NULL, false);
+	finish(n, &c, diag);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	CHECK(sum_rows(c.p, pid, pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep").count >= 5);
+	CHECK_U64(sum_rows(c.p, getpid(), 0, -1, FRAME_KERNEL, NULL).count, 0);
+	CHECK(accounted(&c));
+	capture_free(&c);
+}
+
+/* The cgroup v2 mount, or NULL. */
+static const char *cgroup2_mount(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/mounts", "r");
+	char dev[256], dir[256], type[64];
+	const char *found = NULL;
+
+	if (!f)
+		return NULL;
+	while (fscanf(f, "%255s %255s %63s %*[^\n]", dev, dir, type) == 3)
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", dir);
+			found = buf;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+TEST(native_cgroup_traces_only_its_members)
+{
+	char mnt[256], dir[300], procs[340], num[32];
+	struct native_opts o = {};
+	struct capture c = {};
+	FILE *diag;
+	struct native *n;
+	int fd, outsider, ok;
+
+	NEED_ROOT();
+	if (!cgroup2_mount(mnt, sizeof(mnt)))
+		SKIP("no cgroup v2 hierarchy mounted");
+	snprintf(dir, sizeof(dir), "%s/offcpu-test-%d", mnt, getpid());
+	if (mkdir(dir, 0755))
+		SKIP("cannot create %s: %s", dir, strerror(errno));
+	diag = open_memstream(&c.diag, &c.diag_len);
+	c.pid = spawn_held("nanosleep", &fd);
+	outsider = spawn("loop");
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	snprintf(num, sizeof(num), "%d", c.pid);
+	{
+		FILE *f = fopen(procs, "w");
+
+		ok = f && fputs(num, f) >= 0;
+		if (f)
+			ok = !fclose(f) && ok;
+	}
+	o.cgroup = dir;
+	o.diag = diag;
+	o.sym = capture_sym(&c);
+	n = ok ? native__start(&o) : NULL;
+	if (!n) {
+		kill(c.pid, SIGKILL);
+		kill(outsider, SIGKILL);
+		waitpid(c.pid, NULL, 0);
+		waitpid(outsider, NULL, 0);
+		rmdir(dir);
+		fclose(diag);
+		UNIT_FAIL("start: %s; diag: %s", ok ? strerror(errno) : "cannot join", c.diag);
+		capture_free(&c);
+		return;
+	}
+	if (write(fd, "x", 1) != 1)
+		UNIT_FAIL("release");
+	close(fd);
+	run_until(n, c.pid, 0, &c.status, false);
+	finish(n, &c, diag);
+	kill(outsider, SIGKILL);
+	waitpid(outsider, NULL, 0);
+	rmdir(dir);
+	CHECK_U64(sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep")
+			  .count,
+		  1);
+	CHECK_U64(sum_rows(c.p, outsider, 0, -1, FRAME_KERNEL, NULL).count, 0);
+	CHECK(accounted(&c));
+	capture_free(&c);
+}
+
+TEST(native_rejects_bad_targets)
+{
+	struct native_opts o = {};
+	int none = 999999999;
+
+	NEED_ROOT();
+	errno = 0;
+	CHECK(native__start(&o) == NULL);
+	CHECK_INT(errno, EINVAL);
+	o.pids = &none;
+	o.nr_pids = 1;
+	CHECK(native__start(&o) == NULL);
+	CHECK_INT(errno, ESRCH);
+	o.pids = NULL;
+	o.nr_pids = 0;
+	o.cgroup = "/nonexistent-cgroup";
+	CHECK(native__start(&o) == NULL);
+	CHECK_INT(errno, ENOENT);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--child"))
+		return child_main(argv[2]);
+	return unit_run();
+}
