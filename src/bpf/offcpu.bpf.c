@@ -435,47 +435,53 @@ static __always_inline __u64 ptr_value(const void *p)
 
 /*
  * Hash of the user frame-pointer chain as far as it lies within OFFCPU_UWIN
- * bytes above sp: every word the frame-pointer walk reads there (each frame's
+ * bytes above bp: every word the frame-pointer walk reads there (each frame's
  * return address, and its saved bp where the walk goes on to read it). Bit 0
  * set: the chain ends inside the window, so the walk reads nothing else and
  * the hash fixes the whole stack.
  */
-__noinline __u64 user_chain(__u64 sp, __u64 bp)
+static __always_inline bool no_user_memory(__u64 fp)
+{
+	return fp < 65536 || fp >= 0x00007ffffffff000ULL;
+}
+
+__noinline __u64 user_chain(__u64 bp)
 {
 	struct user_window *w;
-	__u64 h = 0x9e3779b97f4a7c15ULL, fp = bp, len = OFFCPU_UWIN;
+	__u64 h = 0x9e3779b97f4a7c15ULL, fp = bp, len = OFFCPU_UWIN - 16;
 	__u32 zero = 0;
 
+	/*
+	 * Where no user memory can be (below mmap_min_addr, above the 47-bit
+	 * user space), the walk's read fails whatever the exact value: a clean
+	 * end. Callers built without frame pointers leave a register there,
+	 * often a small counter.
+	 */
+	if (no_user_memory(bp))
+		return h | 1;
 	w = bpf_map_lookup_elem(&uwin, &zero);
 	if (!w)
 		return 0;
 	/* Near the top of a stack mapping the full window may not be readable. */
-	if (bpf_probe_read_user(w->w, OFFCPU_UWIN, (void *)sp)) {
-		len = 256;
-		if (bpf_probe_read_user(w->w, 256, (void *)sp))
+	if (bpf_probe_read_user(w->w, OFFCPU_UWIN, (void *)bp)) {
+		len = 64 - 16;
+		if (bpf_probe_read_user(w->w, 64, (void *)bp))
 			return 0;
 	}
-	for (__u32 i = 0; i < OFFCPU_MAX_STACK; i++) {
-		__u64 off, next;
+	/* A frame takes 16 bytes at least: the window holds at most this many. */
+	for (__u32 i = 0; i < OFFCPU_UWIN / 16; i++) {
+		__u64 off = fp - bp, next;
 
-		/*
-		 * Where no user memory can be (below mmap_min_addr, above the
-		 * 47-bit user space), the walk's read fails whatever the exact
-		 * value: a clean end. Callers built without frame pointers
-		 * leave a register there, often a small counter.
-		 */
-		if (fp < 65536 || fp >= 0x00007ffffffff000ULL)
-			return h | 1;
-		off = fp - sp;
-		if (fp < sp || (fp & 7) || off > len - 16)
-			return h & ~1ULL;
+		if (off > len || (fp & 7))
+			return no_user_memory(fp) ? h | 1 : h & ~1ULL;
 		off >>= 3;
 		next = w->w[off & (OFFCPU_UWIN / 8 - 1)];
-		h = mix(h, w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]);
-		if (next >= 65536 && next < 0x00007ffffffff000ULL)
-			h = mix(h, next);
+		h = (h ^ w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]) * 0xff51afd7ed558ccdULL;
+		if (!no_user_memory(next))
+			h ^= next;
 		fp = next;
 	}
+	/* Still inside after as many frames as fit: it cycles there. */
 	return h | 1;
 }
 
@@ -528,7 +534,7 @@ __noinline int kernel_sig(__u64 base, __u64 entry_ret)
  *   0 user ip     where the thread entered the kernel
  *   1 user sp
  *   2 user bp     start of the frame-pointer chain
- *   3 user_chain(): the chain's words within OFFCPU_UWIN bytes above sp
+ *   3 user_chain(): the chain's words within OFFCPU_UWIN bytes above bp
  *   4 orig_ax     syscall number (exception error code, irq vector otherwise)
  *   5 the word below the user pt_regs: the return address into the entry
  *     code (entry_SYSCALL_64, asm_exc_page_fault, asm_sysvec_*), the
@@ -555,7 +561,7 @@ static __always_inline void site_key(void *ctx, struct task_struct *t, __u32 pre
 		k[2] = regs->bp;
 		k[4] = regs->orig_ax;
 		if (user_stacks)
-			k[3] = user_chain(k[1], k[2]);
+			k[3] = user_chain(k[2]);
 	}
 	if (kernel_stacks)
 		k[5] = kword(regs, -8);

@@ -15,7 +15,7 @@
 #define OFFCPU_KEY_WORDS 7    /* words of a call-site key */
 #define OFFCPU_KSLOTS 16      /* kernel return addresses a call site verifies */
 #define OFFCPU_KSCAN 1024     /* kernel stack words searched for them (8 KiB) */
-#define OFFCPU_UWIN 512       /* bytes of user stack read for a call-site key */
+#define OFFCPU_UWIN 256       /* bytes of user stack above bp read for a call-site key */
 /* Frames searched from the top of a kernel stack for the __schedule anchor. */
 #define OFFCPU_MAX_TRACER_FRAMES 8
 
