@@ -1088,8 +1088,12 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 		/* Ground truth counts the wait from start only, as the row does. */
 		if (th->first_ns == start_ns)
 			th->base_delay_ns += queued - runq;
-		if (btf && kernel_stacks)
+		/* A bonus, not owed: a failed walk keeps the "before start" placeholder. */
+		if (btf && kernel_stacks) {
 			k = walk_task(next);
+			if (!(k & OFFCPU_STACK_REAL))
+				k = OFFCPU_STACK_BEFORE_START;
+		}
 	}
 	close_interval(th, tid, off, runq, k, u);
 mark:
