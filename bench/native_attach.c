@@ -74,13 +74,13 @@ static void print_top(const struct profile *p, size_t top)
 
 int main(int argc, char **argv)
 {
-	struct native_opts o = { .diag = stderr };
+	struct native_opts o = {.diag = stderr};
 	struct integrity in = {};
 	struct symbolizer *sym = NULL;
 	struct profile *p = NULL;
 	struct native *n;
 	const char *ready = NULL;
-	int *pids = NULL, hold[2] = { -1, -1 }, status, i, err;
+	int *pids = NULL, hold[2] = {-1, -1}, status, i, err;
 	size_t top = 0;
 	bool want_sym = false;
 	pid_t child = 0;
@@ -172,8 +172,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "native-attach: stop: %s\n", strerror(-err));
 	for (size_t l = 0; l < in.nr_losses; l++)
 		if (in.losses[l].count)
-			fprintf(stderr, "loss %s: %" PRIu64 " (%" PRIu64 " ns)\n", in.losses[l].name,
-				in.losses[l].count, in.losses[l].affected_ns);
+			fprintf(stderr, "loss %s: %" PRIu64 " (%" PRIu64 " ns)\n",
+				in.losses[l].name, in.losses[l].count, in.losses[l].affected_ns);
 	fprintf(stderr, "rows %zu, stacks %zu, threads %zu, off_ns %" PRIu64 "\n",
 		profile__nr_rows(p), profile__nr_stacks(p), profile__nr_threads(p),
 		profile__totals(p)->all.off_ns);

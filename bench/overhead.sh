@@ -16,6 +16,11 @@
 # cost as a fraction of bcc's. Tracers' user space runs on CPU 1 so it does not
 # compete with the benchmark; their BPF programs run where the switches happen.
 #
+# Then, once more per tracer with kernel.bpf_stats_enabled=1, the run time of
+# each tracer's own BPF programs (found through its file descriptors) per op:
+# a measure that the scheduling noise of a shared machine does not blur. It
+# includes bpf_stats' own two clock reads per program run, for both tracers.
+#
 # usage: bench/overhead.sh [BUILD] [REPS] [LOOPS]    (root; defaults: build 7 200000)
 # env:   MODES="bare bcc native nocache" to choose, BCC=/path/to/offcputime,
 #        SETTLE=seconds to wait after stopping a tracer (2)
@@ -50,6 +55,29 @@ bench() {
 		awk '/usecs\/op/ { print $1 }'
 }
 
+# Nanoseconds the BPF programs held open by process $1 ran, summed (needs bpf_stats).
+prog_ns() {
+	local id sum=0 v
+	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
+		v=$(bpftool -j prog show id "$id" 2>/dev/null | jq -r '.run_time_ns // 0')
+		sum=$((sum + ${v:-0}))
+	done
+	echo "$sum"
+}
+
+# With STATS set, print the tracer's BPF time per op instead of the benchmark's us/op.
+measure() { # tracer pid
+	if [ -n "${STATS:-}" ]; then
+		local before after
+		before=$(prog_ns "$1")
+		bench >/dev/null
+		after=$(prog_ns "$1")
+		echo "$before $after $LOOPS" | awk '{ printf "%.3f\n", ($2 - $1) / $3 / 1000 }'
+	else
+		bench
+	fi
+}
+
 # Start a tracer on CPU 1, wait until it is attached, run the benchmark, stop it.
 run_native() {
 	rm -f "$TMP/ready"
@@ -57,7 +85,7 @@ run_native() {
 	local pid=$! i
 	for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
 	[ -e "$TMP/ready" ] || { kill $pid; die "native collector did not attach: $(tail -3 "$TMP/native$*.err")"; }
-	bench
+	measure $pid
 	kill -INT $pid
 	wait $pid
 	settle
@@ -73,7 +101,7 @@ run_bcc() {
 		sleep 0.1
 	done
 	sleep 0.5
-	bench
+	measure $pid
 	# Background jobs of a script ignore SIGINT: TERM (offcputime prints nothing then).
 	kill -TERM $pid
 	wait $pid 2>/dev/null
@@ -98,29 +126,53 @@ for f in "$TMP"/native*.err; do
 	[ -e "$f" ] && grep -h "call-site cache\|stack walks" "$f" | sed "s|^offcpu native: |last $(basename "$f" .err): |" >&2
 done
 
+# BPF program time per op, one run per tracer.
+stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled)
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+for mode in $MODES; do
+	case $mode in
+	bcc) v=$(STATS=1 run_bcc) ;;
+	native) v=$(STATS=1 run_native) ;;
+	nocache) v=$(STATS=1 run_native --no-cache) ;;
+	*) continue ;;
+	esac
+	echo "$mode $v" >>"$TMP/progtime"
+done
+echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled
+
 awk -v modes="$MODES" '
 function median(mode,   n, i, j, t, a) {
 	n = 0
 	for (i = 1; i <= cnt; i++) if (m[i] == mode) a[++n] = v[i]
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	if (n == 0) return -1
+	lo[mode] = a[1]
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-{ m[++cnt] = $1; v[cnt] = $2 }
+FNR == NR { m[++cnt] = $1; v[cnt] = $2; next }
+{ prog[$1] = $2 }
 END {
 	split(modes, ms, " ")
 	for (k in ms) med[ms[k]] = median(ms[k])
-	printf "%-8s %10s %12s\n", "mode", "us/op", "added us/op"
+	printf "%-8s %12s %12s %14s %16s\n", "mode", "median us/op", "min us/op", "added us/op", "BPF us/op"
 	for (k = 1; k in ms; k++) {
 		mo = ms[k]
-		if (mo == "bare" || !("bare" in med)) printf "%-8s %10.3f\n", mo, med[mo]
-		else printf "%-8s %10.3f %12.3f\n", mo, med[mo], med[mo] - med["bare"]
+		added = (mo != "bare" && ("bare" in med)) ? sprintf("%14.3f", med[mo] - med["bare"]) : sprintf("%14s", "")
+		pt = (mo in prog) ? sprintf("%16.3f", prog[mo]) : sprintf("%16s", "")
+		printf "%-8s %12.3f %12.3f %s %s\n", mo, med[mo], lo[mo], added, pt
 	}
 	if (("bcc" in med) && ("bare" in med) && med["bcc"] > med["bare"]) {
 		b = med["bcc"] - med["bare"]
-		if ("native" in med)
-			printf "native added cost = %.1f%% of bcc offcputime added cost\n", 100 * (med["native"] - med["bare"]) / b
-		if ("nocache" in med)
-			printf "nocache added cost = %.1f%% of bcc offcputime added cost\n", 100 * (med["nocache"] - med["bare"]) / b
+		for (k = 1; k in ms; k++) {
+			mo = ms[k]
+			if (mo == "native" || mo == "nocache")
+				printf "%s added cost = %.1f%% of bcc offcputime added cost (medians)\n", mo, 100 * (med[mo] - med["bare"]) / b
+		}
 	}
-}' "$TMP/results"
+	if (("bcc" in prog) && prog["bcc"] > 0)
+		for (k = 1; k in ms; k++) {
+			mo = ms[k]
+			if ((mo == "native" || mo == "nocache") && (mo in prog))
+				printf "%s BPF time = %.1f%% of bcc offcputime BPF time\n", mo, 100 * prog[mo] / prog["bcc"]
+		}
+}' "$TMP/results" "$TMP/progtime"

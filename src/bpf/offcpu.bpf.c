@@ -5,24 +5,36 @@
  *
  * An interval runs from a thread's switch-out (sched_switch, prev) to its
  * next switch-in (sched_switch, next). prev_state and the preempt flag at the
- * switch-out say why it left; sched_wakeup/sched_wakeup_new say when it became
- * runnable again, which splits the interval into blocked and run-queue time.
+ * switch-out say why it left; the run-queue part is the scheduler's own
+ * sched_info accounting read at the switch-in (see queued_ns()), or, on
+ * kernels without it, the time since sched_wakeup.
  *
  * Stacks are taken at the switch-out, where the leaving thread is current.
  * Walking them is what costs (an ORC kernel walk and a frame-pointer user walk
  * take microseconds on every context switch), so each thread remembers its
  * last OFFCPU_CACHE_WAYS call sites: a key read cheaply from the thread's
- * registers and stack selects the stacks walked last time. See site_key() for
- * what the key holds, and take_stacks() for how hits are checked against real
- * walks so a weak key is caught and its damage counted.
+ * registers and user stack, plus the kernel stack offsets of the return
+ * addresses, select the stacks walked last time. site_key() says what the key
+ * holds and why it pins the walks' results; take_stacks() how hits are
+ * checked against real walks so anything the key misses is caught and its
+ * damage counted.
  *
- * Stacks are stored by a 64-bit hash of their frames in a hash map, not in a
- * BPF_MAP_TYPE_STACK_TRACE: that map drops a new stack whenever its bucket
- * holds another one (-EEXIST), which loses stacks long before it is full.
+ * Each stack is sent to user space once, on the events ring buffer, named by
+ * a 64-bit hash of its frames; the stacks map only remembers which were sent.
+ * A BPF_MAP_TYPE_STACK_TRACE would drop a new stack whenever its bucket holds
+ * another one (-EEXIST), long before it is full.
  *
- * Aggregates go to one of two maps, agg0/agg1, chosen by `gen`: user space
- * flips gen, waits for an RCU grace period (no program still holds the old
- * map), then drains the old map, so nothing is lost to a read/delete race.
+ * Intervals add up in the thread's cache entry and reach the aggregation map
+ * when the entry is replaced, its check fails, or the thread exits; intervals
+ * not from the cache go there directly. There are two aggregation maps,
+ * agg0/agg1, chosen by `gen`: user space flips gen, waits for an RCU grace
+ * period (no program still holds the old map), then drains the old one, so
+ * nothing is lost to a read/delete race.
+ *
+ * The kernel sometimes does not run a tracepoint program for a switch (seen
+ * on 6.18 under load, with no recursion miss counted): the thread's schedstat
+ * totals, noted at every switch seen, rebuild such an interval (switch_out()
+ * and switch_in()).
  *
  * Every program exists twice: tp_btf (direct, typed reads) and raw_tp (CO-RE
  * probe reads) for kernels or setups where tp_btf does not load. User space
@@ -54,7 +66,7 @@ const volatile __u64 max_block_ns = 0;
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
 const volatile bool stack_cache = true;
-const volatile __u32 check_max = 64;	    /* longest check period, partly verified site */
+const volatile __u32 check_max = 64;	     /* longest check period, partly verified site */
 const volatile __u32 check_max_exact = 1024; /* ... fully verified site */
 const volatile bool kmem_direct = false;     /* bpf_rdonly_cast exists (6.2+) */
 /* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
@@ -127,7 +139,7 @@ struct {
 	__type(value, struct offcpu_stats);
 } stats SEC(".maps");
 
-/* The user stack above sp, for the call-site key. */
+/* The user stack above bp, for the call-site key. */
 struct user_window {
 	__u64 w[OFFCPU_UWIN / 8];
 };
@@ -167,12 +179,12 @@ const struct offcpu_agg_val zero_val = {};
 /* Typed (tp_btf) or probed (raw_tp) read of a kernel field. */
 #define RD(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ(p, f))
 
-#define STAT(field, v)                                                                           \
-	do {                                                                                     \
-		__u32 zero_ = 0;                                                                 \
-		struct offcpu_stats *s_ = bpf_map_lookup_elem(&stats, &zero_);                   \
-		if (s_)                                                                          \
-			__sync_fetch_and_add(&s_->field, (v));                                   \
+#define STAT(field, v)                                                         \
+	do {                                                                   \
+		__u32 zero_ = 0;                                               \
+		struct offcpu_stats *s_ = bpf_map_lookup_elem(&stats, &zero_); \
+		if (s_)                                                        \
+			__sync_fetch_and_add(&s_->field, (v));                 \
 	} while (0)
 
 /* Older kernels: task_struct::state, and cgroup::ancestor_ids. */
@@ -565,7 +577,8 @@ static __always_inline void site_key(void *ctx, struct task_struct *t, __u32 pre
 	}
 	if (kernel_stacks)
 		k[5] = kword(regs, -8);
-	k[6] = ((__u64)(prev_state & 0x7fffffff) << 1) | (BPF_CORE_READ_BITFIELD(cur, in_iowait) & 1);
+	k[6] = ((__u64)(prev_state & 0x7fffffff) << 1) |
+	       (BPF_CORE_READ_BITFIELD(cur, in_iowait) & 1);
 }
 
 static __always_inline bool key_eq(const __u64 *a, const __u64 *b)
@@ -813,8 +826,7 @@ static __always_inline __u64 run_delay(struct task_struct *t, const bool btf);
 static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 off,
 					   __u64 runq, __u64 kbefore, __u64 ubefore);
 
-static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 now,
-					const bool btf)
+static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 now, const bool btf)
 {
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	struct offcpu_event *ev;
@@ -913,8 +925,8 @@ static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, 
 	th->site = OFFCPU_NO_SITE;
 }
 
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 tid,
-				       bool preempt, __u32 prev_state, __u64 now, const bool btf)
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 tid, bool preempt,
+				       __u32 prev_state, __u64 now, const bool btf)
 {
 	struct offcpu_thread *th;
 	__u64 exec, delay;

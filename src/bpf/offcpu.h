@@ -11,11 +11,11 @@
 
 #define OFFCPU_MAX_STACK 127 /* PERF_MAX_STACK_DEPTH */
 #define OFFCPU_COMM_LEN 16
-#define OFFCPU_CACHE_WAYS 4   /* call sites remembered per thread (a power of two) */
-#define OFFCPU_KEY_WORDS 7    /* words of a call-site key */
-#define OFFCPU_KSLOTS 16      /* kernel return addresses a call site verifies */
-#define OFFCPU_KSCAN 1024     /* kernel stack words searched for them (8 KiB) */
-#define OFFCPU_UWIN 256       /* bytes of user stack above bp read for a call-site key */
+#define OFFCPU_CACHE_WAYS 4 /* call sites remembered per thread (a power of two) */
+#define OFFCPU_KEY_WORDS 7  /* words of a call-site key */
+#define OFFCPU_KSLOTS 16    /* kernel return addresses a call site verifies */
+#define OFFCPU_KSCAN 1024   /* kernel stack words searched for them (8 KiB) */
+#define OFFCPU_UWIN 256	    /* bytes of user stack above bp read for a call-site key */
 /* Frames searched from the top of a kernel stack for the __schedule anchor. */
 #define OFFCPU_MAX_TRACER_FRAMES 8
 
@@ -48,13 +48,13 @@ enum offcpu_bpf_state {
  * these sentinels, or 1..4095 for the errno of a capture that failed.
  */
 #define OFFCPU_STACK_REAL (1ULL << 63)
-#define OFFCPU_STACK_NONE 0		/* not asked for (option, or a kernel thread's user side) */
+#define OFFCPU_STACK_NONE 0 /* not asked for (option, or a kernel thread's user side) */
 #define OFFCPU_STACK_ERRNO_MAX 4095
 /* Capture errno meaning the events ring buffer had no room for a new stack. */
-#define OFFCPU_STACK_LOST 28 /* ENOSPC */
-#define OFFCPU_STACK_BEFORE_START 4096	/* the interval began before tracing did */
-#define OFFCPU_STACK_NEW_THREAD 4097	/* a new thread waiting for its first run */
-#define OFFCPU_STACK_UNSEEN 4098	/* the switch-out was not reported: stack unknown */
+#define OFFCPU_STACK_LOST 28	       /* ENOSPC */
+#define OFFCPU_STACK_BEFORE_START 4096 /* the interval began before tracing did */
+#define OFFCPU_STACK_NEW_THREAD 4097   /* a new thread waiting for its first run */
+#define OFFCPU_STACK_UNSEEN 4098       /* the switch-out was not reported: stack unknown */
 
 /*
  * A stack as walked, innermost first: frames [first, nr) of ips (tracer frames
@@ -132,7 +132,7 @@ struct offcpu_thread {
 	__u64 off_ns; /* switch-out time of the current interval; 0 while on a CPU */
 	__u64 kstack; /* stacks of the current interval */
 	__u64 ustack;
-	__u64 wake_ns; /* wakeup of the current interval (without sched_info only) */
+	__u64 wake_ns;		      /* wakeup of the current interval (without sched_info only) */
 	__u32 tag[OFFCPU_CACHE_WAYS]; /* hash of each site's key, 0: empty */
 	__u32 tgid;
 	__u32 clock; /* sites made: the next one replaces sites[clock % OFFCPU_CACHE_WAYS] */
@@ -201,39 +201,40 @@ struct offcpu_event {
  */
 struct offcpu_stats {
 	/* losses */
-	__u64 map_full_threads;	    /* threads that could not be tracked */
-	__u64 map_full_procs;	    /* forked processes that could not be followed */
-	__u64 map_full_agg;	    /* intervals dropped: aggregation map full */
+	__u64 map_full_threads; /* threads that could not be tracked */
+	__u64 map_full_procs;	/* forked processes that could not be followed */
+	__u64 map_full_agg;	/* intervals dropped: aggregation map full */
 	__u64 map_full_agg_ns;
-	__u64 unmatched_switch_in;  /* switch-in of a tracked thread never seen leaving, not rebuilt */
-	__u64 unseen_switch_out;    /* ... rebuilt from schedstat: time known, stack not */
+	__u64 unmatched_switch_in; /* switch-in of a tracked thread never seen leaving, not rebuilt
+				    */
+	__u64 unseen_switch_out;   /* ... rebuilt from schedstat: time known, stack not */
 	__u64 unseen_switch_out_ns;
-	__u64 unseen_switch_in;	    /* switch-ins not reported, interval rebuilt from schedstat */
-	__u64 unmatched_wakeups;    /* wakeups of a target thread with no room to note them */
-	__u64 inflight_start;	    /* intervals begun before tracing (known part recorded) */
+	__u64 unseen_switch_in;	 /* switch-ins not reported, interval rebuilt from schedstat */
+	__u64 unmatched_wakeups; /* wakeups of a target thread with no room to note them */
+	__u64 inflight_start;	 /* intervals begun before tracing (known part recorded) */
 	__u64 inflight_start_ns;
-	__u64 cache_mismatch;	    /* intervals attributed by a cache entry that then failed its check */
+	__u64 cache_mismatch; /* intervals attributed by a cache entry that then failed its check */
 	__u64 cache_mismatch_ns;
-	__u64 lost_records;	    /* thread exit records dropped: ring buffer full */
+	__u64 lost_records; /* thread exit records dropped: ring buffer full */
 	/* diagnostics */
 	__u64 walks_kernel;
 	__u64 walks_user;
-	__u64 cache_checks;	    /* cache hits checked by a real walk */
-	__u64 cache_misses;	    /* switch-outs whose key was not in the cache */
-	__u64 check_failed_kernel;  /* checks that found another kernel stack */
-	__u64 check_failed_user;    /* checks that found another user stack */
-	__u64 sites_made;	    /* cache entries made (after a miss) */
-	__u64 sites_kernel_exact;   /* ... whose kernel frames are all verified */
-	__u64 sites_user_exact;	    /* ... whose user frame chain is all in the key */
-	__u64 kslot_rejects;	    /* key matched but the kernel frames differed: a miss */
-	__u64 stack_truncated;	    /* walks that filled all OFFCPU_MAX_STACK frames */
-	__u64 tracer_frames;	    /* kernel walks with tracer frames above __schedule */
-	__u64 unanchored;	    /* kernel walks without __schedule near the top */
-	__u64 wakeup_running;	    /* wakeups of a thread still on its CPU (benign) */
-	__u64 no_wakeup;	    /* S/D intervals ended without a seen wakeup */
-	__u64 filtered;		    /* intervals outside the state mask or block-time bounds */
-	__u64 held_skipped;	    /* the held follow_pid root's waits before its exec */
-	__u64 agg_inserts;	    /* new aggregation keys (map fill) */
+	__u64 cache_checks;	   /* cache hits checked by a real walk */
+	__u64 cache_misses;	   /* switch-outs whose key was not in the cache */
+	__u64 check_failed_kernel; /* checks that found another kernel stack */
+	__u64 check_failed_user;   /* checks that found another user stack */
+	__u64 sites_made;	   /* cache entries made (after a miss) */
+	__u64 sites_kernel_exact;  /* ... whose kernel frames are all verified */
+	__u64 sites_user_exact;	   /* ... whose user frame chain is all in the key */
+	__u64 kslot_rejects;	   /* key matched but the kernel frames differed: a miss */
+	__u64 stack_truncated;	   /* walks that filled all OFFCPU_MAX_STACK frames */
+	__u64 tracer_frames;	   /* kernel walks with tracer frames above __schedule */
+	__u64 unanchored;	   /* kernel walks without __schedule near the top */
+	__u64 wakeup_running;	   /* wakeups of a thread still on its CPU (benign) */
+	__u64 no_wakeup;	   /* S/D intervals ended without a seen wakeup */
+	__u64 filtered;		   /* intervals outside the state mask or block-time bounds */
+	__u64 held_skipped;	   /* the held follow_pid root's waits before its exec */
+	__u64 agg_inserts;	   /* new aggregation keys (map fill) */
 };
 
 #endif

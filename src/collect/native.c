@@ -203,8 +203,8 @@ static void kernel_features(struct native *n)
 	}
 	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
-		       has_member(btf, "sched_entity", "cfs_rq") && has_member(btf, "cfs_rq", "rq") &&
-		       has_member(btf, "rq", "clock");
+		       has_member(btf, "sched_entity", "cfs_rq") &&
+		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
 	btf__free(btf);
 }
 
@@ -214,7 +214,7 @@ static int cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level)
 	struct {
 		struct file_handle fh;
 		uint64_t id;
-	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	} h = {.fh.handle_bytes = sizeof(uint64_t)};
 	char real[PATH_MAX], line[4096];
 	int mnt_id, best = -1;
 	FILE *f;
@@ -480,8 +480,8 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	    (err = bpf_map__set_max_entries(s->maps.agg0, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.agg1, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.stacks, stacks)) ||
-	    (err = bpf_map__set_max_entries(s->maps.events,
-					    n->target == OFFCPU_TARGET_TGIDS ? 4 << 20 : 16 << 20))) {
+	    (err = bpf_map__set_max_entries(
+		     s->maps.events, n->target == OFFCPU_TARGET_TGIDS ? 4 << 20 : 16 << 20))) {
 		snprintf(why, whylen, "cannot size the BPF maps: %s", strerror(-err));
 		return err;
 	}
@@ -571,7 +571,8 @@ struct native *native__start(const struct native_opts *o)
 	libbpf_set_print(libbpf_print);
 	if (targets != 1 || (o->nr_pids && !o->pids)) {
 		err = -EINVAL;
-		snprintf(why, sizeof(why), "give exactly one target: a command, -p, --cgroup or -a");
+		snprintf(why, sizeof(why),
+			 "give exactly one target: a command, -p, --cgroup or -a");
 		goto cleanup;
 	}
 	n->target = o->all		? OFFCPU_TARGET_ALL
@@ -672,7 +673,6 @@ int native__poll(struct native *n, int timeout_ms)
 	return 0;
 }
 
-
 /* ---- stop: from BPF maps to the profile ---------------------------------- */
 
 struct thread_key {
@@ -708,11 +708,11 @@ static const char *errno_name(unsigned int e, bool upper)
 		unsigned int e;
 		const char *lo, *up;
 	} names[] = {
-		{ EFAULT, "efault", "EFAULT" }, { ENOMEM, "enomem", "ENOMEM" },
-		{ EEXIST, "eexist", "EEXIST" }, { EINVAL, "einval", "EINVAL" },
-		{ ENOENT, "enoent", "ENOENT" }, { EPERM, "eperm", "EPERM" },
-		{ EBUSY, "ebusy", "EBUSY" },	{ EOPNOTSUPP, "eopnotsupp", "EOPNOTSUPP" },
-		{ ENOSPC, "enospc", "ENOSPC" },
+		{EFAULT, "efault", "EFAULT"}, {ENOMEM, "enomem", "ENOMEM"},
+		{EEXIST, "eexist", "EEXIST"}, {EINVAL, "einval", "EINVAL"},
+		{ENOENT, "enoent", "ENOENT"}, {EPERM, "eperm", "EPERM"},
+		{EBUSY, "ebusy", "EBUSY"},    {EOPNOTSUPP, "eopnotsupp", "EOPNOTSUPP"},
+		{ENOSPC, "enospc", "ENOSPC"},
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -721,26 +721,29 @@ static const char *errno_name(unsigned int e, bool upper)
 	return NULL;
 }
 
-static int missing_frame(struct profile *p, bool user, uint64_t id)
+/* The placeholder frame of a stack that could not be had; side NULL: both sides. */
+static int missing_frame(struct profile *p, const char *side, uint64_t id)
 {
-	const char *side = user ? "user" : "kernel";
-	const char *name;
+	const char *sp = side ? " " : "", *name;
 	char buf[96];
 
+	side = side ? side : "";
 	if (id == OFFCPU_STACK_BEFORE_START)
-		snprintf(buf, sizeof(buf), "[%s stack unknown: off-CPU since before start]", side);
+		snprintf(buf, sizeof(buf), "[%s%sstack unknown: off-CPU since before start]", side,
+			 sp);
 	else if (id == OFFCPU_STACK_NEW_THREAD)
 		snprintf(buf, sizeof(buf), "[new thread: waiting for its first run]");
 	else if (id == OFFCPU_STACK_UNSEEN)
-		snprintf(buf, sizeof(buf), "[%s stack unknown: switch-out not reported]", side);
+		snprintf(buf, sizeof(buf), "[%s%sstack unknown: switch-out not reported]", side,
+			 sp);
 	else if (id == OFFCPU_STACK_LOST)
-		snprintf(buf, sizeof(buf), "[missing %s stack: ring buffer full]", side);
+		snprintf(buf, sizeof(buf), "[missing %s%sstack: ring buffer full]", side, sp);
 	else if (id == ENOENT)
-		snprintf(buf, sizeof(buf), "[missing %s stack: never received]", side);
+		snprintf(buf, sizeof(buf), "[missing %s%sstack: never received]", side, sp);
 	else if ((name = errno_name(id, true)))
-		snprintf(buf, sizeof(buf), "[missing %s stack: %s]", side, name);
+		snprintf(buf, sizeof(buf), "[missing %s%sstack: %s]", side, sp, name);
 	else
-		snprintf(buf, sizeof(buf), "[missing %s stack: errno %" PRIu64 "]", side, id);
+		snprintf(buf, sizeof(buf), "[missing %s%sstack: errno %" PRIu64 "]", side, sp, id);
 	return profile__frame(p, FRAME_MISSING, buf, strlen(buf));
 }
 
@@ -775,11 +778,11 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 	if (id == OFFCPU_STACK_NONE)
 		return 0;
 	if (!(id & OFFCPU_STACK_REAL))
-		return part_push(pt, missing_frame(b->p, user, id));
+		return part_push(pt, missing_frame(b->p, user ? "user" : "kernel", id));
 	st = ntable_find(&b->n->stacks, &id);
 	if (!st || !st->nr) {
 		b->unresolved++;
-		return part_push(pt, missing_frame(b->p, user, ENOENT));
+		return part_push(pt, missing_frame(b->p, user ? "user" : "kernel", ENOENT));
 	}
 	if (!user && !b->n->sched_lo && b->sym) {
 		/* No __schedule anchor in the kernel: drop tracer frames by name. */
@@ -820,10 +823,9 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 	return 0;
 }
 
-static int part_get(struct build *b, bool user, uint32_t tgid, uint64_t id,
-		    const struct part **out)
+static int part_get(struct build *b, bool user, uint32_t tgid, uint64_t id, const struct part **out)
 {
-	struct part_key key = { .id = id, .tgid = user ? tgid : 0, .user = user };
+	struct part_key key = {.id = id, .tgid = user ? tgid : 0, .user = user};
 	struct part *pt, built = {};
 	bool created;
 	int err;
@@ -861,7 +863,7 @@ static int stack_of(struct build *b, const struct offcpu_agg_key *k)
 	     k->kstack == OFFCPU_STACK_UNSEEN)) {
 		uint32_t one;
 
-		if ((id = missing_frame(b->p, false, k->kstack)) < 0)
+		if ((id = missing_frame(b->p, NULL, k->kstack)) < 0)
 			return id;
 		one = id;
 		return profile__stack(b->p, &one, 1);
@@ -951,12 +953,12 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 				.tid = tid,
 				.state = site->state,
 			};
-			struct offcpu_agg_val v = { site->count, site->off_ns, site->runq_ns };
+			struct offcpu_agg_val v = {site->count, site->off_ns, site->runq_ns};
 
 			if (site->count && (err = agg_merge(n, &k, &v)))
 				return err;
 		}
-		tk = (struct thread_key){ th.tgid, tid };
+		tk = (struct thread_key){th.tgid, tid};
 		t = ntable_get(&b->threads, &tk, NULL);
 		if (!t)
 			return -ENOMEM;
@@ -973,8 +975,7 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 			t->time.runq_ns = ss[1] > th.base_delay_ns ? ss[1] - th.base_delay_ns : 0;
 		}
 
-		if (!th.off_ns || (th.flags & OFFCPU_TH_FILTERED) ||
-		    n->stop_ns <= th.off_ns)
+		if (!th.off_ns || (th.flags & OFFCPU_TH_FILTERED) || n->stop_ns <= th.off_ns)
 			continue;
 		struct offcpu_agg_key k = {
 			.kstack = th.kstack,
@@ -983,7 +984,7 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 			.tid = tid,
 			.state = th.state,
 		};
-		struct offcpu_agg_val v = { .count = 1, .off_ns = n->stop_ns - th.off_ns };
+		struct offcpu_agg_val v = {.count = 1, .off_ns = n->stop_ns - th.off_ns};
 
 		if (th.state == OFFCPU_ST_PREEMPT || (th.flags & OFFCPU_TH_NEW))
 			v.runq_ns = v.off_ns;
@@ -1011,7 +1012,8 @@ static uint64_t missed_events(struct native *n)
 	struct bpf_program *prog;
 	uint64_t sum = 0;
 
-	bpf_object__for_each_program(prog, n->skel->obj) {
+	bpf_object__for_each_program(prog, n->skel->obj)
+	{
 		struct bpf_prog_info info = {};
 		uint32_t len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -1028,10 +1030,9 @@ static void add_loss(struct integrity *in, const char *name, uint64_t count, uin
 		integrity__add_loss(in, name, count, ns);
 }
 
-int native__stop(struct native *n, struct profile *p, struct integrity *in,
-		 struct symbolizer *sym)
+int native__stop(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym)
 {
-	struct build b = { .n = n, .p = p, .sym = sym };
+	struct build b = {.n = n, .p = p, .sym = sym};
 	struct offcpu_stats st;
 	uint64_t inflight = 0, inflight_ns = 0, both = 0, both_ns = 0, misses;
 	struct native_stats *ns = &n->stats;
@@ -1051,7 +1052,8 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	n->nr_links = 0;
 	quiesce(n); /* a program that started before the detach has finished */
 
-	if ((err = ntable_init(&b.threads, sizeof(struct thread_key), sizeof(struct native_thread))) ||
+	if ((err = ntable_init(&b.threads, sizeof(struct thread_key),
+			       sizeof(struct native_thread))) ||
 	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))))
 		goto cleanup;
 	ring_buffer__consume(n->rb);
@@ -1060,7 +1062,7 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	if ((err = read_stats(n, &st)))
 		goto cleanup;
 	for (size_t i = 0; i < n->nr_exits; i++) {
-		struct thread_key tk = { n->exits[i].tgid, n->exits[i].tid };
+		struct thread_key tk = {n->exits[i].tgid, n->exits[i].tid};
 		struct native_thread *t = ntable_get(&b.threads, &tk, NULL);
 
 		if (!t) {
@@ -1075,9 +1077,9 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	for (pos = 0; ntable_next(&n->agg, &pos, &key, &val);) {
 		const struct offcpu_agg_key *k = key;
 		const struct offcpu_agg_val *v = val;
-		struct thread_key tk = { k->tgid, k->tid };
+		struct thread_key tk = {k->tgid, k->tid};
 		const struct native_thread *t = ntable_find(&b.threads, &tk);
-		struct profile_weight w = { v->count, v->off_ns, v->runq_ns };
+		struct profile_weight w = {v->count, v->off_ns, v->runq_ns};
 		int tid, sid;
 
 		tid = profile__thread(p, k->tgid, k->tid, t ? t->comm : NULL);
@@ -1153,25 +1155,31 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in,
 	ns->sites = st.sites_made;
 	ns->sites_kernel_exact = st.sites_kernel_exact;
 	ns->sites_user_exact = st.sites_user_exact;
-	note(n, "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
-		" intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64 " user",
+	note(n,
+	     "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
+	     " intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64 " user",
 	     n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, ns->switches,
 	     ns->intervals, st.filtered, st.walks_kernel, st.walks_user);
-	note(n, "call-site cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " checks (%" PRIu64
-		" found another kernel stack, %" PRIu64 " another user stack; %" PRIu64
-		" intervals in failed checks), %" PRIu64 " key matches refused by kernel frames; %"
-		PRIu64 " sites made, %" PRIu64 " kernel-exact, %" PRIu64 " user-exact%s",
+	note(n,
+	     "call-site cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " checks (%" PRIu64
+	     " found another kernel stack, %" PRIu64 " another user stack; %" PRIu64
+	     " intervals in failed checks), %" PRIu64
+	     " key matches refused by kernel frames; %" PRIu64 " sites made, %" PRIu64
+	     " kernel-exact, %" PRIu64 " user-exact%s",
 	     ns->cache_hits, st.cache_misses, st.cache_checks, st.check_failed_kernel,
 	     st.check_failed_user, st.cache_mismatch, st.kslot_rejects, st.sites_made,
 	     st.sites_kernel_exact, st.sites_user_exact,
 	     n->rdonly_cast ? "" : " (kernel words read by helper)");
 	if (st.unseen_switch_in || st.unseen_switch_out)
-		note(n, "the kernel did not report %" PRIu64 " switch-ins and %" PRIu64
-			" switch-outs of traced threads; their intervals were rebuilt from schedstat",
+		note(n,
+		     "the kernel did not report %" PRIu64 " switch-ins and %" PRIu64
+		     " switch-outs of traced threads; their intervals were rebuilt from schedstat",
 		     st.unseen_switch_in, st.unseen_switch_out);
-	note(n, "%" PRIu64 " tracer-frame strips, %" PRIu64 " kernel stacks without __schedule, %"
-		PRIu64 " truncated at %d frames, %" PRIu64 " wakeups while running, %" PRIu64
-		" sleeps without a seen wakeup, %" PRIu64 " processes tracked, %zu threads exited",
+	note(n,
+	     "%" PRIu64 " tracer-frame strips, %" PRIu64
+	     " kernel stacks without __schedule, %" PRIu64 " truncated at %d frames, %" PRIu64
+	     " wakeups while running, %" PRIu64 " sleeps without a seen wakeup, %" PRIu64
+	     " processes tracked, %zu threads exited",
 	     st.tracer_frames + b.stripped, st.unanchored, st.stack_truncated, OFFCPU_MAX_STACK,
 	     st.wakeup_running, st.no_wakeup, n->tracked, n->nr_exits);
 	if (b.unresolved)

@@ -3,7 +3,7 @@
  * The built-in collector: a libbpf CO-RE program on the scheduler tracepoints
  * (tp_btf with raw_tp fallback; never kprobes) that measures, per thread and
  * stack, the time off the CPU split by why the thread left (S, D, preempted)
- * and the run-queue wait after its wakeup.
+ * and the run-queue wait before it ran again.
  *
  * Life cycle, all in the caller's process:
  *
@@ -13,58 +13,98 @@
  *     native__stop(n, p, in, sym);   detach, read what remains, symbolize, fill p and in
  *     native__free(n);
  *
- * native__start returns NULL with errno set (EPERM, ENOSYS, EOPNOTSUPP, ENOENT
- * for a missing tracepoint, ...) and a one-line reason in opts->diag; the
- * caller classifies errno, the workload still runs. Everything libbpf prints
- * goes to opts->diag too, never to the terminal.
+ * native__start returns NULL with errno set (EPERM not allowed, EOPNOTSUPP no
+ * kernel BTF, ENOENT missing tracepoint or cgroup, ESRCH no such process,
+ * EINVAL bad target, or what the kernel said) and a one-line reason in
+ * opts->diag; the caller classifies errno, the workload still runs.
+ * Everything libbpf prints goes to opts->diag too, never to the terminal.
+ * native__poll() takes the kernel side's records (stacks, thread exits, new
+ * processes to track) and every second, or when half full, moves the
+ * aggregation map to user space, so long host-wide runs stay bounded.
  *
- * Every loss is counted into the integrity (names in docs/summary.md): stack
- * capture failures by errno, map-full per map, unmatched wakeups/switch-ins,
- * threads already off-CPU when tracing started or still off-CPU when it stopped
- * (their known part is reported and flagged).
+ * What is measured. An interval runs from a thread's switch-out to its next
+ * switch-in. State from prev_state and the preempt flag: S, D (TASK_IDLE
+ * counts as S), R (preempted, or left the CPU still runnable: all of it is
+ * run-queue time), O (stopped, traced, ...). Run-queue time of S/D intervals
+ * is the scheduler's own (sched_info.last_queued to the switch-in, what
+ * /proc/PID/schedstat's run_delay adds up); kernels without CONFIG_SCHED_INFO
+ * use the sched_wakeup tracepoints instead. A new thread's wait for its first
+ * run is a row of state R under the "[new thread: waiting for its first run]"
+ * frame. Ground truth per thread (profile__set_thread_time): wall time from
+ * its first sight (start, birth, or the exec of the follow_pid root) to its
+ * exit or stop, on-CPU and run-queue time from schedstat over that window.
  *
- * Loss names (every one is recorded, 0 included, so a zero is evidence; "time"
- * is the loss's affected_ns):
+ * Stacks: kernel and user, up to 127 frames, walked where the thread leaves
+ * the CPU; tracer frames above __schedule are dropped in the kernel. Each is
+ * sent to user space once and identified by a 64-bit hash of its frames
+ * (no STACK_TRACE map, so no bucket collisions: a stack is never lost because
+ * another one had its bucket). Walking every switch-out costs what bcc's
+ * offcputime costs; a per-thread call-site cache reuses the stacks of a site
+ * whose key matches (user registers and frame-pointer chain, syscall, entry
+ * path, sleep state) and whose kernel return addresses still sit where they
+ * sat, which fixes the kernel walk's result exactly. The user part is exact
+ * when the frame chain ends within 256 bytes above the frame pointer; the rest
+ * is checked by real walks on the 1st, 2nd, 4th, ... hit (every 64th at most,
+ * every 1024th for a site verified whole), and a failed check counts what it
+ * may have misattributed (stack_cache_mismatch). no_stack_cache walks always.
+ *
+ * Follow_pid: the caller forks the workload held before exec and passes its
+ * pid; the BPF side follows it and everything it forks from there. Nothing of
+ * that process is recorded before its exec (the hold is the caller's, not the
+ * workload's). Targets decide once per thread; kernel threads only with
+ * kernel_threads; -a leaves out the collector's own process; the per-CPU idle
+ * tasks are never recorded.
+ *
+ * Every loss is counted into the integrity. Names (every one is recorded, 0
+ * included, so a zero is evidence; "time" is the loss's affected_ns):
  *
  *   inflight_at_start     intervals that began before tracing did: the part
  *                         after start is recorded (state "?", user stack a
  *                         "[... since before start]" placeholder, kernel stack
- *                         walked from the sleeping task when tp_btf is in use);
- *                         time = that known part. The held follow_pid root's
- *                         wait for its release is not workload time: skipped,
- *                         not counted.
+ *                         walked from the sleeping task where the kernel allows
+ *                         it); time = that known part.
  *   inflight_at_stop      intervals still open at stop: recorded up to stop with
  *                         their stacks and state; time = that known part.
- *   map_full_agg          intervals dropped because the aggregation map was full
+ *   map_full_agg          intervals dropped because the aggregation map filled
  *                         between two drains; time = their off-CPU time.
- *   map_full_stacks       intervals whose stack did not fit in the stacks map;
- *                         kept under a "[missing ... stack: stack map full]" frame.
- *   map_full_threads      threads that could not be tracked (their intervals are
- *                         missing; no time known).
+ *   map_full_threads      attempts to start tracking a thread that failed
+ *                         (thread map full; its intervals are missing, time
+ *                         unknown).
  *   map_full_procs        forked processes of a followed tree that could not be
  *                         followed.
- *   unmatched_switch_in   switch-ins of tracked threads whose switch-out was not
- *                         seen (interval unknown).
- *   unmatched_wakeups     wakeups of target threads that could not be noted.
- *   stack_cache_mismatch  intervals that took their stacks from the per-thread
- *                         call-site cache from an entry whose next check by a
- *                         real walk found other stacks: an upper bound on
- *                         misattributed intervals; time = their off-CPU time.
+ *   lost_stacks           intervals whose new stack could not be sent (events
+ *                         ring buffer full); kept under a "[missing ... stack:
+ *                         ring buffer full]" frame; time = their off-CPU time.
+ *   unseen_switch_out     intervals whose switch-out the kernel did not report:
+ *                         their time is rebuilt from schedstat, their stack and
+ *                         state are unknown ("[stack unknown: switch-out not
+ *                         reported]"); time = their off-CPU time. (An unreported
+ *                         switch-in is rebuilt whole, stacks included, and only
+ *                         noted in the diagnostics.)
+ *   unmatched_switch_in   switch-ins (or switch-outs) that could not be paired
+ *                         nor rebuilt (interval unknown).
+ *   unmatched_wakeups     wakeups that could not be noted (only on kernels
+ *                         without sched_info, where wakeups are traced).
+ *   stack_cache_mismatch  intervals that took their stacks from a call-site
+ *                         cache entry whose next check by a real walk found
+ *                         other stacks: an upper bound on misattributed
+ *                         intervals; time = their off-CPU time.
  *   lost_thread_records   thread exit records lost (ring buffer full): those
  *                         threads lack ground truth and their comm.
- *   missed_events         program runs the kernel skipped (bpf recursion guard).
+ *   missed_events         program runs the kernel skipped (its BPF recursion
+ *                         guard).
  *   kernel_stack_errors_<errno>, user_stack_errors_<errno>
  *                         intervals whose stack walk failed with that errno
  *                         (e.g. kernel_stack_errors_efault); kept under a
  *                         "[missing ... stack: EFAULT]" frame; time = their
  *                         off-CPU time. Only present when non-zero.
  *
- * Stacks are stored by a 64-bit hash of their frames (no STACK_TRACE map, so
- * no bucket collisions: -EEXIST cannot happen); tracer frames above __schedule
- * are dropped in the kernel. Map sizes default from the target (follow_pid and
- * pids: 8192 threads, 16384 aggregation keys and stacks; cgroup and all: 32768
- * threads, 65536 keys and stacks); the thread, process and stack maps allocate
- * on use, so large limits cost memory only when used.
+ * Map sizes default from the target (follow_pid and pids: 8192 threads, 16384
+ * aggregation keys; cgroup and all: 32768 threads, 65536 keys; thread state
+ * is about 900 bytes, preallocated; two aggregation maps alternate), and
+ * options override them. stack_entries sizes the set of stack ids already
+ * sent (16384 / 65536): when it is full, new stacks are sent again, nothing is
+ * lost.
  */
 #ifndef OFFCPU_COLLECT_NATIVE_H
 #define OFFCPU_COLLECT_NATIVE_H
@@ -79,11 +119,11 @@
 
 struct native_opts {
 	/* Targets: exactly one of follow_pid, pids, cgroup, all. */
-	int follow_pid;	    /* this process and everything it forks after start */
-	const int *pids;    /* these processes, all their threads (and their later children) */
+	int follow_pid;	 /* this held process from its exec, and everything it forks */
+	const int *pids; /* these processes, all their threads (and their later children) */
 	size_t nr_pids;
-	const char *cgroup; /* a cgroup v2 directory */
-	bool all;	    /* the whole host */
+	const char *cgroup;  /* a cgroup v2 directory */
+	bool all;	     /* the whole host */
 	bool kernel_threads; /* include kernel threads (default: only user threads) */
 
 	uint64_t min_block_ns; /* 0: no bound */
@@ -95,9 +135,9 @@ struct native_opts {
 	bool force_raw_tp;   /* use the raw_tp programs even when tp_btf works */
 
 	/* Map sizes; 0 picks a size from the target. */
-	uint32_t stack_entries;
-	uint32_t thread_entries;
-	uint32_t agg_entries;
+	uint32_t stack_entries;	 /* stack ids remembered as sent */
+	uint32_t thread_entries; /* threads (and processes) tracked at once */
+	uint32_t agg_entries;	 /* aggregation keys between two drains */
 
 	FILE *diag; /* libbpf messages and collector notes (offcpu.diagnostics.txt) */
 	/*
@@ -118,8 +158,7 @@ int native__poll(struct native *n, int timeout_ms);
  * schedstat ground truth via profile__set_thread_time) and every loss to in.
  * Symbolizes with sym (which may be NULL: addresses then stay hex).
  */
-int native__stop(struct native *n, struct profile *p, struct integrity *in,
-		 struct symbolizer *sym);
+int native__stop(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym);
 void native__free(struct native *n);
 
 /*
@@ -128,7 +167,7 @@ void native__free(struct native *n);
  * counts plus map_full_agg's count equal intervals plus inflight_at_stop's.
  */
 struct native_stats {
-	bool raw_tp;	    /* the raw_tp programs were loaded (tp_btf failed or was refused) */
+	bool raw_tp;	     /* the raw_tp programs were loaded (tp_btf failed or was refused) */
 	bool runq_schedinfo; /* run-queue time from sched_info, not the wakeup tracepoints */
 	uint64_t switches;   /* switch-outs of traced threads */
 	uint64_t intervals;  /* off-CPU intervals the kernel side recorded or tried to */

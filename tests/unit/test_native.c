@@ -29,7 +29,7 @@
 
 static void sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { ns / 1000000000ULL, ns % 1000000000ULL };
+	struct timespec ts = {ns / 1000000000ULL, ns % 1000000000ULL};
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
@@ -343,27 +343,27 @@ static bool close_to(uint64_t truth, uint64_t measured, uint64_t oncpu)
 	return ok;
 }
 
-#define NEED_ROOT()                                                                              \
-	do {                                                                                     \
-		if (geteuid() != 0)                                                              \
-			SKIP("needs root: loads BPF programs into the running kernel");         \
+#define NEED_ROOT()                                                                     \
+	do {                                                                            \
+		if (geteuid() != 0)                                                     \
+			SKIP("needs root: loads BPF programs into the running kernel"); \
 	} while (0)
 
-#define CHECK_START(err, c)                                                                      \
-	do {                                                                                     \
-		if ((err) < 0) {                                                                 \
-			UNIT_FAIL("capture failed: %s; diag: %s", strerror(-(err)),              \
-				  (c)->diag ? (c)->diag : "");                                   \
-			capture_free(c);                                                         \
-			return;                                                                  \
-		}                                                                                \
+#define CHECK_START(err, c)                                                         \
+	do {                                                                        \
+		if ((err) < 0) {                                                    \
+			UNIT_FAIL("capture failed: %s; diag: %s", strerror(-(err)), \
+				  (c)->diag ? (c)->diag : "");                      \
+			capture_free(c);                                            \
+			return;                                                     \
+		}                                                                   \
 	} while (0)
 
 /* ---- tests ---------------------------------------------------------------------- */
 
 static void check_nanosleep(bool raw)
 {
-	struct native_opts o = { .force_raw_tp = raw };
+	struct native_opts o = {.force_raw_tp = raw};
 	struct capture c = {};
 	struct profile_weight w, all;
 	const struct profile_thread_time *tt;
@@ -434,7 +434,8 @@ TEST(native_fork_child_is_followed)
 		       "first run")
 		      .count == 1);
 	parent = sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_wait");
-	CHECK(parent.off_ns - parent.runq_ns >= 90 * MS && parent.off_ns - parent.runq_ns <= 110 * MS);
+	CHECK(parent.off_ns - parent.runq_ns >= 90 * MS &&
+	      parent.off_ns - parent.runq_ns <= 110 * MS);
 	CHECK_U64(integrity__total_lost(&c.in), 0);
 	CHECK(accounted(&c));
 	capture_free(&c);
@@ -476,8 +477,8 @@ TEST(native_preemption_is_runq_not_blocked)
 
 TEST(native_tiny_agg_map_counts_exact_losses)
 {
-	struct native_opts o = { .agg_entries = 1, .no_stack_cache = true };
-	struct capture c = { .no_poll = true };
+	struct native_opts o = {.agg_entries = 1, .no_stack_cache = true};
+	struct capture c = {.no_poll = true};
 	int err;
 
 	NEED_ROOT();
@@ -506,7 +507,7 @@ TEST(native_cache_keeps_call_sites_apart)
 
 	NEED_ROOT();
 	for (int i = 0; i < 2; i++) {
-		struct native_opts o = { .no_stack_cache = i == 1 };
+		struct native_opts o = {.no_stack_cache = i == 1};
 
 		err = capture_follow("sites", &o, &c[i]);
 		CHECK_START(err, &c[i]);
@@ -568,7 +569,8 @@ TEST(native_pids_edges_are_flagged_and_accounted)
 	finish(n, &c, diag);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	CHECK(sum_rows(c.p, pid, pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep").count >= 10);
+	CHECK(sum_rows(c.p, pid, pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep").count >=
+	      10);
 	/* Asleep at start and at stop, almost surely (it runs microseconds per 20 ms). */
 	CHECK(loss(&c.in, "inflight_at_start") <= 1 && loss(&c.in, "inflight_at_stop") <= 1);
 	CHECK(loss(&c.in, "inflight_at_start") + loss(&c.in, "inflight_at_stop") >= 1);
@@ -587,7 +589,7 @@ TEST(native_all_traces_others_not_itself)
 {
 	FILE *diag;
 	struct capture c = {};
-	struct native_opts o = { .all = true };
+	struct native_opts o = {.all = true};
 	struct native *n;
 	int pid;
 
@@ -685,9 +687,9 @@ TEST(native_cgroup_traces_only_its_members)
 	kill(outsider, SIGKILL);
 	waitpid(outsider, NULL, 0);
 	rmdir(dir);
-	CHECK_U64(sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep")
-			  .count,
-		  1);
+	CHECK_U64(
+		sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep").count,
+		1);
 	CHECK_U64(sum_rows(c.p, outsider, 0, -1, FRAME_KERNEL, NULL).count, 0);
 	CHECK(accounted(&c));
 	capture_free(&c);
