@@ -74,7 +74,7 @@ const volatile bool runq_schedinfo = true;
 const volatile __u64 sched_lo = 0;
 const volatile __u64 sched_hi = 0;
 const volatile bool switch_has_state = true;
-const volatile __u64 track_interval_ns = 1000000000ULL;
+const volatile __u64 track_gap_ns = 10000000ULL;
 
 /*
  * Written by user space: start_ns just before attaching, gen to switch
@@ -345,6 +345,7 @@ __noinline __u64 stack_commit(long n, __u32 user)
 			buf->first = i;
 	}
 	id = stack_hash(buf, user ? 0x5bd1e9955bd1e995ULL : 0x27d4eb2f165667c5ULL);
+	buf->pad = 0;
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
 	/*
@@ -353,7 +354,7 @@ __noinline __u64 stack_commit(long n, __u32 user)
 	 * time, which costs ring buffer space but loses nothing.
 	 */
 	buf->type = OFFCPU_EV_STACK;
-	buf->pad = 0;
+	buf->pad = 1; /* new: the caller may want the process tracked again */
 	buf->id = id;
 	size = offsetof(struct offcpu_stack, ips) + (buf->nr & 0x7f) * sizeof(__u64);
 	if (size > sizeof(*buf) || bpf_ringbuf_output(&events, buf, size, BPF_RB_NO_WAKEUP))
@@ -387,8 +388,13 @@ static __always_inline bool stack_ok(__u64 id)
 	return id == OFFCPU_STACK_NONE || (id & OFFCPU_STACK_REAL);
 }
 
-/* Ask user space to snapshot a process's mappings while it lives (rate-limited). */
-static __always_inline void notify_track(__u32 tgid, __u64 now)
+/*
+ * Ask user space to snapshot a process's mappings while it lives: at its
+ * first user stack (after start or exec), and again when a user stack never
+ * seen before shows up (a library loaded since, the loader done), at most
+ * every track_gap_ns (a later walk sends what was held back).
+ */
+static __always_inline void notify_track(__u32 tgid, __u64 now, bool new_stack)
 {
 	struct offcpu_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 	struct offcpu_event *ev;
@@ -401,8 +407,14 @@ static __always_inline void notify_track(__u32 tgid, __u64 now)
 		if (!p)
 			return;
 	}
-	if ((p->flags & OFFCPU_PROC_NOTIFIED) && now - p->notified_ns < track_interval_ns)
-		return;
+	if (p->flags & OFFCPU_PROC_NOTIFIED) {
+		if (!new_stack && !(p->flags & OFFCPU_PROC_PENDING))
+			return;
+		if (now - p->notified_ns < track_gap_ns) {
+			p->flags |= OFFCPU_PROC_PENDING;
+			return;
+		}
+	}
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev)
 		return;
@@ -410,7 +422,7 @@ static __always_inline void notify_track(__u32 tgid, __u64 now)
 	ev->type = OFFCPU_EV_TRACK;
 	ev->tgid = tgid;
 	bpf_ringbuf_submit(ev, 0);
-	p->flags |= OFFCPU_PROC_NOTIFIED;
+	p->flags = (p->flags | OFFCPU_PROC_NOTIFIED) & ~OFFCPU_PROC_PENDING;
 	p->notified_ns = now;
 }
 
@@ -689,8 +701,11 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	u = user_stacks && !kthread ? walk(ctx, true) : OFFCPU_STACK_NONE;
 	th->kstack = k;
 	th->ustack = u;
-	if (u & OFFCPU_STACK_REAL)
-		notify_track(tgid, now);
+	if (u & OFFCPU_STACK_REAL) {
+		struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &zero);
+
+		notify_track(tgid, now, buf && buf->pad);
+	}
 	if (!cache)
 		return;
 	if (!stack_ok(k) || !stack_ok(u)) {
@@ -1005,6 +1020,22 @@ static __always_inline __u64 queued_ns(struct task_struct *next, const bool btf)
 	return now > q ? now - q : 0;
 }
 
+/*
+ * Run-queue time since the thread left the CPU: what schedstat added since
+ * then, plus the wait the switch-in is about to add. More than queued alone
+ * when the thread waited on another CPU's queue first (it was migrated while
+ * runnable: the kernel adds that part when it leaves that queue).
+ */
+static __always_inline __u64 runq_since_mark(struct offcpu_thread *th, struct task_struct *next,
+					     __u64 queued, const bool btf)
+{
+	__u64 total = run_delay(next, btf) + queued;
+
+	if (!th->mark_ns || total < th->mark_delay_ns)
+		return queued;
+	return total - th->mark_delay_ns;
+}
+
 static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now,
 				      const bool btf)
 {
@@ -1087,7 +1118,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 	if (th->state == OFFCPU_ST_PREEMPT || (th->flags & OFFCPU_TH_NEW))
 		runq = off;
 	else if (runq_schedinfo)
-		runq = queued;
+		runq = runq_since_mark(th, next, queued, btf);
 	else if (th->wake_ns)
 		runq = now - th->wake_ns;
 	else

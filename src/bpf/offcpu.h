@@ -66,7 +66,7 @@ struct offcpu_stack {
 	__u32 type;
 	__u32 nr;
 	__u32 first;
-	__u32 pad;
+	__u32 pad; /* in the scratch buffer: 1 if the walk just sent a new stack */
 	__u64 id;
 	__u64 ips[OFFCPU_MAX_STACK + 1]; /* one spare, so that "& 127" indexes safely */
 };
@@ -164,6 +164,7 @@ struct offcpu_thread {
 /* Per-process state (procs map, key: tgid). */
 enum offcpu_proc_flags {
 	OFFCPU_PROC_NOTIFIED = 1 << 0, /* user space was asked to track this image */
+	OFFCPU_PROC_PENDING = 1 << 1,  /* a new stack came too soon after: ask again */
 };
 
 struct offcpu_proc {
