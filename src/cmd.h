@@ -8,5 +8,6 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, "run a command (or attach to pids, a cgroup, the host) and capture off-CPU time" },
 	{ "summarize", cmd_summarize, "re-read a capture directory and rewrite its summary" },
+	{ "flamegraph", cmd_flamegraph, "draw a capture's off-CPU flame graph as an interactive SVG" },
 };
 
 static void usage(FILE *out)
