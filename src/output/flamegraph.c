@@ -496,16 +496,18 @@ static uint64_t width_threshold(const struct flamegraph_opts *o, uint64_t total,
 }
 
 /*
- * Keep at most max nodes (the root always): raise the threshold to just above
- * the max-th largest weight. A parent weighs at least as much as its child, so
- * what stays is still a tree in pre-order.
+ * Keep at most max nodes, the root and the heaviest others: all those heavier
+ * than t, the (max - 1)-th largest weight, then those weighing exactly t in
+ * pre-order while room is left. A parent weighs at least as much as its child
+ * and comes first, so what stays is still a tree in pre-order.
  */
-static int cap_frames(struct graph *g, size_t max, uint64_t *min_weight)
+static int cap_frames(struct graph *g, size_t max, uint64_t *min_weight, bool *capped)
 {
-	size_t n = g->nr_nodes - 1, kept = 1;
+	size_t n = g->nr_nodes - 1, kept = 1, room = max - 1;
 	uint64_t *v, t;
 
-	if (max == 0 || n + 1 <= max)
+	*capped = n + 1 > max;
+	if (!*capped)
 		return 0;
 	if (max == 1) {
 		*min_weight = UINT64_MAX;
@@ -517,18 +519,23 @@ static int cap_frames(struct graph *g, size_t max, uint64_t *min_weight)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		v[i] = weight(g, &g->nodes[i + 1]);
-	t = kth_largest(v, n, max - 1);
+	t = kth_largest(v, n, max - 2);
 	free(v);
-	*min_weight = t == UINT64_MAX ? UINT64_MAX : t + 1;
+	*min_weight = t;
 	for (size_t i = 1; i < g->nr_nodes; i++)
-		if (weight(g, &g->nodes[i]) >= *min_weight)
+		room -= weight(g, &g->nodes[i]) > t;
+	for (size_t i = 1; i < g->nr_nodes; i++) {
+		uint64_t w = weight(g, &g->nodes[i]);
+
+		if (w > t || (w == t && room && room--))
 			g->nodes[kept++] = g->nodes[i];
+	}
 	g->nr_nodes = kept;
 	return 0;
 }
 
 static int graph_build(struct graph *g, const struct flamegraph_opts *o, unsigned int width,
-		       uint64_t *min_weight)
+		       uint64_t *min_weight, bool *capped)
 {
 	size_t nr_frames = profile__nr_frames(g->p), nr_stacks = profile__nr_stacks(g->p);
 	int err;
@@ -551,7 +558,8 @@ static int graph_build(struct graph *g, const struct flamegraph_opts *o, unsigne
 	*min_weight = width_threshold(o, g->by_count ? g->total_count : g->total_off_ns, width);
 	if ((err = sweep(g, *min_weight)))
 		return err;
-	return cap_frames(g, o->max_frames ? o->max_frames : FLAMEGRAPH_MAX_FRAMES, min_weight);
+	return cap_frames(g, o->max_frames ? o->max_frames : FLAMEGRAPH_MAX_FRAMES, min_weight,
+			  capped);
 }
 
 static const char *node_name(const struct graph *g, const struct node *n)
@@ -752,6 +760,8 @@ struct layout {
 	int max_depth, frames_top;
 	bool icicle;
 	uint64_t total;
+	uint64_t min_weight; /* see flamegraph_stats */
+	bool capped;
 };
 
 static int frame_y(const struct layout *l, int depth)
@@ -811,7 +821,8 @@ static const char style[] =
 /* The SVG's script; the layout it needs comes first in `var fg`. See flamegraph.h. */
 static const char script[] =
 	"\"use strict\";\n"
-	"var frames = [], box, details, rest, matched, unzoomBtn, searchBtn, term = \"\", zoomed = 0;\n"
+	"var frames = [], box, details, rest, matched, unzoomBtn, searchBtn, term = \"\", zoomed = "
+	"0;\n"
 	"\n"
 	"function fmt(v) {\n"
 	"\tif (fg.count)\n"
@@ -853,7 +864,8 @@ static const char script[] =
 	"\t\tf.g.removeAttribute(\"class\");\n"
 	"}\n"
 	"\n"
-	"/* Zoom to frame z: its ancestors span the width (dimmed), its subtree widens, the rest hides. */\n"
+	"/* Zoom to z: its ancestors span the width (dimmed), its subtree widens, the rest hides. "
+	"*/\n"
 	"function zoom(z) {\n"
 	"\tvar plot = fg.width - 2 * fg.pad, scale = z.v > 0 ? plot / z.v : 0;\n"
 	"\tfor (var i = 0; i < frames.length; i++) {\n"
@@ -906,7 +918,8 @@ static const char script[] =
 	"}\n"
 	"\n"
 	"function ask() {\n"
-	"\tvar s = prompt(\"Search frames (regular expression; prefix (?i) to ignore case):\", term);\n"
+	"\tvar s = prompt(\"Search frames (a regular expression; (?i) first ignores case):\", "
+	"term);\n"
 	"\tif (s !== null)\n"
 	"\t\tsearch(s);\n"
 	"}\n"
@@ -918,14 +931,16 @@ static const char script[] =
 	"\t\th.push(\"s=\" + encodeURIComponent(term));\n"
 	"\tif (zoomed)\n"
 	"\t\th.push(\"z=\" + zoomed);\n"
+	"\tvar url = h.length ? \"#\" + h.join(\"&\") : location.pathname + location.search;\n"
 	"\ttry {\n"
-	"\t\thistory.replaceState(null, \"\", h.length ? \"#\" + h.join(\"&\") : location.pathname + location.search);\n"
+	"\t\thistory.replaceState(null, \"\", url);\n"
 	"\t} catch (err) {\n"
 	"\t}\n"
 	"}\n"
 	"\n"
 	"function params() {\n"
-	"\tvar p = {}, parts = (location.search.slice(1) + \"&\" + location.hash.slice(1)).split(\"&\");\n"
+	"\tvar p = {}, parts = (location.search.slice(1) + \"&\" + "
+	"location.hash.slice(1)).split(\"&\");\n"
 	"\tfor (var i = 0; i < parts.length; i++) {\n"
 	"\t\tvar eq = parts[i].indexOf(\"=\");\n"
 	"\t\tif (eq > 0) {\n"
@@ -954,11 +969,12 @@ static const char script[] =
 	"\trest = details.textContent;\n"
 	"\tvar gs = box.children, open = [];\n"
 	"\tfor (var i = 0; i < gs.length; i++) {\n"
-	"\t\tvar g = gs[i], r = g.querySelector(\"rect\"), title = g.querySelector(\"title\").textContent;\n"
-	"\t\tvar nl = title.indexOf(\"\\n\"), y = +r.getAttribute(\"y\");\n"
-	"\t\tvar f = { i: i, g: g, r: r, t: g.querySelector(\"text\"), name: title.slice(0, nl),\n"
-	"\t\t\t  info: title.slice(nl + 1), v: +g.getAttribute(\"data-v\"), fill: r.getAttribute(\"fill\"),\n"
-	"\t\t\t  d: Math.round((fg.icicle ? y - fg.base : fg.base - y) / fg.fh), off: 0, next: 0, end: 0 };\n"
+	"\t\tvar g = gs[i], r = g.querySelector(\"rect\"), y = +r.getAttribute(\"y\");\n"
+	"\t\tvar title = g.querySelector(\"title\").textContent, nl = title.indexOf(\"\\n\");\n"
+	"\t\tvar f = { i: i, g: g, r: r, t: g.querySelector(\"text\"), off: 0, next: 0, end: 0,\n"
+	"\t\t\t  name: title.slice(0, nl), info: title.slice(nl + 1),\n"
+	"\t\t\t  v: +g.getAttribute(\"data-v\"), fill: r.getAttribute(\"fill\"),\n"
+	"\t\t\t  d: Math.round((fg.icicle ? y - fg.base : fg.base - y) / fg.fh) };\n"
 	"\t\twhile (open.length && open[open.length - 1].d >= f.d)\n"
 	"\t\t\topen.pop().end = i;\n"
 	"\t\tif (open.length) {\n"
@@ -998,7 +1014,8 @@ static const char script[] =
 	"\t\t\task();\n"
 	"\t});\n"
 	"\twindow.addEventListener(\"keydown\", function (e) {\n"
-	"\t\tif (((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.key === \"F\")) || e.key === \"F3\") {\n"
+	"\t\tvar find = (e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.key === \"F\");\n"
+	"\t\tif (find || e.key === \"F3\") {\n"
 	"\t\t\te.preventDefault();\n"
 	"\t\t\task();\n"
 	"\t\t} else if (e.key === \"Escape\") {\n"
@@ -1044,7 +1061,7 @@ static int legend_rows(const struct layout *l)
 }
 
 static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_opts *o,
-		     struct layout *l, uint64_t min_weight)
+		     struct layout *l)
 {
 	uint64_t *cursor; /* per depth: where the next child goes */
 	size_t pruned = g->nr_tree - g->nr_nodes;
@@ -1098,11 +1115,14 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"24\">Search</text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\">",
 		PAD, l->width - PAD, PAD, height - 12);
+	if (pruned && l->capped)
+		fprintf(out, "%zu frames of %.2f px or less not drawn, to keep to %zu", pruned,
+			l->min_weight * l->scale, g->nr_nodes);
+	else if (pruned)
+		fprintf(out, "%zu frames narrower than %.2f px not drawn", pruned,
+			l->min_weight * l->scale);
 	if (pruned)
-		fprintf(out,
-			"%zu frames narrower than %.2f px not drawn; their time is in their "
-			"parents' width",
-			pruned, l->total ? min_weight * l->scale : 0.0);
+		fputs("; their time is in their parents' width", out);
 	fprintf(out, "</text>\n<text id=\"matched\" x=\"%u\" y=\"%d\"></text>\n", l->width - PAD,
 		height - 12);
 	if (g->by_reason)
@@ -1135,7 +1155,6 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	const struct flamegraph_opts *o = opts ? opts : &defaults;
 	struct graph g = {.p = p};
 	struct layout l = {0};
-	uint64_t min_weight;
 	int err;
 
 	if (!out || !p || isnan(o->min_width_px) || isnan(o->min_share_pct) ||
@@ -1145,14 +1164,14 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	l.icicle = o->icicle;
 	g.per_thread = o->per_thread;
 	g.by_reason = o->color == FLAMEGRAPH_COLOR_REASON;
-	if ((err = graph_build(&g, o, l.width, &min_weight)))
+	if ((err = graph_build(&g, o, l.width, &l.min_weight, &l.capped)))
 		goto cleanup;
 	l.total = weight(&g, &g.nodes[0]);
 	l.scale = l.total ? (double)(l.width - 2 * PAD) / l.total : 0;
 	for (size_t i = 0; i < g.nr_nodes; i++)
 		if ((int)g.nodes[i].depth > l.max_depth)
 			l.max_depth = g.nodes[i].depth;
-	if ((err = write_svg(out, &g, o, &l, min_weight)))
+	if ((err = write_svg(out, &g, o, &l)))
 		goto cleanup;
 	if (fflush(out) || ferror(out)) {
 		err = -EIO;
@@ -1164,7 +1183,8 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 			.drawn = g.nr_nodes,
 			.pruned = g.nr_tree - g.nr_nodes,
 			.total = l.total,
-			.min_weight = min_weight,
+			.min_weight = l.min_weight,
+			.capped = l.capped,
 			.max_depth = l.max_depth,
 			.weight_is_count = g.by_count,
 		};

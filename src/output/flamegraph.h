@@ -14,9 +14,9 @@
  * Pruning: a frame narrower than min_width_px (or min_share_pct of the total)
  * is not drawn, nor are its descendants, but its time stays in its parent's
  * width, so every total stays exact; the gap shows at the parent's right end
- * with its self time. If more than max_frames frames would still be drawn, the
- * threshold is raised until at most max_frames are: the output size is
- * bounded whatever the input (about 300 bytes a frame plus the frame names).
+ * with its self time. If more than max_frames frames would still be drawn,
+ * only the max_frames widest are (ties in document order): the output size is
+ * bounded whatever the input (about 150 bytes a frame plus twice its name).
  *
  * Interaction (in the SVG's own script, the conventions of Brendan Gregg's
  * FlameGraph): hovering a frame shows its name, kind, off-CPU time, interval
@@ -25,7 +25,8 @@
  * stay visible, dimmed); "Reset Zoom" or Escape returns. Ctrl-F, F3 or the
  * "Search" button asks for a regular expression ("(?i)" prefix: any case);
  * matching frames turn magenta and "Matched: P% (TIME)" shows the matched
- * share of the total, counting a match nested inside another match once.
+ * share of the total, counting a match nested inside another match once
+ * (frames not drawn are not searched).
  * The URL fragment or query "s=REGEX" searches and "z=N" zooms to the N-th
  * drawn frame (document order) on load; both are kept up to date.
  *
@@ -66,11 +67,16 @@ enum flamegraph_color {
 
 /* What a write drew; filled on success when flamegraph_opts.stats is set. */
 struct flamegraph_stats {
-	size_t nodes;	      /* frames in the merged tree, root and comm/thread frames included */
-	size_t drawn;	      /* frames written to the SVG */
-	size_t pruned;	      /* nodes - drawn */
-	uint64_t total;	      /* the root's weight (ns or intervals) */
-	uint64_t min_weight;  /* the smallest weight a drawn frame may have */
+	size_t nodes;	/* frames in the merged tree, root and comm/thread frames included */
+	size_t drawn;	/* frames written to the SVG */
+	size_t pruned;	/* nodes - drawn */
+	uint64_t total; /* the root's weight (ns or intervals) */
+	/*
+	 * The smallest weight a drawn frame may have. When capped, frames of
+	 * exactly this weight were drawn in document order while room was left.
+	 */
+	uint64_t min_weight;
+	bool capped;	      /* max_frames raised the width threshold */
 	int max_depth;	      /* of the drawn frames; the root is depth 0 */
 	bool weight_is_count; /* widths are interval counts (asked for, or no time recorded) */
 };

@@ -475,8 +475,8 @@ TEST(frame_cap_bounds_output_and_keeps_a_tree)
 	svg = render(p, &o, &err);
 	CHECK_INT(err, 0);
 	n = frames_of(svg, d, 2000);
-	CHECK(n <= 50);
-	CHECK(n >= 40);
+	CHECK_INT(n, 50);
+	CHECK(st.capped);
 	CHECK_INT(st.drawn, n);
 	CHECK_INT(st.nodes, 1 + 1 + 37 + 300 + 300);
 	CHECK_U64(d[0].v, profile__totals(p)->all.off_ns);
@@ -497,6 +497,38 @@ TEST(frame_cap_bounds_output_and_keeps_a_tree)
 	CHECK_INT(frames_of(svg, d, 2000), 639);
 	free(svg);
 	free(d);
+	profile__free(p);
+}
+
+/* Equal weights: the cap still fills its budget, taking tied frames in document order. */
+TEST(frame_cap_fills_with_ties_in_order)
+{
+	struct profile *p = profile__new();
+	struct flamegraph_stats st;
+	struct flamegraph_opts o = {
+		.stats = &st, .max_frames = 10, .weight = FLAMEGRAPH_WEIGHT_COUNT};
+	struct drawn d[64];
+	char a[32];
+	int err;
+	char *svg;
+	size_t n;
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(a, sizeof(a), "u:f%02d", i);
+		ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 1000, 1, a, "k:schedule");
+	}
+	svg = render(p, &o, &err);
+	CHECK_INT(err, 0);
+	n = frames_of(svg, d, 64);
+	CHECK_INT(n, 10);
+	CHECK_U64(st.min_weight, 1);
+	CHECK_STR(d[1].name, "x");
+	CHECK_STR(d[2].name, "f00");
+	CHECK_STR(d[3].name, "schedule");
+	CHECK_STR(d[8].name, "f03");
+	CHECK_STR(d[9].name, "schedule");
+	CHECK_CONTAINS(svg, "32 frames of 59.00 px or less not drawn, to keep to 10; their time");
+	free(svg);
 	profile__free(p);
 }
 
