@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* offcpu flamegraph DIR -o OUT.svg: the off-CPU flame graph of a capture directory. */
+/*
+ * offcpu flamegraph [-o FILE] [options] DIR
+ *
+ * Loads a capture directory into the profile model (lane__load) and draws it
+ * with output/flamegraph.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -9,22 +14,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "lane/lane.h"
 #include "output/flamegraph.h"
+#include "util/atomic_file.h"
+
+#define DEFAULT_FILE "offcpu.flamegraph.svg"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: offcpu flamegraph DIR -o OUT.svg [options]\n"
+		"usage: offcpu flamegraph [-o FILE] [options] DIR\n"
 		"\n"
 		"Draw the off-CPU flame graph of the capture in DIR as one self-contained SVG\n"
 		"(open it in a browser: hover for details, click to zoom, Ctrl-F to search).\n"
 		"\n"
-		"  -o, --output FILE     where to write the SVG ('-' for standard output)\n"
+		"  -o, --output FILE     where to write the SVG ('-': standard output;\n"
+		"                        default DIR/" DEFAULT_FILE ")\n"
 		"  -t, --title TEXT      the title (default: Off-CPU Time Flame Graph)\n"
 		"      --icicle          root at the top, stacks growing down\n"
 		"      --threads         one frame per thread (comm-tid) instead of per comm\n"
@@ -61,47 +69,24 @@ static int parse_double(const char *s, double lo, double hi, double *v)
 	return errno || end == s || *end || !(*v >= lo && *v <= hi) ? -EINVAL : 0;
 }
 
-static mode_t umask_now(void)
-{
-	mode_t m = umask(022);
-
-	umask(m);
-	return m;
-}
-
-/* Write to a temporary file beside path and rename it over path: no half-written SVG. */
+/* Through util/atomic_file: a failed write never leaves half an SVG behind. */
 static int write_file(const char *path, const struct profile *p, const struct flamegraph_opts *o)
 {
-	char tmp[PATH_MAX];
-	FILE *f = NULL;
-	int fd, err;
+	struct atomic_file af;
+	FILE *out;
+	int err;
 
 	if (!strcmp(path, "-"))
 		return flamegraph__write(stdout, p, o);
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkstemp(tmp);
-	if (fd < 0)
+	out = atomic_file__open(&af, path);
+	if (!out)
 		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		goto cleanup;
+	err = flamegraph__write(out, p, o);
+	if (err) {
+		atomic_file__abort(&af);
+		return err;
 	}
-	err = flamegraph__write(f, p, o);
-	if (fclose(f) && !err)
-		err = -EIO;
-	f = NULL;
-	/* mkstemp makes the file private; an SVG is as readable as any new file. */
-	if (!err && chmod(tmp, 0666 & ~umask_now()))
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-cleanup:
-	if (err)
-		unlink(tmp);
-	return err;
+	return atomic_file__commit(&af);
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -137,7 +122,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct lane lane;
 	struct lane_load ld;
 	const char *output = NULL, *dir;
-	char subtitle[PATH_MAX + 64];
+	char defpath[PATH_MAX];
 	bool min_width_set = false;
 	double v;
 	int c, err, ret = 1;
@@ -210,16 +195,19 @@ int cmd_flamegraph(int argc, char **argv)
 	if (optind != argc - 1)
 		return bad_usage("%s", optind >= argc ? "say which capture directory to draw"
 						      : "give one capture directory");
-	if (!output)
-		return bad_usage(
-			"say where to write the SVG with -o FILE ('-' for standard output)");
 	dir = argv[optind];
+	if (!output) {
+		if (snprintf(defpath, sizeof(defpath), "%s/" DEFAULT_FILE, dir) >=
+		    (int)sizeof(defpath))
+			return bad_usage("directory name too long: %s", dir);
+		output = defpath;
+	}
 
 	err = lane__load(dir, &p, &lane, &ld);
 	if (err == -ENOENT) {
 		fprintf(stderr,
-			"offcpu flamegraph: %s holds no capture (offcpu.time.txt or "
-			"offcpu.stacks.txt); record one with 'offcpu record -o %s ...'\n",
+			"offcpu flamegraph: %s holds no capture; run 'offcpu record -o %s ...' "
+			"first\n",
 			dir, dir);
 		goto cleanup;
 	}
@@ -229,12 +217,15 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	if (ld.parse.malformed)
 		fprintf(stderr,
-			"offcpu flamegraph: %s: %zu malformed lines skipped (first: line %zu, "
-			"%s)\n",
-			dir, ld.parse.malformed, ld.parse.first_malformed_line,
+			"offcpu flamegraph: warning: %zu malformed capture lines skipped "
+			"(line %zu: %s)\n",
+			ld.parse.malformed, ld.parse.first_malformed_line,
 			ld.parse.first_malformed_reason);
-	snprintf(subtitle, sizeof(subtitle), "%s (%s)", dir, collector_kind__name(lane.collector));
-	o.subtitle = subtitle;
+	if (ld.integrity.status == INTEGRITY_PARTIAL)
+		fprintf(stderr, "offcpu flamegraph: warning: the capture is partial: %s\n",
+			ld.integrity.message);
+	/* Name what was drawn: the lossless profile, or the capture. */
+	o.subtitle = ld.from_profile ? lane.profile_path : lane.capture_path;
 
 	err = write_file(output, p, &o);
 	if (err) {
