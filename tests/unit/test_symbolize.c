@@ -45,6 +45,16 @@ __attribute__((noinline, used)) void symtest_mangled(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Hand-written assembly often has no symbol size. */
+__asm__(".text\n"
+	".globl symtest_sizeless\n"
+	".type symtest_sizeless, @function\n"
+	"symtest_sizeless:\n"
+	"\tnop\n"
+	"\tnop\n"
+	"\tret\n");
+void symtest_sizeless(void);
+
 static void *volatile symtest_captured;
 static volatile int symtest_sink;
 
@@ -184,6 +194,8 @@ TEST(user_resolves_functions_of_a_live_child)
 	CHECK_STR(name, "symtest_target");
 	CHECK_INT(resolve1(s, pid, addr_of(symtest_other), name, sizeof(name)), 1);
 	CHECK_STR(name, "symtest_other");
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_sizeless) + 1, name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_sizeless");
 	/* a libc function, through the shared object's own load bias */
 	CHECK_INT(resolve1(s, pid, addr_of(pause), name, sizeof(name)), 1);
 	CHECK(strstr(name, "pause"));
