@@ -533,6 +533,27 @@ TEST(user_jit_map_outlives_its_process)
 	symbolizer__free(s);
 }
 
+TEST(user_finds_the_jit_map_of_a_container)
+{
+	char root[512], path[700], name[256];
+	struct symbolizer_opts o = {.proc_root = root};
+	struct symbolizer *s;
+
+	/* inside its pid namespace the process is pid 7 and writes its own /tmp */
+	snprintf(root, sizeof(root), "%s/ctrproc", tmpdir());
+	snprintf(path, sizeof(path), "mkdir -p '%s/4343/root/tmp'", root);
+	CHECK_INT(system(path), 0);
+	snprintf(path, sizeof(path), "%s/4343/status", root);
+	CHECK_INT(write_file(path, "Name:\tnode\nPid:\t4343\nNSpid:\t4343\t7\n"), 0);
+	snprintf(path, sizeof(path), "%s/4343/root/tmp/perf-7.map", root);
+	CHECK_INT(write_file(path, "7f0000001000 100 LazyCompile:*inContainer app.js:1\n"), 0);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_INT(resolve1(s, 4343, 0x7f0000001080, name, sizeof(name)), 1);
+	CHECK_STR(name, "LazyCompile:*inContainer app.js:1");
+	symbolizer__free(s);
+}
+
 /* ---- compiled programs: layouts, stripped, deleted ---- */
 
 /* An fpdemo built with flags resolves fpdemo_target, or "[FILE+0xVADDR]" when stripped. */
