@@ -54,7 +54,8 @@ static bool x86_64_has_fp(const unsigned char *b, size_t n)
 	for (size_t i = 0; i + 4 <= n; i++) {
 		if (b[i] != 0x48)
 			continue;
-		if ((b[i + 1] == 0x89 && b[i + 2] == 0xe5) || (b[i + 1] == 0x8b && b[i + 2] == 0xec))
+		if ((b[i + 1] == 0x89 && b[i + 2] == 0xe5) ||
+		    (b[i + 1] == 0x8b && b[i + 2] == 0xec))
 			return true;
 		if (b[i + 1] == 0x8d && (b[i + 2] == 0x6c || b[i + 2] == 0xac) && b[i + 3] == 0x24)
 			return true;

@@ -44,7 +44,7 @@ struct binary {
 	uint64_t ino;
 	uint64_t size; /* for the vdso, which has no inode */
 	Dwfl *dwfl;
-	Dwfl_Module *mod; /* NULL when the file could not be read as ELF */
+	Dwfl_Module *mod;    /* NULL when the file could not be read as ELF */
 	struct symtab *syms; /* built at the first lookup */
 	bool syms_tried;
 	struct load_seg *segs;
@@ -127,8 +127,8 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
 		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
 						    debuglink_file, debuglink_crc,
 						    debuginfo_file_name);
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					    debuglink_file, debuglink_crc, debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks local_callbacks = {
