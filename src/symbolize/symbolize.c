@@ -49,7 +49,8 @@ struct binary {
 	bool syms_tried;
 	struct load_seg *segs;
 	size_t nsegs;
-	bool pseudo; /* [vdso] */
+	bool pseudo;	  /* [vdso] */
+	bool open_failed; /* tried again when another mapping of it is seen */
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
 };
@@ -340,17 +341,35 @@ static void binary_load(struct symbolizer *s, struct binary *b, int fd, const ch
 	b->fp = fp__detect(b->mod);
 }
 
+/* Open the file behind m for b; one that cannot be read still names frames "[base+0xOFF]". */
+static void binary_open(struct symbolizer *s, struct binary *b, int pid, const struct proc_map *m)
+{
+	char opened[4096 + 64];
+	int fd;
+
+	if (b->pseudo) {
+		fd = open_vdso(s, pid, m);
+		snprintf(opened, sizeof(opened), "%s", m->path);
+	} else {
+		fd = open_mapped(s, pid, m, opened, sizeof(opened));
+	}
+	b->open_failed = fd < 0;
+	if (fd >= 0)
+		binary_load(s, b, fd, opened);
+}
+
 static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, uint32_t *out)
 {
 	uint64_t h = binary_hash(m);
-	char opened[4096 + 64];
 	struct binary *b;
 	size_t pos = 0;
 	uint32_t i;
-	int fd;
 
 	while (hmap__next(&s->bin_idx, h, &pos, &i)) {
 		if (binary_is(s->bins[i], m)) {
+			/* another process may have it where this one can read it */
+			if (s->bins[i]->open_failed)
+				binary_open(s, s->bins[i], pid, m);
 			*out = i;
 			return 0;
 		}
@@ -368,15 +387,7 @@ static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, u
 	b->ino = m->inode;
 	b->size = m->end - m->start;
 	b->pseudo = m->path[0] == '[';
-	if (b->pseudo) {
-		fd = open_vdso(s, pid, m);
-		snprintf(opened, sizeof(opened), "%s", m->path);
-	} else {
-		fd = open_mapped(s, pid, m, opened, sizeof(opened));
-	}
-	/* a file that cannot be read still names its frames "[base+0xOFF]" */
-	if (fd >= 0)
-		binary_load(s, b, fd, opened);
+	binary_open(s, b, pid, m);
 	if (hmap__add(&s->bin_idx, h, s->nbins)) {
 		binary__free(b);
 		return -ENOMEM;
