@@ -489,6 +489,14 @@ int record__run(struct record_opts *o)
 			fprintf(stderr, "offcpu: cannot start the collector: %s\n", strerror(-err));
 		goto out;
 	}
+	if (o->target != TARGET_COMMAND && r.native && !o->quiet) {
+		char d[32] = "";
+
+		if (o->duration_ns)
+			snprintf(d, sizeof(d), " or after %.3g s", o->duration_ns / 1e9);
+		fprintf(stderr, "offcpu: tracing %s%s%s; stop with ^C%s\n", r.run.target,
+			o->target_arg ? " " : "", o->target_arg ? o->target_arg : "", d);
+	}
 	/* External collectors write the capture themselves (bpftrace through -o). */
 	close(r.cap_fd);
 	r.cap_fd = -1;
