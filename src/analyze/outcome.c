@@ -12,8 +12,10 @@ const char *outcome__errno_kind(int err)
 {
 	switch (err) {
 	case EPERM:
-	case EACCES:
 		return "permission_denied";
+	/* bpf() answers EACCES when the verifier rejects a program, not for privilege. */
+	case EACCES:
+	case E2BIG:
 	case ENOSYS:
 	case EOPNOTSUPP:
 	case EINVAL:
@@ -185,6 +187,11 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	integrity_message(in);
 
 	if (!oi->rows) {
+		/* Nothing was captured: "complete" would claim a whole answer. */
+		if (in->status == INTEGRITY_COMPLETE) {
+			in->status = INTEGRITY_UNKNOWN;
+			integrity_message(in);
+		}
 		out->state = "tool_failed";
 		classify_failure(oi, out);
 		return 0;

@@ -227,6 +227,11 @@ TEST(bpftrace_all_empty_stacks_and_single_line_keys)
 	CHECK_STR(stack_str(p, 0), "");
 	CHECK_STR(thread_of(p, 0)->comm, "swapper/0");
 	CHECK_STR(stack_str(p, 1), "K:f");
+	/* A stack element that is a bare newline, found by fuzzing. */
+	CHECK_INT(parse_str("@x[a, \n]: 5\n", p, &st), 0);
+	CHECK_INT(st.records, 1);
+	CHECK_STR(stack_str(p, 2), "");
+	CHECK_STR(thread_of(p, 2)->comm, "a");
 	profile__free(p);
 }
 
