@@ -24,8 +24,9 @@
  * accessors stay valid until profile__free(). No I/O happens here.
  *
  * Errors: functions returning int give an id/0 on success or -errno:
- * -ENOMEM, -EINVAL (bad id, empty name), -EOVERFLOW (a weight or total would
- * wrap 64 bits; nothing is changed then).
+ * -ENOMEM, -EINVAL (bad id, empty name, state out of range, runq_ns > off_ns),
+ * -EOVERFLOW (a weight or total would wrap 64 bits, or ids ran out; nothing is
+ * changed then).
  */
 #ifndef OFFCPU_MODEL_PROFILE_H
 #define OFFCPU_MODEL_PROFILE_H
@@ -135,11 +136,14 @@ const struct profile_totals *profile__totals(const struct profile *p);
 /*
  * Aggregations for writers. Each fills a caller-freed array (free()) sorted by
  * off_ns descending, ties broken by id ascending so output is deterministic.
+ * Only stacks/threads that have at least one row appear. On error *out is NULL
+ * and *n is 0.
  */
 struct profile_stack_sum {
 	uint32_t stack;
 	struct profile_weight w;
-	uint32_t thread; /* the thread with most off_ns on this stack */
+	/* The thread with most off_ns on this stack (then most count, then lowest id). */
+	uint32_t thread;
 };
 struct profile_thread_sum {
 	uint32_t thread;

@@ -17,8 +17,12 @@
 enum diag_kind {
 	DIAG_TEXT = 0,	      /* unclassified text, kept for the message */
 	DIAG_BENIGN,	      /* known noise: "Attaching N probes...", bpftrace's RLIMIT_MEMLOCK notice */
-	DIAG_LOST_STACKS,     /* BCC: "WARNING: N stack traces lost and could not be displayed." */
-	DIAG_LOST_EVENTS,     /* bpftrace: "Lost N events" */
+	/*
+	 * BCC: "WARNING: N stack traces lost and could not be displayed." (N);
+	 * bpftrace: "ERROR: failed to look up stack id -17 (pid 1234): -2" (1 each)
+	 */
+	DIAG_LOST_STACKS,
+	DIAG_LOST_EVENTS,     /* bpftrace: "Lost N events"; BCC: "Possibly lost N samples" */
 	DIAG_KERNEL_HEADERS,  /* BCC: "Unable to find kernel headers" */
 	DIAG_PERMISSION,      /* "Operation not permitted", "Permission denied", "must be run as root" */
 	DIAG_BPF_UNSUPPORTED, /* no bpf() syscall, no BTF, program type or helper unsupported */

@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The profile model. Built for inputs of tens of millions of rows:
+ *
+ * - Every record lives in a segmented array (fixed-size chunks that never move),
+ *   so accessor pointers stay valid while the profile grows and no row costs a
+ *   malloc of its own.
+ * - Names and stack frame lists are copied into an arena (big blocks, freed at once).
+ * - Each kind of thing has an open-addressing hash table of (hash, id) slots kept
+ *   at most half full; the stored hash makes most mismatches cost no memory
+ *   access to the record and makes growing the table need no rehashing.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "util/hash.h"
+
+#define SEG_SHIFT 12
+#define SEG_SIZE (1u << SEG_SHIFT)
+#define SEG_MASK (SEG_SIZE - 1)
+
+/* Ids are returned as int, so there can be at most INT_MAX of each kind. */
+#define MAX_IDS ((size_t)INT_MAX)
+
+struct segarr {
+	char **chunks;
+	size_t nr_chunks;
+	size_t n;
+	size_t elem;
+};
+
+static inline void *seg_at(const struct segarr *s, size_t i)
+{
+	return s->chunks[i >> SEG_SHIFT] + (i & SEG_MASK) * s->elem;
+}
+
+/* A zeroed slot at the end; NULL when out of memory (nothing changed then). */
+static void *seg_push(struct segarr *s)
+{
+	if ((s->n & SEG_MASK) == 0 && (s->n >> SEG_SHIFT) == s->nr_chunks) {
+		char **nc = realloc(s->chunks, (s->nr_chunks + 1) * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		s->chunks = nc;
+		nc[s->nr_chunks] = calloc(SEG_SIZE, s->elem);
+		if (!nc[s->nr_chunks])
+			return NULL;
+		s->nr_chunks++;
+	}
+	return seg_at(s, s->n++);
+}
+
+static void seg_free(struct segarr *s)
+{
+	for (size_t i = 0; i < s->nr_chunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+}
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define ARENA_BLOCK (256 * 1024)
+
+struct arena {
+	struct arena_block *head;
+};
+
+static void *arena_alloc(struct arena *a, size_t size, size_t align)
+{
+	struct arena_block *b = a->head;
+	size_t off;
+
+	if (b) {
+		off = (b->used + align - 1) & ~(align - 1);
+		if (off <= b->size && size <= b->size - off) {
+			b->used = off + size;
+			return (char *)b->data + off;
+		}
+	}
+	/* A name bigger than a block gets a block of its own. */
+	size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+
+	b = malloc(sizeof(*b) + bsize);
+	if (!b)
+		return NULL;
+	b->size = bsize;
+	b->used = size;
+	/* Keep filling the current block when the new one is a one-off big name. */
+	if (a->head && bsize > ARENA_BLOCK) {
+		b->next = a->head->next;
+		a->head->next = b;
+	} else {
+		b->next = a->head;
+		a->head = b;
+	}
+	return b->data;
+}
+
+static void arena_free(struct arena *a)
+{
+	for (struct arena_block *b = a->head, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+}
+
+struct slot {
+	uint32_t hash;
+	uint32_t id1; /* id + 1; 0 = empty */
+};
+
+struct table {
+	struct slot *slots;
+	size_t mask; /* capacity - 1; capacity is a power of two */
+	size_t used;
+};
+
+static int table_grow(struct table *t)
+{
+	size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
+	struct slot *ns = calloc(cap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; t->slots && i <= t->mask; i++) {
+		struct slot s = t->slots[i];
+		size_t j;
+
+		if (!s.id1)
+			continue;
+		for (j = s.hash & (cap - 1); ns[j].id1; j = (j + 1) & (cap - 1))
+			;
+		ns[j] = s;
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->mask = cap - 1;
+	return 0;
+}
+
+/* Make room for one more entry; done before the lookup so an insert cannot fail late. */
+static int table_reserve(struct table *t)
+{
+	if (!t->slots || (t->used + 1) * 2 > t->mask + 1)
+		return table_grow(t);
+	return 0;
+}
+
+struct frame_rec {
+	struct profile_frame pub; /* first: profile__frame_at() returns its address */
+	uint32_t len;
+};
+
+struct stack_rec {
+	const uint32_t *frames;
+	size_t n;
+};
+
+struct thread_rec {
+	struct profile_thread pub; /* first */
+	struct profile_thread_time time;
+	bool has_time;
+};
+
+struct profile {
+	struct arena arena;
+	struct segarr frames, stacks, threads, rows;
+	struct table frame_tab, stack_tab, thread_tab, row_tab;
+	struct profile_totals totals;
+	bool runq_known;
+};
+
+struct profile *profile__new(void)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->frames.elem = sizeof(struct frame_rec);
+	p->stacks.elem = sizeof(struct stack_rec);
+	p->threads.elem = sizeof(struct thread_rec);
+	p->rows.elem = sizeof(struct profile_row);
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	arena_free(&p->arena);
+	seg_free(&p->frames);
+	seg_free(&p->stacks);
+	seg_free(&p->threads);
+	seg_free(&p->rows);
+	free(p->frame_tab.slots);
+	free(p->stack_tab.slots);
+	free(p->thread_tab.slots);
+	free(p->row_tab.slots);
+	free(p);
+}
+
+const char *offcpu_state__letter(enum offcpu_state s)
+{
+	switch (s) {
+	case OFFCPU_STATE_SLEEP:
+		return "S";
+	case OFFCPU_STATE_DISK:
+		return "D";
+	case OFFCPU_STATE_PREEMPT:
+		return "R";
+	case OFFCPU_STATE_OTHER:
+		return "O";
+	default:
+		return "?";
+	}
+}
+
+const char *offcpu_state__name(enum offcpu_state s)
+{
+	switch (s) {
+	case OFFCPU_STATE_SLEEP:
+		return "sleep";
+	case OFFCPU_STATE_DISK:
+		return "disk";
+	case OFFCPU_STATE_PREEMPT:
+		return "preempt";
+	case OFFCPU_STATE_OTHER:
+		return "other";
+	default:
+		return "unknown";
+	}
+}
+
+/* Insert id at the empty slot a failed lookup ended on. */
+static void table_put(struct table *t, size_t slot, uint32_t hash, size_t id)
+{
+	t->slots[slot].hash = hash;
+	t->slots[slot].id1 = (uint32_t)id + 1;
+	t->used++;
+}
+
+int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len)
+{
+	struct table *t = &p->frame_tab;
+	struct frame_rec *f;
+	uint32_t h;
+	size_t i;
+	char *copy;
+	int err;
+
+	if (!name || !len || len > UINT32_MAX || (unsigned)kind > FRAME_MISSING)
+		return -EINVAL;
+	err = table_reserve(t);
+	if (err)
+		return err;
+	h = (uint32_t)hash_bytes(name, len, kind);
+	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
+		if (t->slots[i].hash != h)
+			continue;
+		f = seg_at(&p->frames, t->slots[i].id1 - 1);
+		if (f->len == len && f->pub.kind == kind && !memcmp(f->pub.name, name, len))
+			return (int)(t->slots[i].id1 - 1);
+	}
+	if (p->frames.n >= MAX_IDS)
+		return -EOVERFLOW;
+	copy = arena_alloc(&p->arena, len + 1, 1);
+	if (!copy)
+		return -ENOMEM;
+	f = seg_push(&p->frames);
+	if (!f)
+		return -ENOMEM; /* the arena bytes stay unused until profile__free() */
+	memcpy(copy, name, len);
+	copy[len] = '\0';
+	f->pub.name = copy;
+	f->pub.kind = kind;
+	f->len = (uint32_t)len;
+	table_put(t, i, h, p->frames.n - 1);
+	return (int)(p->frames.n - 1);
+}
+
+static const uint32_t empty_stack[1];
+
+int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
+{
+	struct table *t = &p->stack_tab;
+	struct stack_rec *s;
+	uint64_t h64 = n;
+	uint32_t *copy, h;
+	size_t i;
+	int err;
+
+	if (n && !frames)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (frames[i] >= p->frames.n)
+			return -EINVAL;
+		h64 = hash_add64(h64, frames[i]);
+	}
+	h = (uint32_t)hash_mix64(h64);
+	err = table_reserve(t);
+	if (err)
+		return err;
+	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
+		if (t->slots[i].hash != h)
+			continue;
+		s = seg_at(&p->stacks, t->slots[i].id1 - 1);
+		if (s->n == n && !memcmp(s->frames, frames, n * sizeof(*frames)))
+			return (int)(t->slots[i].id1 - 1);
+	}
+	if (p->stacks.n >= MAX_IDS)
+		return -EOVERFLOW;
+	if (n > SIZE_MAX / sizeof(*frames))
+		return -ENOMEM;
+	copy = n ? arena_alloc(&p->arena, n * sizeof(*frames), sizeof(*frames)) : NULL;
+	if (n && !copy)
+		return -ENOMEM;
+	s = seg_push(&p->stacks);
+	if (!s)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, frames, n * sizeof(*frames));
+	s->frames = n ? copy : empty_stack;
+	s->n = n;
+	table_put(t, i, h, p->stacks.n - 1);
+	return (int)(p->stacks.n - 1);
+}
+
+int profile__thread(struct profile *p, int pid, int tid, const char *comm)
+{
+	struct table *t = &p->thread_tab;
+	struct thread_rec *r;
+	size_t len, i;
+	uint32_t h;
+	char *copy;
+	int err;
+
+	if (!comm)
+		comm = "";
+	len = strlen(comm);
+	err = table_reserve(t);
+	if (err)
+		return err;
+	h = (uint32_t)hash_bytes(comm, len, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
+	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
+		if (t->slots[i].hash != h)
+			continue;
+		r = seg_at(&p->threads, t->slots[i].id1 - 1);
+		if (r->pub.pid == pid && r->pub.tid == tid && !strcmp(r->pub.comm, comm))
+			return (int)(t->slots[i].id1 - 1);
+	}
+	if (p->threads.n >= MAX_IDS)
+		return -EOVERFLOW;
+	copy = arena_alloc(&p->arena, len + 1, 1);
+	if (!copy)
+		return -ENOMEM;
+	r = seg_push(&p->threads);
+	if (!r)
+		return -ENOMEM;
+	memcpy(copy, comm, len + 1);
+	r->pub.pid = pid;
+	r->pub.tid = tid;
+	r->pub.comm = copy;
+	table_put(t, i, h, p->threads.n - 1);
+	return (int)(p->threads.n - 1);
+}
+
+static bool weight_add_overflows(const struct profile_weight *a, const struct profile_weight *b)
+{
+	return a->count + b->count < a->count || a->off_ns + b->off_ns < a->off_ns ||
+	       a->runq_ns + b->runq_ns < a->runq_ns;
+}
+
+static void weight_add(struct profile_weight *a, const struct profile_weight *b)
+{
+	a->count += b->count;
+	a->off_ns += b->off_ns;
+	a->runq_ns += b->runq_ns;
+}
+
+int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu_state state,
+		 const struct profile_weight *w)
+{
+	struct table *t = &p->row_tab;
+	struct profile_row *r;
+	uint32_t h;
+	size_t i;
+	int err;
+
+	if (!w || thread >= p->threads.n || stack >= p->stacks.n ||
+	    (unsigned)state >= OFFCPU_STATE__COUNT || w->runq_ns > w->off_ns)
+		return -EINVAL;
+	/*
+	 * Every row and per-state total is at most the grand total, so checking the
+	 * grand total is enough to know that no sum below wraps.
+	 */
+	if (weight_add_overflows(&p->totals.all, w))
+		return -EOVERFLOW;
+	err = table_reserve(t);
+	if (err)
+		return err;
+	h = (uint32_t)hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
+	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
+		if (t->slots[i].hash != h)
+			continue;
+		r = seg_at(&p->rows, t->slots[i].id1 - 1);
+		if (r->thread == thread && r->stack == stack && r->state == state)
+			goto found;
+	}
+	if (p->rows.n >= UINT32_MAX - 1)
+		return -EOVERFLOW; /* the table stores id + 1 in 32 bits */
+	r = seg_push(&p->rows);
+	if (!r)
+		return -ENOMEM;
+	r->thread = thread;
+	r->stack = stack;
+	r->state = state;
+	table_put(t, i, h, p->rows.n - 1);
+found:
+	weight_add(&r->w, w);
+	weight_add(&p->totals.all, w);
+	weight_add(&p->totals.by_state[state], w);
+	return 0;
+}
+
+int profile__set_thread_time(struct profile *p, uint32_t thread, const struct profile_thread_time *t)
+{
+	struct thread_rec *r;
+
+	if (!t || thread >= p->threads.n)
+		return -EINVAL;
+	r = seg_at(&p->threads, thread);
+	r->time = *t;
+	r->has_time = true;
+	return 0;
+}
+
+const struct profile_thread_time *profile__thread_time(const struct profile *p, uint32_t thread)
+{
+	const struct thread_rec *r;
+
+	if (thread >= p->threads.n)
+		return NULL;
+	r = seg_at(&p->threads, thread);
+	return r->has_time ? &r->time : NULL;
+}
+
+void profile__set_runq_known(struct profile *p, bool known)
+{
+	p->runq_known = known;
+}
+
+bool profile__runq_known(const struct profile *p)
+{
+	return p->runq_known;
+}
+
+size_t profile__nr_frames(const struct profile *p)
+{
+	return p->frames.n;
+}
+
+size_t profile__nr_stacks(const struct profile *p)
+{
+	return p->stacks.n;
+}
+
+size_t profile__nr_threads(const struct profile *p)
+{
+	return p->threads.n;
+}
+
+size_t profile__nr_rows(const struct profile *p)
+{
+	return p->rows.n;
+}
+
+const struct profile_frame *profile__frame_at(const struct profile *p, uint32_t id)
+{
+	if (id >= p->frames.n)
+		return NULL;
+	return &((const struct frame_rec *)seg_at(&p->frames, id))->pub;
+}
+
+const uint32_t *profile__stack_at(const struct profile *p, uint32_t id, size_t *n)
+{
+	const struct stack_rec *s;
+
+	if (id >= p->stacks.n) {
+		if (n)
+			*n = 0;
+		return NULL;
+	}
+	s = seg_at(&p->stacks, id);
+	if (n)
+		*n = s->n;
+	return s->frames;
+}
+
+const struct profile_thread *profile__thread_at(const struct profile *p, uint32_t id)
+{
+	if (id >= p->threads.n)
+		return NULL;
+	return &((const struct thread_rec *)seg_at(&p->threads, id))->pub;
+}
+
+const struct profile_row *profile__row_at(const struct profile *p, size_t idx)
+{
+	if (idx >= p->rows.n)
+		return NULL;
+	return seg_at(&p->rows, idx);
+}
+
+const struct profile_totals *profile__totals(const struct profile *p)
+{
+	return &p->totals;
+}
+
+static int cmp_stack_sum(const void *a, const void *b)
+{
+	const struct profile_stack_sum *x = a, *y = b;
+
+	if (x->w.off_ns != y->w.off_ns)
+		return x->w.off_ns > y->w.off_ns ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int cmp_thread_sum(const void *a, const void *b)
+{
+	const struct profile_thread_sum *x = a, *y = b;
+
+	if (x->w.off_ns != y->w.off_ns)
+		return x->w.off_ns > y->w.off_ns ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static int cmp_row_by_thread(const void *a, const void *b)
+{
+	const struct profile_row *x = *(const struct profile_row *const *)a;
+	const struct profile_row *y = *(const struct profile_row *const *)b;
+
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Whether weight a beats b for "the thread with most off_ns" (count breaks off_ns ties). */
+static bool weight_beats(const struct profile_weight *a, const struct profile_weight *b)
+{
+	return a->off_ns != b->off_ns ? a->off_ns > b->off_ns : a->count > b->count;
+}
+
+int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **out, size_t *n)
+{
+	size_t nst = p->stacks.n, nrows = p->rows.n, nout = 0;
+	const struct profile_row **order = NULL;
+	struct profile_stack_sum *sums = NULL;
+	size_t *start = NULL;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	*n = 0;
+	/*
+	 * Counting sort of the rows by stack, then each stack's rows by thread, so
+	 * the per-(stack, thread) sums that pick the top thread are runs: O(rows)
+	 * plus small sorts, never a sort of all rows.
+	 */
+	start = calloc(nst + 1, sizeof(*start));
+	order = malloc((nrows ? nrows : 1) * sizeof(*order));
+	sums = calloc(nst ? nst : 1, sizeof(*sums));
+	if (!start || !order || !sums)
+		goto cleanup;
+	for (size_t i = 0; i < nrows; i++)
+		start[((const struct profile_row *)seg_at(&p->rows, i))->stack + 1]++;
+	for (size_t s = 0; s < nst; s++)
+		start[s + 1] += start[s];
+	for (size_t i = 0; i < nrows; i++) {
+		const struct profile_row *r = seg_at(&p->rows, i);
+
+		order[start[r->stack]++] = r;
+	}
+	/* start[s] now holds the end of stack s's run, which is where s + 1 starts. */
+	for (size_t s = 0, b = 0; s < nst; b = start[s], s++) {
+		size_t e = start[s];
+		struct profile_stack_sum *sum = &sums[nout];
+		struct profile_weight best = { 0 };
+		bool have_best = false;
+
+		if (b == e)
+			continue;
+		qsort(order + b, e - b, sizeof(*order), cmp_row_by_thread);
+		memset(sum, 0, sizeof(*sum));
+		sum->stack = (uint32_t)s;
+		for (size_t i = b; i < e;) {
+			struct profile_weight tw = { 0 };
+			uint32_t th = order[i]->thread;
+
+			for (; i < e && order[i]->thread == th; i++)
+				weight_add(&tw, &order[i]->w);
+			weight_add(&sum->w, &tw);
+			/* Threads come in ascending id, so a strict win keeps the lowest id on ties. */
+			if (!have_best || weight_beats(&tw, &best)) {
+				best = tw;
+				sum->thread = th;
+				have_best = true;
+			}
+		}
+		nout++;
+	}
+	qsort(sums, nout, sizeof(*sums), cmp_stack_sum);
+	*out = sums;
+	*n = nout;
+	sums = NULL;
+	err = 0;
+cleanup:
+	free(start);
+	free(order);
+	free(sums);
+	return err;
+}
+
+int profile__sum_by_thread(const struct profile *p, struct profile_thread_sum **out, size_t *n)
+{
+	size_t nth = p->threads.n, nout = 0;
+	struct profile_thread_sum *sums;
+	bool *seen;
+
+	*out = NULL;
+	*n = 0;
+	sums = calloc(nth ? nth : 1, sizeof(*sums));
+	seen = calloc(nth ? nth : 1, sizeof(*seen));
+	if (!sums || !seen) {
+		free(sums);
+		free(seen);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->rows.n; i++) {
+		const struct profile_row *r = seg_at(&p->rows, i);
+
+		weight_add(&sums[r->thread].w, &r->w);
+		seen[r->thread] = true;
+	}
+	for (size_t t = 0; t < nth; t++) {
+		if (!seen[t])
+			continue;
+		sums[nout].thread = (uint32_t)t;
+		sums[nout].w = sums[t].w;
+		nout++;
+	}
+	free(seen);
+	qsort(sums, nout, sizeof(*sums), cmp_thread_sum);
+	*out = sums;
+	*n = nout;
+	return 0;
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/lines.h"
+
+/* Big enough that a read is one system call per megabyte of input. */
+#define LINES_CHUNK (1u << 20)
+
+struct line_reader {
+	FILE *in;
+	char *buf;
+	size_t cap;
+	size_t start; /* first byte of the next line */
+	size_t end;   /* end of valid data */
+	size_t scanned; /* bytes after start known to hold no '\n' */
+	size_t lineno;
+	int eof;
+};
+
+struct line_reader *line_reader__new(FILE *in)
+{
+	struct line_reader *lr = calloc(1, sizeof(*lr));
+
+	if (!lr)
+		return NULL;
+	lr->buf = malloc(LINES_CHUNK);
+	if (!lr->buf) {
+		free(lr);
+		errno = ENOMEM;
+		return NULL;
+	}
+	lr->cap = LINES_CHUNK;
+	lr->in = in;
+	return lr;
+}
+
+void line_reader__free(struct line_reader *lr)
+{
+	if (!lr)
+		return;
+	free(lr->buf);
+	free(lr);
+}
+
+size_t line_reader__lineno(const struct line_reader *lr)
+{
+	return lr->lineno;
+}
+
+/* Read more input after the current partial line; 0, or -errno. */
+static int fill(struct line_reader *lr)
+{
+	size_t n;
+
+	if (lr->start > 0) {
+		memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
+		lr->end -= lr->start;
+		lr->start = 0;
+	}
+	if (lr->cap - lr->end < LINES_CHUNK / 2) {
+		/* A line longer than the buffer: grow it, keeping reads large. */
+		size_t ncap = lr->cap * 2;
+		char *nb = ncap > lr->cap ? realloc(lr->buf, ncap) : NULL;
+
+		if (!nb)
+			return -ENOMEM;
+		lr->buf = nb;
+		lr->cap = ncap;
+	}
+	n = fread(lr->buf + lr->end, 1, lr->cap - lr->end, lr->in);
+	lr->end += n;
+	if (n == 0) {
+		if (ferror(lr->in))
+			return -EIO;
+		lr->eof = 1;
+	}
+	return 0;
+}
+
+int line_reader__next(struct line_reader *lr, const char **line, size_t *len)
+{
+	char *nl;
+	size_t n;
+	int err;
+
+	for (;;) {
+		nl = memchr(lr->buf + lr->start + lr->scanned, '\n',
+			    lr->end - lr->start - lr->scanned);
+		if (nl)
+			break;
+		lr->scanned = lr->end - lr->start;
+		if (lr->eof) {
+			if (lr->start == lr->end)
+				return 0;
+			nl = lr->buf + lr->end; /* the last line has no '\n' */
+			break;
+		}
+		err = fill(lr);
+		if (err)
+			return err;
+	}
+	*line = lr->buf + lr->start;
+	n = nl - *line;
+	lr->start += n + (nl < lr->buf + lr->end);
+	lr->scanned = 0;
+	if (n && (*line)[n - 1] == '\r')
+		n--;
+	*len = n;
+	lr->lineno++;
+	return 1;
+}
