@@ -69,7 +69,16 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/%.o: src/%.c | $(SKELS)
+# The bpftrace lane's script, share/offcpu.bt, is compiled into the binary so an
+# installed offcpu never runs a script other than the one it was built with.
+$(BUILD)/offcpu_bt.h: share/offcpu.bt
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)awk 'BEGIN { print "static const char offcpu_bt_script[] =" } \
+		{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } \
+		END { print ";" }' $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/%.o: src/%.c | $(SKELS) $(BUILD)/offcpu_bt.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
