@@ -82,9 +82,9 @@ static char unit_why[512];
 
 #define CHECK_CONTAINS(hay, needle)                                                              \
 	do {                                                                                     \
-		const char *h_ = (hay), *n_ = (needle);                                          \
-		if (!h_ || !strstr(h_, n_)) {                                                    \
-			UNIT_FAIL("%s does not contain \"%s\"", #hay, n_);                      \
+		const char *hay_ = (hay), *needle_ = (needle);                                   \
+		if (!hay_ || !strstr(hay_, needle_)) {                                           \
+			UNIT_FAIL("%s does not contain \"%s\"", #hay, needle_);                 \
 			return;                                                                  \
 		}                                                                                \
 	} while (0)
