@@ -6,9 +6,11 @@
  *   so accessor pointers stay valid while the profile grows and no row costs a
  *   malloc of its own.
  * - Names and stack frame lists are copied into an arena (big blocks, freed at once).
- * - Each kind of thing has an open-addressing hash table of (hash, id) slots kept
- *   at most half full; the stored hash makes most mismatches cost no memory
- *   access to the record and makes growing the table need no rehashing.
+ * - Each kind of thing has an open-addressing hash table of (hash, pointer)
+ *   slots kept at most half full. The stored hash makes most mismatches cost no
+ *   access to the record and growing need no rehashing; the pointer goes straight
+ *   to the record, so a hit on a table bigger than the caches costs two cache
+ *   misses (slot, record), not three (slot, id -> record, record's data).
  */
 #include <errno.h>
 #include <limits.h>
@@ -114,7 +116,7 @@ static void arena_free(struct arena *a)
 
 struct slot {
 	uint32_t hash;
-	uint32_t id1; /* id + 1; 0 = empty */
+	void *key; /* the record; NULL = empty */
 };
 
 struct table {
@@ -131,14 +133,13 @@ static int table_grow(struct table *t)
 	if (!ns)
 		return -ENOMEM;
 	for (size_t i = 0; t->slots && i <= t->mask; i++) {
-		struct slot s = t->slots[i];
 		size_t j;
 
-		if (!s.id1)
+		if (!t->slots[i].key)
 			continue;
-		for (j = s.hash & (cap - 1); ns[j].id1; j = (j + 1) & (cap - 1))
+		for (j = t->slots[i].hash & (cap - 1); ns[j].key; j = (j + 1) & (cap - 1))
 			;
-		ns[j] = s;
+		ns[j] = t->slots[i];
 	}
 	free(t->slots);
 	t->slots = ns;
@@ -154,9 +155,24 @@ static int table_reserve(struct table *t)
 	return 0;
 }
 
+/* Fill the empty slot a failed lookup ended on. */
+static void table_put(struct table *t, size_t slot, uint32_t hash, void *key)
+{
+	t->slots[slot].hash = hash;
+	t->slots[slot].key = key;
+	t->used++;
+}
+
 struct frame_rec {
 	struct profile_frame pub; /* first: profile__frame_at() returns its address */
+};
+
+/* A frame's name with what its lookup compares, in one arena allocation. */
+struct frame_key {
 	uint32_t len;
+	uint32_t kind;
+	uint32_t id;
+	char name[];
 };
 
 struct stack_rec {
@@ -164,10 +180,18 @@ struct stack_rec {
 	size_t n;
 };
 
+/* A stack's frames with their count, in one arena allocation. */
+struct stack_key {
+	size_t n;
+	uint32_t id;
+	uint32_t frames[];
+};
+
 struct thread_rec {
 	struct profile_thread pub; /* first */
 	struct profile_thread_time time;
 	bool has_time;
+	uint32_t id;
 };
 
 struct profile {
@@ -239,21 +263,45 @@ const char *offcpu_state__name(enum offcpu_state s)
 	}
 }
 
-/* Insert id at the empty slot a failed lookup ended on. */
-static void table_put(struct table *t, size_t slot, uint32_t hash, size_t id)
+/* Whether a[0..n) == b[0..n), inline: names are short and this runs per frame. */
+static inline bool mem_eq(const char *a, const char *b, size_t n)
 {
-	t->slots[slot].hash = hash;
-	t->slots[slot].id1 = (uint32_t)id + 1;
-	t->used++;
+	uint64_t x, y;
+	uint32_t u, v;
+
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 <= n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return false;
+		}
+		memcpy(&x, a + n - 8, 8); /* the tail, overlapping what was compared */
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
+			return false;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&v, b + n - 4, 4);
+		return u == v;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
 }
 
 int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len)
 {
 	struct table *t = &p->frame_tab;
+	struct frame_key *key;
 	struct frame_rec *f;
 	uint32_t h;
 	size_t i;
-	char *copy;
 	int err;
 
 	if (!name || !len || len > UINT32_MAX || (unsigned)kind > FRAME_MISSING)
@@ -262,75 +310,82 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 	if (err)
 		return err;
 	h = (uint32_t)hash_bytes(name, len, kind);
-	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
-		if (t->slots[i].hash != h)
-			continue;
-		f = seg_at(&p->frames, t->slots[i].id1 - 1);
-		if (f->len == len && f->pub.kind == kind && !memcmp(f->pub.name, name, len))
-			return (int)(t->slots[i].id1 - 1);
+	for (i = h & t->mask; (key = t->slots[i].key); i = (i + 1) & t->mask) {
+		if (t->slots[i].hash == h && key->len == len && key->kind == kind &&
+		    mem_eq(key->name, name, len))
+			return (int)key->id;
 	}
 	if (p->frames.n >= MAX_IDS)
 		return -EOVERFLOW;
-	copy = arena_alloc(&p->arena, len + 1, 1);
-	if (!copy)
+	if (len > SIZE_MAX - sizeof(*key) - 1)
+		return -ENOMEM;
+	key = arena_alloc(&p->arena, sizeof(*key) + len + 1, _Alignof(struct frame_key));
+	if (!key)
 		return -ENOMEM;
 	f = seg_push(&p->frames);
 	if (!f)
 		return -ENOMEM; /* the arena bytes stay unused until profile__free() */
-	memcpy(copy, name, len);
-	copy[len] = '\0';
-	f->pub.name = copy;
+	memcpy(key->name, name, len);
+	key->name[len] = '\0';
+	key->len = (uint32_t)len;
+	key->kind = kind;
+	key->id = (uint32_t)(p->frames.n - 1);
+	f->pub.name = key->name;
 	f->pub.kind = kind;
-	f->len = (uint32_t)len;
-	table_put(t, i, h, p->frames.n - 1);
-	return (int)(p->frames.n - 1);
+	table_put(t, i, h, key);
+	return (int)key->id;
 }
-
-static const uint32_t empty_stack[1];
 
 int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 {
 	struct table *t = &p->stack_tab;
+	uint64_t h64 = n, nfr = p->frames.n;
+	struct stack_key *key;
 	struct stack_rec *s;
-	uint64_t h64 = n;
-	uint32_t *copy, h;
+	uint32_t h, bad = 0;
 	size_t i;
 	int err;
 
 	if (n && !frames)
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (frames[i] >= p->frames.n)
-			return -EINVAL;
+	/* Two ids per step halve the hash's dependency chain; one branch for all ids. */
+	for (i = 0; i + 2 <= n; i += 2) {
+		bad |= frames[i] >= nfr || frames[i + 1] >= nfr;
+		h64 = hash_add64(h64, (uint64_t)frames[i] << 32 | frames[i + 1]);
+	}
+	if (i < n) {
+		bad |= frames[i] >= nfr;
 		h64 = hash_add64(h64, frames[i]);
 	}
+	if (bad)
+		return -EINVAL;
 	h = (uint32_t)hash_mix64(h64);
 	err = table_reserve(t);
 	if (err)
 		return err;
-	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
-		if (t->slots[i].hash != h)
-			continue;
-		s = seg_at(&p->stacks, t->slots[i].id1 - 1);
-		if (s->n == n && !memcmp(s->frames, frames, n * sizeof(*frames)))
-			return (int)(t->slots[i].id1 - 1);
+	for (i = h & t->mask; (key = t->slots[i].key); i = (i + 1) & t->mask) {
+		if (t->slots[i].hash == h && key->n == n &&
+		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames)))
+			return (int)key->id;
 	}
 	if (p->stacks.n >= MAX_IDS)
 		return -EOVERFLOW;
-	if (n > SIZE_MAX / sizeof(*frames))
+	if (n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
-	copy = n ? arena_alloc(&p->arena, n * sizeof(*frames), sizeof(*frames)) : NULL;
-	if (n && !copy)
+	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames), _Alignof(struct stack_key));
+	if (!key)
 		return -ENOMEM;
 	s = seg_push(&p->stacks);
 	if (!s)
 		return -ENOMEM;
 	if (n)
-		memcpy(copy, frames, n * sizeof(*frames));
-	s->frames = n ? copy : empty_stack;
+		memcpy(key->frames, frames, n * sizeof(*frames));
+	key->n = n;
+	key->id = (uint32_t)(p->stacks.n - 1);
+	s->frames = key->frames;
 	s->n = n;
-	table_put(t, i, h, p->stacks.n - 1);
-	return (int)(p->stacks.n - 1);
+	table_put(t, i, h, key);
+	return (int)key->id;
 }
 
 int profile__thread(struct profile *p, int pid, int tid, const char *comm)
@@ -349,12 +404,10 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 	if (err)
 		return err;
 	h = (uint32_t)hash_bytes(comm, len, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
-	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
-		if (t->slots[i].hash != h)
-			continue;
-		r = seg_at(&p->threads, t->slots[i].id1 - 1);
-		if (r->pub.pid == pid && r->pub.tid == tid && !strcmp(r->pub.comm, comm))
-			return (int)(t->slots[i].id1 - 1);
+	for (i = h & t->mask; (r = t->slots[i].key); i = (i + 1) & t->mask) {
+		if (t->slots[i].hash == h && r->pub.pid == pid && r->pub.tid == tid &&
+		    !strcmp(r->pub.comm, comm))
+			return (int)r->id;
 	}
 	if (p->threads.n >= MAX_IDS)
 		return -EOVERFLOW;
@@ -368,8 +421,9 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 	r->pub.pid = pid;
 	r->pub.tid = tid;
 	r->pub.comm = copy;
-	table_put(t, i, h, p->threads.n - 1);
-	return (int)(p->threads.n - 1);
+	r->id = (uint32_t)(p->threads.n - 1);
+	table_put(t, i, h, r);
+	return (int)r->id;
 }
 
 static bool weight_add_overflows(const struct profile_weight *a, const struct profile_weight *b)
@@ -407,22 +461,18 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	if (err)
 		return err;
 	h = (uint32_t)hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
-	for (i = h & t->mask; t->slots[i].id1; i = (i + 1) & t->mask) {
-		if (t->slots[i].hash != h)
-			continue;
-		r = seg_at(&p->rows, t->slots[i].id1 - 1);
-		if (r->thread == thread && r->stack == stack && r->state == state)
+	for (i = h & t->mask; (r = t->slots[i].key); i = (i + 1) & t->mask) {
+		if (t->slots[i].hash == h && r->thread == thread && r->stack == stack &&
+		    r->state == state)
 			goto found;
 	}
-	if (p->rows.n >= UINT32_MAX - 1)
-		return -EOVERFLOW; /* the table stores id + 1 in 32 bits */
 	r = seg_push(&p->rows);
 	if (!r)
 		return -ENOMEM;
 	r->thread = thread;
 	r->stack = stack;
 	r->state = state;
-	table_put(t, i, h, p->rows.n - 1);
+	table_put(t, i, h, r);
 found:
 	weight_add(&r->w, w);
 	weight_add(&p->totals.all, w);

@@ -33,6 +33,33 @@ static inline uint64_t hash_add64(uint64_t h, uint64_t v)
 	return (h << 29) | (h >> 35);
 }
 
-uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
+/* Inline: it runs once per frame of every input line. */
+static inline uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data, *end = p + len;
+	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ULL);
+	uint64_t w;
+	uint32_t lo, hi;
+
+	if (len >= 8) {
+		for (; end - p >= 8; p += 8) {
+			memcpy(&w, p, 8); /* unaligned-safe; one load */
+			h = hash_add64(h, w);
+		}
+		if (p < end) {
+			/* The tail: the last 8 bytes, minus those already hashed. */
+			memcpy(&w, end - 8, 8);
+			h = hash_add64(h, w >> (8 - (end - p)) * 8);
+		}
+	} else if (len >= 4) {
+		/* Two loads that overlap cover 4..7 bytes without a byte loop. */
+		memcpy(&lo, p, 4);
+		memcpy(&hi, end - 4, 4);
+		h = hash_add64(h, (uint64_t)hi << 32 | lo);
+	} else if (len) {
+		h = hash_add64(h, p[0] | (uint64_t)p[len / 2] << 8 | (uint64_t)end[-1] << 16);
+	}
+	return hash_mix64(h);
+}
 
 #endif

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Folded stacks. Each line is split in place (no copy, no allocation per line
+ * or frame): find the value after the last space, cut the stack part at ';'
+ * into a reused (pointer, length) array, decide each frame's kind, intern.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/folded.h"
+#include "util/lines.h"
+
+struct span {
+	const char *s;
+	size_t len;
+};
+
+struct folded_state {
+	struct profile *p;
+	struct parse_stats *st;
+	uint64_t scale;
+	bool count_only;
+	struct span *spans;
+	size_t spans_cap;
+	uint32_t *ids;
+	size_t ids_cap;
+	char *comm; /* NUL-terminated copy for profile__thread() */
+	size_t comm_cap;
+	size_t comm_len;
+	int comm_thread; /* thread id of comm, -1 before the first line */
+};
+
+static bool span_is(const struct span *sp, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return sp->len == n && !memcmp(sp->s, lit, n);
+}
+
+static bool has_prefix(const struct span *sp, const char *pre, size_t n)
+{
+	return sp->len >= n && !memcmp(sp->s, pre, n);
+}
+
+/*
+ * Where a stack without the "-" delimiter turns from user to kernel: the
+ * kernel's entry points from user space (syscalls, interrupts and exceptions
+ * taken from user mode, kernel threads and the idle task), on x86 and arm64.
+ */
+static bool is_kernel_entry(const struct span *sp)
+{
+#define PRE(lit) has_prefix(sp, lit, sizeof(lit) - 1)
+	switch (sp->len ? sp->s[0] : 0) {
+	case 'a':
+		return PRE("asm_");
+	case 'c':
+		return PRE("common_startup_64") || PRE("cpu_startup_entry");
+	case 'd':
+		return PRE("do_syscall_64") || PRE("do_fast_syscall_32") ||
+		       PRE("do_int80_syscall_32");
+	case 'e':
+		return PRE("entry_SYSCALL") || PRE("entry_INT80") || PRE("entry_SYSENTER") ||
+		       PRE("el0t_") || PRE("el0_svc") || PRE("el1h_");
+	case 'r':
+		return PRE("ret_from_fork") || PRE("rest_init");
+	case 's':
+		return PRE("secondary_startup_64") || PRE("start_secondary") ||
+		       PRE("start_kernel");
+	case 'x':
+		return PRE("x86_64_start_kernel");
+	case '_':
+		return PRE("__do_fast_syscall_32");
+	}
+	return false;
+#undef PRE
+}
+
+/*
+ * The next ';' in [p, end), or end. Eight bytes a step (the "has zero byte"
+ * trick on p ^ ";;;;;;;;"): frames are short and a call to memchr per frame
+ * costs more than the scan.
+ */
+static inline const char *find_semi(const char *p, const char *end)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t w, hit;
+
+	for (; end - p >= 8; p += 8) {
+		memcpy(&w, p, 8);
+		w ^= ones * ';';
+		hit = (w - ones) & ~w & highs;
+		if (hit) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			/* A borrow only marks bytes above a real match: the lowest mark is exact. */
+			return p + (__builtin_ctzll(hit) >> 3);
+#else
+			break;
+#endif
+		}
+	}
+	for (; p < end; p++)
+		if (*p == ';')
+			return p;
+	return end;
+}
+
+static void malformed(struct parse_stats *st, size_t line, const char *why)
+{
+	if (!st->malformed++) {
+		st->first_malformed_line = line;
+		snprintf(st->first_malformed_reason, sizeof(st->first_malformed_reason), "%s", why);
+	}
+}
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *nb;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	nb = realloc(*buf, ncap * elem);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+static int thread_of(struct folded_state *fs, const char *comm, size_t len)
+{
+	int id;
+
+	if (fs->comm_thread >= 0 && len == fs->comm_len && !memcmp(comm, fs->comm, len))
+		return fs->comm_thread;
+	if (grow((void **)&fs->comm, &fs->comm_cap, len + 1, 1))
+		return -ENOMEM;
+	memcpy(fs->comm, comm, len);
+	fs->comm[len] = '\0';
+	fs->comm_len = len;
+	id = profile__thread(fs->p, 0, 0, fs->comm);
+	fs->comm_thread = id;
+	return id;
+}
+
+/* A line's value: 0, -EINVAL when not a non-negative decimal, -EOVERFLOW. */
+static int parse_value(const char *s, size_t len, uint64_t *v)
+{
+	*v = 0;
+	if (!len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+
+		if (d > 9)
+			return -EINVAL;
+		if (*v > (UINT64_MAX - d) / 10)
+			return -EOVERFLOW;
+		*v = *v * 10 + d;
+	}
+	return 0;
+}
+
+static int parse_line(struct folded_state *fs, const char *line, size_t len, size_t lineno)
+{
+	struct parse_stats *st = fs->st;
+	struct profile_weight w = { 0 };
+	const char *sp, *p, *end;
+	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX;
+	bool kernel = false;
+	uint64_t v;
+	int err, thread, stack;
+
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (!len)
+		return 0;
+	if (line[0] == '#') {
+		st->skipped++;
+		return 0;
+	}
+	if (memchr(line, '\0', len)) {
+		malformed(st, lineno, "NUL byte in line");
+		return 0;
+	}
+	for (sp = line + len; sp > line && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
+		;
+	if (sp == line) {
+		malformed(st, lineno, "no value after the last space");
+		return 0;
+	}
+	err = parse_value(sp, line + len - sp, &v);
+	if (err == -EINVAL) {
+		malformed(st, lineno, "value is not a non-negative integer");
+		return 0;
+	}
+	if (err)
+		return err;
+	if (fs->count_only) {
+		w.count = v;
+	} else {
+		if (v > UINT64_MAX / fs->scale)
+			return -EOVERFLOW;
+		w.count = 1;
+		w.off_ns = v * fs->scale;
+	}
+
+	/* The stack part: everything before the value's separator. */
+	end = sp - 1;
+	for (p = line;; p++) {
+		const char *e = find_semi(p, end);
+
+		if (nspans == fs->spans_cap &&
+		    grow((void **)&fs->spans, &fs->spans_cap, nspans + 1, sizeof(*fs->spans)))
+			return -ENOMEM;
+		fs->spans[nspans].s = p;
+		fs->spans[nspans].len = e - p;
+		if (nspans && delim == SIZE_MAX && span_is(&fs->spans[nspans], "-"))
+			delim = nspans;
+		nspans++;
+		if (e == end)
+			break;
+		p = e;
+	}
+	if (!fs->spans[0].len) {
+		malformed(st, lineno, "empty comm");
+		return 0;
+	}
+	if (grow((void **)&fs->ids, &fs->ids_cap, nspans, sizeof(*fs->ids)))
+		return -ENOMEM;
+
+	for (i = 1; i < nspans; i++) {
+		struct span f = fs->spans[i];
+		enum frame_kind kind;
+		int id;
+
+		if (i == delim) {
+			kernel = true;
+			continue;
+		}
+		if (!f.len)
+			continue; /* ";;": nothing to intern */
+		if (span_is(&f, "[Missed User Stack]")) {
+			kind = FRAME_MISSING;
+			/* BCC prints the kernel stack next, without "-" when a stack is missing. */
+			kernel = true;
+		} else if (span_is(&f, "[Missed Kernel Stack]")) {
+			kind = FRAME_MISSING;
+		} else if (f.len > 4 && !memcmp(f.s + f.len - 4, "_[k]", 4)) {
+			f.len -= 4;
+			kind = FRAME_KERNEL;
+			if (!f.len)
+				continue;
+		} else {
+			if (!kernel && delim == SIZE_MAX && is_kernel_entry(&f))
+				kernel = true;
+			kind = kernel ? FRAME_KERNEL : FRAME_USER;
+		}
+		id = profile__frame(fs->p, kind, f.s, f.len);
+		if (id < 0)
+			return id;
+		fs->ids[nids++] = id;
+	}
+	thread = thread_of(fs, fs->spans[0].s, fs->spans[0].len);
+	if (thread < 0)
+		return thread;
+	stack = profile__stack(fs->p, fs->ids, nids);
+	if (stack < 0)
+		return stack;
+	err = profile__add(fs->p, thread, stack, OFFCPU_STATE_UNKNOWN, &w);
+	if (err)
+		return err;
+	st->records++;
+	return 0;
+}
+
+int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
+		  struct parse_stats *stats)
+{
+	struct parse_stats local;
+	struct folded_state fs = {
+		.p = p,
+		.st = stats ? stats : &local,
+		.scale = opts && opts->value_scale_ns ? opts->value_scale_ns : 1000,
+		.count_only = opts && opts->count_only,
+		.comm_thread = -1,
+	};
+	struct line_reader *lr;
+	const char *line;
+	size_t len;
+	int err;
+
+	memset(fs.st, 0, sizeof(*fs.st));
+	lr = line_reader__new(in);
+	if (!lr)
+		return -ENOMEM;
+	while ((err = line_reader__next(lr, &line, &len)) > 0) {
+		fs.st->lines++;
+		err = parse_line(&fs, line, len, fs.st->lines);
+		if (err) {
+			fs.st->error_line = fs.st->lines;
+			break;
+		}
+	}
+	line_reader__free(lr);
+	free(fs.spans);
+	free(fs.ids);
+	free(fs.comm);
+	return err;
+}
