@@ -14,6 +14,8 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, "run a command (or attach to pids, a cgroup, the host) and capture off-CPU time" },
 	{ "summarize", cmd_summarize, "re-read a capture directory and rewrite its summary" },
+	{ "report", cmd_report, "where and why a capture's threads waited: budget, reasons, top stacks" },
+	{ "diff", cmd_diff, "compare two captures; --fail-on gates for CI (exit 1 when crossed)" },
 };
 
 static void usage(FILE *out)
