@@ -455,6 +455,15 @@ static void value(struct diff_value *v, uint64_t base, uint64_t new, const struc
 	v->new_norm = d->new_denom > 0 ? (double)new / d->new_denom : 0;
 }
 
+/* Interval counts are normalized by the total count, or per second of wall time. */
+static void count_value(struct diff_value *v, uint64_t base, uint64_t new, const struct diff *d)
+{
+	v->base = base;
+	v->new = new;
+	v->base_norm = d->base_count_denom > 0 ? (double)base / d->base_count_denom : 0;
+	v->new_norm = d->new_count_denom > 0 ? (double)new / d->new_count_denom : 0;
+}
+
 double diff_value__delta(const struct diff *d, const struct diff_value *v)
 {
 	if (d->norm != DIFF_NORM_NONE)
@@ -490,7 +499,7 @@ static int fill_item(struct diff_item *it, const struct entry *b, const struct e
 	value(&it->off, bb->off, nn->off, d);
 	value(&it->blocked, bb->blocked, nn->blocked, d);
 	value(&it->runq, bb->runq, nn->runq, d);
-	value(&it->count, bb->count, nn->count, d);
+	count_value(&it->count, bb->count, nn->count, d);
 	return 0;
 }
 
@@ -554,6 +563,8 @@ int diff__new(const struct diff_side *base, const struct diff_side *new, enum di
 	if (norm == DIFF_NORM_TOTAL) {
 		d->base_denom = (double)base->off;
 		d->new_denom = (double)new->off;
+		d->base_count_denom = (double)base->count;
+		d->new_count_denom = (double)new->count;
 	} else if (norm == DIFF_NORM_WALL) {
 		if (!base->wall || !new->wall) {
 			err = -EINVAL;
@@ -561,11 +572,13 @@ int diff__new(const struct diff_side *base, const struct diff_side *new, enum di
 		}
 		d->base_denom = (double)base->wall;
 		d->new_denom = (double)new->wall;
+		d->base_count_denom = (double)base->wall / 1e9;
+		d->new_count_denom = (double)new->wall / 1e9;
 	}
 	value(&d->off, base->off, new->off, d);
 	value(&d->blocked, base->blocked, new->blocked, d);
 	value(&d->runq, base->runq, new->runq, d);
-	value(&d->count, base->count, new->count, d);
+	count_value(&d->count, base->count, new->count, d);
 	d->stacks_partial = base->stacks_partial || new->stacks_partial;
 
 	d->reasons = calloc(REASON__COUNT, sizeof(*d->reasons));

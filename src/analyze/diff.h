@@ -19,7 +19,8 @@
  *
  * Normalization divides each side's values by that side's total off-CPU time
  * (DIFF_NORM_TOTAL: shares) or by its wall time (DIFF_NORM_WALL: seconds off
- * per second of wall time), so runs of different length compare. Items are
+ * per second of wall time; interval counts: shares of all intervals, or
+ * intervals per second), so runs of different length compare. Items are
  * sorted by the absolute change of off-CPU time (normalized when asked),
  * largest first, then by name.
  *
@@ -92,8 +93,11 @@ struct diff_item {
 
 struct diff {
 	enum diff_norm norm;
-	/* Denominators used for the normalized values (0 when not known). */
-	double base_denom, new_denom;
+	/*
+	 * Denominators of the normalized values: total off-CPU time (or wall
+	 * time) for times, total count (or wall seconds) for counts.
+	 */
+	double base_denom, new_denom, base_count_denom, new_count_denom;
 	struct diff_value off, blocked, runq, count;
 	struct diff_item *reasons, *threads, *stacks;
 	size_t nr_reasons, nr_threads, nr_stacks;

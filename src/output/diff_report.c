@@ -24,7 +24,7 @@ static char *fmt_value(const struct ctx *c, uint64_t raw, double norm, bool time
 	if (c->d->norm == DIFF_NORM_TOTAL)
 		return term__pct(norm, buf, size);
 	if (c->d->norm == DIFF_NORM_WALL) {
-		snprintf(buf, size, "%.3f", norm);
+		snprintf(buf, size, time ? "%.3f" : "%.1f/s", norm);
 		return buf;
 	}
 	if (time)
@@ -43,7 +43,7 @@ static char *fmt_delta(const struct ctx *c, const struct diff_value *v, bool tim
 		return buf;
 	}
 	if (c->d->norm == DIFF_NORM_WALL) {
-		snprintf(buf, size, "%+.3f", dn);
+		snprintf(buf, size, time ? "%+.3f" : "%+.1f/s", dn);
 		return buf;
 	}
 	if (time)

@@ -235,7 +235,7 @@ static void totals_line(struct ctx *c)
 	if (c->b->runq_known)
 		return;
 	term_line__begin(&l, c->out, c->o.width, c->o.color);
-	term_line__text(&l, "(the collector does not split run-queue time: only preempted stacks count as runqueue)", -1);
+	term_line__text(&l, "(no run-queue split from this collector: only preempted stacks count as runq)", -1);
 	term_line__end(&l);
 }
 
