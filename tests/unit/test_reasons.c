@@ -3,6 +3,7 @@
 
 #include "analyze/reasons.h"
 #include "model/profile.h"
+#include "parse/folded.h"
 #include "unit.h"
 
 /*
@@ -214,6 +215,67 @@ TEST(reasons_memo_agrees_with_plain_classifier)
 	}
 	reasons__free(rs);
 	reasons__free(NULL);
+	profile__free(p);
+}
+
+/* The way each rsn_ thread of tests/data/reasons/blockers.c blocks. */
+static const struct {
+	const char *comm, *reason;
+} ways[] = {
+	{ "rsn_mutex", "lock" },	{ "rsn_condvar", "lock" },     { "rsn_holder", "sleep" },
+	{ "rsn_nanosleep", "sleep" },	{ "rsn_clocksleep", "sleep" }, { "rsn_pipe", "pipe" },
+	{ "rsn_pipewriter", "sleep" },	{ "rsn_poll", "poll" },	       { "rsn_epoll", "poll" },
+	{ "rsn_select", "poll" },	{ "rsn_fsync", "disk_io" },    { "rsn_dread", "disk_io" },
+	{ "rsn_wait", "child" },	{ "rsn_tcp", "network" },      { "rsn_tcpsend", "sleep" },
+	{ "rsn_unix", "network" },	{ "rsn_unixsend", "sleep" },   { "rsn_fault", "memory" },
+	{ "rsn_spin", "runqueue" },
+};
+
+TEST(reasons_real_capture_each_thread_lands_on_its_way)
+{
+	FILE *f = fopen("tests/data/reasons/blockers.folded", "r");
+	struct folded_opts fo = { 0 };
+	struct parse_stats ps = { 0 };
+	struct profile *p = profile__new();
+	uint64_t by[64][REASON__COUNT] = { { 0 } };
+	size_t nth;
+
+	CHECK(f && p);
+	CHECK_INT(folded__parse(f, p, &fo, &ps), 0);
+	fclose(f);
+	CHECK_INT(ps.malformed, 0);
+	nth = profile__nr_threads(p);
+	CHECK(nth > 15 && nth <= 64);
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *r = profile__row_at(p, i);
+
+		by[r->thread][reasons__classify(p, r->stack, r->state)] += r->w.off_ns;
+	}
+	for (size_t w = 0; w < sizeof(ways) / sizeof(ways[0]); w++) {
+		size_t t;
+		int best = 0;
+
+		for (t = 0; t < nth; t++)
+			if (!strcmp(profile__thread_at(p, (uint32_t)t)->comm, ways[w].comm))
+				break;
+		if (t == nth) {
+			UNIT_FAIL("%s is not in the capture", ways[w].comm);
+			return;
+		}
+		for (int r = 1; r < REASON__COUNT; r++)
+			if (by[t][r] > by[t][best])
+				best = r;
+		if (strcmp(reason__name(best), ways[w].reason)) {
+			UNIT_FAIL("%s: most time is %s, expected %s", ways[w].comm, reason__name(best),
+				  ways[w].reason);
+			return;
+		}
+		/* Nothing the classifier could not place, in any thread. */
+		if (by[t][REASON_OTHER]) {
+			UNIT_FAIL("%s: %" PRIu64 " ns classified other", ways[w].comm, by[t][REASON_OTHER]);
+			return;
+		}
+	}
 	profile__free(p);
 }
 
