@@ -98,7 +98,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/liboffcpu.
 
 # Workloads are built without optimisation surprises and with frame pointers, so
 # their user stacks are walkable and their blocking is where the source says.
-$(BUILD)/tests/%: tests/%.c
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/workloads/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wall -D_GNU_SOURCE -o $@ $< -lpthread
@@ -140,3 +140,6 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+
+# Fragments for optional targets (fuzzing, sanitizers, benchmarks) live in mk/.
+-include $(sort $(wildcard mk/*.mk))

@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{ "summarize", cmd_summarize, "re-read a capture directory and rewrite its summary" },
 	{ "report", cmd_report, "where and why a capture's threads waited: budget, reasons, top stacks" },
 	{ "diff", cmd_diff, "compare two captures; --fail-on gates for CI (exit 1 when crossed)" },
+	{ "export", cmd_export, "write a capture as pprof, speedscope or a Chrome trace (Perfetto)" },
 };
 
 static void usage(FILE *out)

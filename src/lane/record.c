@@ -201,7 +201,7 @@ int record__run(const struct record_opts *o)
 		} else {
 			ev.collector.started = true;
 			ev.collector_ready = proc__wait_attached(&coll, o->ready_timeout_ms) == 1;
-			if (!ev.collector_ready && !coll.end.exited && !o->quiet)
+			if (!ev.collector_ready && proc__wait(&coll, 0) == -ETIMEDOUT && !o->quiet)
 				fprintf(stderr, "offcpu: the collector did not attach within %d ms; "
 						"running the workload anyway\n",
 					o->ready_timeout_ms);

@@ -24,7 +24,7 @@
  *     noattach    like normal but never opens the perf_event fd
  *     slowflush   like normal but sleeps DELAY_MS between SIGINT and the replay
  * SIGTERM ends it at once without output in every mode but hang, as it ends the
- * real (Python) tool.
+ * real (Python) tool. A replay file that cannot be read is an error (exit 2) at start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +61,18 @@ static void log_argv(int argc, char **argv)
 }
 
 /* Copies the file named by the environment variable env to out_fd, if it is set. */
+/* A test that names a missing file learns it at start, not after SIGINT. */
+static void check_readable(const char *env)
+{
+	const char *path = getenv(env);
+
+	if (path && *path && access(path, R_OK)) {
+		fprintf(stderr, "fake_collector: cannot read %s=%s: %s\n", env, path,
+			strerror(errno));
+		exit(2);
+	}
+}
+
 static void replay(const char *env, int out_fd)
 {
 	const char *path = getenv(env);
@@ -106,7 +118,7 @@ static void attach(void)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L};
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
@@ -117,13 +129,15 @@ int main(int argc, char **argv)
 	const char *mode = getenv("OFFCPU_FAKE_MODE");
 	const char *delay_env = getenv("OFFCPU_FAKE_DELAY_MS");
 	long delay_ms = delay_env && *delay_env ? atol(delay_env) : 1000;
-	struct rlimit no_core = { 0, 0 };
+	struct rlimit no_core = {0, 0};
 	struct timespec timeout;
 	sigset_t sigint;
 
 	if (!mode || !*mode)
 		mode = "normal";
 	log_argv(argc, argv);
+	check_readable("OFFCPU_FAKE_STDOUT");
+	check_readable("OFFCPU_FAKE_STDERR");
 
 	if (!strcmp(mode, "exit-early")) {
 		replay("OFFCPU_FAKE_STDERR", STDERR_FILENO);
@@ -139,7 +153,8 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "normal") && strcmp(mode, "crash") && strcmp(mode, "noattach") &&
 	    strcmp(mode, "slowflush"))
 		die("unknown OFFCPU_FAKE_MODE (normal, exit-early, crash, hang, noattach, "
-		    "slowflush)", mode);
+		    "slowflush)",
+		    mode);
 
 	/* Blocked, so that it is taken by sigwait and never lost before we wait. */
 	sigemptyset(&sigint);

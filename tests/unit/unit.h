@@ -37,8 +37,8 @@ static char unit_why[512];
 #define UNIT_FAIL(...)                                                                           \
 	do {                                                                                     \
 		if (!unit_failed_now) {                                                          \
-			int n_ = snprintf(unit_why, sizeof(unit_why), "%s:%d: ", __FILE__, __LINE__); \
-			snprintf(unit_why + n_, sizeof(unit_why) - n_, __VA_ARGS__);               \
+			int unit_n_ = snprintf(unit_why, sizeof(unit_why), "%s:%d: ", __FILE__, __LINE__); \
+			snprintf(unit_why + unit_n_, sizeof(unit_why) - unit_n_, __VA_ARGS__);       \
 		}                                                                                \
 		unit_failed_now = 1;                                                             \
 	} while (0)

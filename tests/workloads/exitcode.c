@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	static const char usage[] =
 		"[--after MS] CODE | [--after MS] --signal SIG\n"
 		"  exit with status CODE (0-255), or die by signal SIG (SEGV, SIGTERM, 9, ...)\n";
-	struct rlimit no_core = { 0, 0 };
+	struct rlimit no_core = {0, 0};
 	const char *code = NULL, *sig = NULL;
 	double after_ms = 0;
 	sigset_t all;

@@ -14,7 +14,6 @@
 #include "workload.h"
 
 #define DEFAULT_MIB 32
-
 #define ROUNDS 5
 #define TMPFS_MAGIC_ 0x01021994
 
@@ -23,10 +22,6 @@ static size_t chunk;
 static char *buf;
 static int fd;
 
-/*
- * The file is set up and closed by main: the last close of the unlinked file frees
- * its blocks, which can wait in D too, and that wait belongs to no measured thread.
- */
 static void write_all(const char *p, size_t len)
 {
 	size_t done;
@@ -44,6 +39,10 @@ static void write_all(const char *p, size_t len)
 	}
 }
 
+/*
+ * The file is set up and closed by main: the last close of the unlinked file frees
+ * its blocks, which can wait in D too, and that wait belongs to no measured thread.
+ */
 static void *syncer(void *arg)
 {
 	struct truth t;

@@ -20,7 +20,7 @@
 
 static double scale;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int locked_round;   /* holder has the lock for round N */
+static atomic_int locked_round;	  /* holder has the lock for round N */
 static atomic_int released_round; /* waiter got and released the lock of round N */
 
 static void spin_until(atomic_int *v, int want)
@@ -86,8 +86,9 @@ int main(int argc, char **argv)
 	pthread_attr_t ha, wa;
 	pthread_t h, w;
 
-	scale = wl_scale(argc, argv,
-			 "[SCALE]\n  \"holder\" holds a mutex 5 x 50 ms * SCALE, \"waiter\" blocks on it");
+	scale = wl_scale(
+		argc, argv,
+		"[SCALE]\n  \"holder\" holds a mutex 5 x 50 ms * SCALE, \"waiter\" blocks on it");
 	pin_attr(&ha, 0);
 	pin_attr(&wa, 1);
 	wl_start();

@@ -25,7 +25,8 @@ int main(int argc, char **argv)
 {
 	pthread_t th;
 
-	scale = wl_scale(argc, argv, "[SCALE]\n  one thread \"sleeper\": 10 x nanosleep(30 ms * SCALE)");
+	scale = wl_scale(argc, argv,
+			 "[SCALE]\n  one thread \"sleeper\": 10 x nanosleep(30 ms * SCALE)");
 	wl_start();
 	wl_check(pthread_create(&th, NULL, sleeper, NULL), "pthread_create");
 	wl_check(pthread_join(th, NULL), "pthread_join");

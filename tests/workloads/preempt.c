@@ -23,7 +23,7 @@ static void *spinner(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "spin-a", "spin-b" };
+	static const char *const names[] = {"spin-a", "spin-b"};
 	const char *pos[2];
 	pthread_attr_t attr;
 	pthread_t th[2];
@@ -49,10 +49,12 @@ int main(int argc, char **argv)
 	CPU_SET(cpu, &set);
 	wl_check(pthread_attr_init(&attr), "pthread_attr_init");
 	/* Pinned from birth, so neither thread ever runs alone on another CPU. */
-	wl_check(pthread_attr_setaffinity_np(&attr, sizeof(set), &set), "pthread_attr_setaffinity_np");
+	wl_check(pthread_attr_setaffinity_np(&attr, sizeof(set), &set),
+		 "pthread_attr_setaffinity_np");
 	wl_start();
 	for (int i = 0; i < 2; i++)
-		wl_check(pthread_create(&th[i], &attr, spinner, (void *)names[i]), "pthread_create");
+		wl_check(pthread_create(&th[i], &attr, spinner, (void *)names[i]),
+			 "pthread_create");
 	for (int i = 0; i < 2; i++)
 		wl_check(pthread_join(th[i], NULL), "pthread_join");
 	pthread_attr_destroy(&attr);

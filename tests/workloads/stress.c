@@ -135,14 +135,15 @@ int main(int argc, char **argv)
 		pairs[i].kind = i % 2;
 		if (!pairs[i].kind && (pipe(pairs[i].ab) || pipe(pairs[i].ba)))
 			wl_die("pipe: %s; raise the open file limit (ulimit -n) or use fewer "
-			       "THREADS", strerror(errno));
+			       "THREADS",
+			       strerror(errno));
 	}
 	/* Small stacks: the threads only loop, and many of them must fit. */
 	wl_check(pthread_attr_init(&attr), "pthread_attr_init");
 	wl_check(pthread_attr_setstacksize(&attr, 128 * 1024), "pthread_attr_setstacksize");
 	wl_start();
 	for (long i = 0; i < n; i++) {
-		sides[i] = (struct side){ .pair = &pairs[i / 2], .side = i % 2, .index = i };
+		sides[i] = (struct side){.pair = &pairs[i / 2], .side = i % 2, .index = i};
 		wl_check(pthread_create(&th[i], &attr, stresser, &sides[i]), "pthread_create");
 	}
 	wl_sleep_ns(secs * NSEC_PER_SEC);
