@@ -3,6 +3,7 @@
 
 #include "analyze/reasons.h"
 #include "model/profile.h"
+#include "parse/bpftrace.h"
 #include "parse/folded.h"
 #include "unit.h"
 
@@ -231,19 +232,12 @@ static const struct {
 	{ "rsn_spin", "runqueue" },
 };
 
-TEST(reasons_real_capture_each_thread_lands_on_its_way)
+/* Each rsn_ thread's time lands on the reason of its way of blocking; none is other. */
+static void check_ways(struct profile *p)
 {
-	FILE *f = fopen("tests/data/reasons/blockers.folded", "r");
-	struct folded_opts fo = { 0 };
-	struct parse_stats ps = { 0 };
-	struct profile *p = profile__new();
 	uint64_t by[64][REASON__COUNT] = { { 0 } };
 	size_t nth;
 
-	CHECK(f && p);
-	CHECK_INT(folded__parse(f, p, &fo, &ps), 0);
-	fclose(f);
-	CHECK_INT(ps.malformed, 0);
 	nth = profile__nr_threads(p);
 	CHECK(nth > 15 && nth <= 64);
 	for (size_t i = 0; i < profile__nr_rows(p); i++) {
@@ -276,6 +270,35 @@ TEST(reasons_real_capture_each_thread_lands_on_its_way)
 			return;
 		}
 	}
+}
+
+TEST(reasons_real_bcc_folded_capture)
+{
+	FILE *f = fopen("tests/data/reasons/blockers.folded", "r");
+	struct folded_opts fo = { 0 };
+	struct parse_stats ps = { 0 };
+	struct profile *p = profile__new();
+
+	CHECK(f && p);
+	CHECK_INT(folded__parse(f, p, &fo, &ps), 0);
+	fclose(f);
+	CHECK_INT(ps.malformed, 0);
+	check_ways(p);
+	profile__free(p);
+}
+
+TEST(reasons_real_bpftrace_capture)
+{
+	FILE *f = fopen("tests/data/reasons/blockers.bt.txt", "r");
+	struct parse_stats ps = { 0 };
+	struct profile *p = profile__new();
+
+	CHECK(f && p);
+	CHECK_INT(bpftrace__parse(f, p, &ps), 0);
+	fclose(f);
+	CHECK_INT(ps.malformed, 0);
+	CHECK_INT(ps.records, 77);
+	check_ways(p);
 	profile__free(p);
 }
 
