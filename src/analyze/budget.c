@@ -45,6 +45,9 @@ static void merge(struct budget_entry *a, const struct budget_entry *t)
 	} else {
 		a->time_known = a->time_known && t->time_known;
 	}
+	/* A process is named by its main thread when that one is seen. */
+	if (t->pid && t->tid == t->pid)
+		a->comm = t->comm;
 	a->nr_threads++;
 	a->wall_ns = sat_add(a->wall_ns, t->wall_ns);
 	a->oncpu_ns = sat_add(a->oncpu_ns, t->oncpu_ns);

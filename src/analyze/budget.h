@@ -40,7 +40,7 @@
 struct budget_entry {
 	int pid;	  /* 0 when unknown */
 	int tid;	  /* 0 for a process or the total */
-	const char *comm; /* the profile's string; a process takes its first thread's comm */
+	const char *comm; /* the profile's; a process: its main thread's (tid == pid), else its first */
 	size_t nr_threads;
 	bool time_known;     /* wall/oncpu from schedstat for every thread here */
 	uint64_t wall_ns;

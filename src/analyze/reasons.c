@@ -131,6 +131,11 @@ static const struct rule rules[] = {
 	K("usleep_range", PREFIX, SLEEP),
 	K("ssleep", EXACT, SLEEP),
 	K("timerfd_read", PREFIX, SLEEP),
+	/* Waiting for a signal is sleeping until something happens. */
+	K("pause", SYSCALL, SLEEP),
+	K("rt_sigsuspend", SYSCALL, SLEEP),
+	K("rt_sigtimedwait", SYSCALL, SLEEP),
+	K("sigsuspend", SYSCALL, SLEEP),
 
 	/* Poll, select, epoll (before the socket and pipe rules: the wait is here). */
 	K("poll_schedule_timeout", PREFIX, POLL),
@@ -295,6 +300,10 @@ static const struct rule rules[] = {
 	U("usleep", EXACT, SLEEP),
 	U("sleep", EXACT, SLEEP),
 	U("thrd_sleep", EXACT, SLEEP),
+	U("pause", EXACT, SLEEP),
+	U("sigsuspend", EXACT, SLEEP),
+	U("sigwait", PREFIX, SLEEP),
+	U("sigtimedwait", EXACT, SLEEP),
 	U("poll", EXACT, POLL),
 	U("ppoll", PREFIX, POLL),
 	U("select", EXACT, POLL),

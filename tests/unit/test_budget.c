@@ -161,8 +161,8 @@ TEST(budget_groups_threads_into_processes)
 
 	CHECK(!fixture_init(&f));
 	profile__set_runq_known(f.p, true);
-	t1 = profile__thread(f.p, 100, 100, "srv");
 	t2 = profile__thread(f.p, 100, 101, "srv-io");
+	t1 = profile__thread(f.p, 100, 100, "srv");
 	t3 = profile__thread(f.p, 200, 200, "other");
 	add(f.p, t1, f.lock, OFFCPU_STATE_SLEEP, 1, 10 * MS, 0);
 	add(f.p, t2, f.sleep, OFFCPU_STATE_SLEEP, 1, 20 * MS, 0);
@@ -173,6 +173,7 @@ TEST(budget_groups_threads_into_processes)
 	CHECK(b);
 	CHECK_INT(b->nr_procs, 2);
 	CHECK_INT(b->procs[0].pid, 100);
+	CHECK_STR(b->procs[0].comm, "srv"); /* the main thread's, though seen second */
 	CHECK_INT(b->procs[0].nr_threads, 2);
 	CHECK(b->procs[0].time_known);
 	CHECK_U64(b->procs[0].wall_ns, 200 * MS);

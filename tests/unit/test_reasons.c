@@ -135,6 +135,11 @@ TEST(reasons_user_frames_decide_when_kernel_stack_is_missing)
 	CHECK_INT(classify("u:main;u:__waitpid", 0), REASON_CHILD);
 	CHECK_INT(classify("u:main;u:__libc_recv", 0), REASON_NETWORK);
 	CHECK_INT(classify("u:main;u:fdatasync", 0), REASON_DISK_IO);
+	CHECK_INT(classify("u:main;u:pause", 0), REASON_SLEEP);
+	/* Real: blockers.c's main thread in pause(). */
+	CHECK_INT(classify("u:main;u:pause;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;"
+			   "k:__ia32_sys_pause;k:schedule;k:__schedule", 0),
+		  REASON_SLEEP);
 	/* The innermost user frame that matches decides. */
 	CHECK_INT(classify("u:__GI___poll;u:pthread_mutex_lock", 0), REASON_LOCK);
 	/* Plumbing only: the kernel said nothing, the user frames decide. */
