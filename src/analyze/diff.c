@@ -248,15 +248,18 @@ static const char *get_str(struct json_object *o, const char *key)
 	return json_object_get_string(x);
 }
 
-/* off/blocked/runq/count of an object; runq may be null (not split). */
-static void read_weight(struct json_object *o, struct entry *e)
+/* off/blocked/runq/count of an object; false when runq is null (the collector did not split). */
+static bool read_weight(struct json_object *o, struct entry *e)
 {
+	bool split = get_u64(o, "runq_ns", &e->runq);
+
 	get_u64(o, "off_ns", &e->off);
 	get_u64(o, "count", &e->count);
-	if (!get_u64(o, "runq_ns", &e->runq))
+	if (!split)
 		e->runq = 0;
-	if (!get_u64(o, "blocked_ns", &e->blocked))
-		e->blocked = e->off - e->runq;
+	if (!get_u64(o, "blocked_ns", &e->blocked) || e->blocked > e->off)
+		e->blocked = e->off - (e->runq <= e->off ? e->runq : e->off);
+	return split;
 }
 
 static int read_stack(struct diff_side *s, struct json_object *st, struct profile *scratch)
@@ -304,6 +307,10 @@ static int read_stack(struct diff_side *s, struct json_object *st, struct profil
 	}
 	read_weight(st, &w);
 	w.reason = reasons__classify(scratch, (uint32_t)id, OFFCPU_STATE_UNKNOWN);
+	if (w.reason == REASON_RUNQUEUE) {
+		w.runq = w.off;
+		w.blocked = 0;
+	}
 	err = -ENOMEM;
 	e = push(&s->stacks);
 	if (!e)
@@ -331,6 +338,7 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 	size_t n;
 	int err = -ENOMEM;
 	struct entry t = { 0 };
+	bool split;
 
 	*out = NULL;
 	if (!tok || !scratch || !s)
@@ -356,7 +364,7 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 		snprintf(why, why_len, "not an offcpu summary: no \"totals\" object");
 		goto cleanup;
 	}
-	read_weight(totals, &t);
+	split = read_weight(totals, &t);
 	s->off = t.off;
 	s->blocked = t.blocked;
 	s->runq = t.runq;
@@ -399,9 +407,18 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 	} else {
 		s->stacks_partial = s->off > 0;
 	}
-	/* Run-queue time is in the totals even when the stacks are only the top ones. */
-	if (s->runq > s->reason_ns[REASON_RUNQUEUE])
-		s->reason_ns[REASON_RUNQUEUE] = s->runq;
+	if (split) {
+		/* Run-queue time is in the totals even when the stacks are only the top ones. */
+		if (s->runq > s->reason_ns[REASON_RUNQUEUE])
+			s->reason_ns[REASON_RUNQUEUE] = s->runq;
+	} else if (s->reason_ns[REASON_RUNQUEUE] <= s->off) {
+		/*
+		 * As for a profile without the split: preempted stacks are run-queue
+		 * time (here only those among the top stacks), the rest is blocked.
+		 */
+		s->runq = s->reason_ns[REASON_RUNQUEUE];
+		s->blocked = s->off - s->runq;
+	}
 	sort_merge(&s->stacks);
 	sort_merge(&s->threads);
 	*out = s;

@@ -295,6 +295,28 @@ TEST(diff_reads_a_summary)
 	profile__free(b);
 }
 
+TEST(diff_summary_without_runq_split_counts_preempted_stacks_as_runq)
+{
+	FILE *f = unit_memfile(
+		"{\"totals\": {\"off_ns\": 100, \"blocked_ns\": 100, \"runq_ns\": null, \"count\": 3},"
+		" \"top_stacks\": [{\"frames\": [{\"name\": \"spin\", \"kind\": \"user\"},"
+		" {\"name\": \"irqentry_exit_to_user_mode\", \"kind\": \"kernel\"}],"
+		" \"off_ns\": 30, \"blocked_ns\": 30, \"runq_ns\": null, \"count\": 1}]}");
+	struct diff_side *s = NULL;
+	struct diff *d = NULL;
+	char why[256];
+
+	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), 0);
+	fclose(f);
+	CHECK_INT(diff__new(s, s, DIFF_NORM_NONE, &d), 0);
+	CHECK_U64(d->runq.base, 30);
+	CHECK_U64(d->blocked.base, 70);
+	CHECK_INT(d->stacks[0].reason, REASON_RUNQUEUE);
+	CHECK_U64(d->stacks[0].runq.base, 30);
+	diff__free(d);
+	diff_side__free(s);
+}
+
 TEST(diff_rejects_what_is_not_a_summary)
 {
 	struct diff_side *s = NULL;
