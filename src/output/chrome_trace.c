@@ -22,7 +22,7 @@
 #include "analyze/reasons.h"
 static const char *interval_reason(const struct profile *p, const struct timeline_interval *iv)
 {
-	return reasons__classify(p, iv->stack, iv->state);
+	return reason__name(reasons__classify(p, iv->stack, iv->state));
 }
 #else
 static const char *interval_reason(const struct profile *p, const struct timeline_interval *iv)

@@ -67,7 +67,7 @@ enum { MAPPING_USER = 1, MAPPING_KERNEL = 2 };
 #include "analyze/reasons.h"
 static const char *row_reason(const struct profile *p, const struct profile_row *r)
 {
-	return reasons__classify(p, r->stack, r->state);
+	return reason__name(reasons__classify(p, r->stack, r->state));
 }
 #else
 static const char *row_reason(const struct profile *p, const struct profile_row *r)
