@@ -3,7 +3,8 @@
  * Lock contention with a known answer. "holder" takes a pthread mutex and sleeps
  * 50 ms (times SCALE) while holding it, 5 times; "waiter" blocks on the same mutex
  * (a futex wait) in each of those rounds: about 250 ms blocked in S for each thread,
- * 5 waits each.
+ * 5 waits each. --hold-ms N sets the hold to N ms whatever SCALE, so that two runs
+ * can differ in the lock hold alone (what `offcpu diff` tests compare).
  *
  * Rounds are handed over through two atomic counters that the threads spin on (on
  * the CPU, never blocking), so the only blocking either thread does is the one the
@@ -19,6 +20,7 @@
 #define ROUNDS 5
 
 static double scale;
+static uint64_t hold_ns; /* per round */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int locked_round;	  /* holder has the lock for round N */
 static atomic_int released_round; /* waiter got and released the lock of round N */
@@ -38,7 +40,7 @@ static void *holder(void *arg)
 	for (i = 1; i <= ROUNDS; i++) {
 		pthread_mutex_lock(&lock);
 		atomic_store(&locked_round, i);
-		wl_sleep_ns(50 * NSEC_PER_MSEC * scale);
+		wl_sleep_ns(hold_ns);
 		pthread_mutex_unlock(&lock);
 		spin_until(&released_round, i);
 	}
@@ -85,10 +87,23 @@ int main(int argc, char **argv)
 {
 	pthread_attr_t ha, wa;
 	pthread_t h, w;
+	double hold_ms = 0;
+	int n = 1;
 
-	scale = wl_scale(
-		argc, argv,
-		"[SCALE]\n  \"holder\" holds a mutex 5 x 50 ms * SCALE, \"waiter\" blocks on it");
+	/* --hold-ms is ours; wl_scale() takes the rest. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--hold-ms") && i + 1 < argc) {
+			hold_ms = wl_parse_num(argv[++i], "--hold-ms");
+		} else {
+			argv[n++] = argv[i];
+		}
+	}
+	argv[n] = NULL;
+	scale = wl_scale(n, argv,
+			 "[--hold-ms N] [SCALE]\n"
+			 "  \"holder\" holds a mutex 5 x 50 ms * SCALE (or 5 x N ms), \"waiter\" "
+			 "blocks on it");
+	hold_ns = hold_ms ? hold_ms * NSEC_PER_MSEC : 50 * NSEC_PER_MSEC * scale;
 	pin_attr(&ha, 0);
 	pin_attr(&wa, 1);
 	wl_start();
