@@ -33,6 +33,7 @@
 #define BOTTOM 32
 #define LEGEND_ROW 18
 #define LEGEND_COL 100
+#define DIFF_KEY_H 18
 
 #define NONE UINT32_MAX
 
@@ -489,7 +490,12 @@ static void close_node(struct graph *g, const size_t *path, size_t d, uint64_t m
 	parent->base_off_ns += n->base_off_ns;
 	parent->base_count += n->base_count;
 	parent->reason = merge_reason(parent->reason, n->reason);
-	/* Only in BASE: vanished, unless an ancestor is too (then that one counts). */
+	/*
+	 * Only in BASE: vanished, unless an ancestor is too (then that one
+	 * counts); not a frame of the tree drawn, so not one pruned either.
+	 */
+	if (g->diff && !weight(g, n))
+		g->nr_tree--;
 	if (g->diff && !weight(g, n) && base_weight(g, n)) {
 		parent->vanished += base_weight(g, n);
 		parent->nr_vanished++;
@@ -1307,7 +1313,7 @@ static int legend_rows(const struct layout *l)
 }
 
 /* Both totals and their change, what the colours compare, what vanished. */
-static void put_diff_subtitle(FILE *out, const struct graph *g)
+static void put_diff_totals(FILE *out, const struct graph *g)
 {
 	uint64_t tb = g->by_count ? g->base_count : g->base_off_ns;
 	uint64_t tn = g->by_count ? g->total_count : g->total_off_ns;
@@ -1322,18 +1328,28 @@ static void put_diff_subtitle(FILE *out, const struct graph *g)
 	fmt_weight(sd + 1, sizeof(sd) - 1, tn > tb ? tn - tb : tb - tn, g->by_count);
 	sd[0] = tn >= tb ? '+' : '-';
 	fmt_rel(rel, sizeof(rel), tb, tn);
+	fprintf(out, "base %s, new %s %s (%s, %s)", sb, sn,
+		g->by_count ? "off-CPU intervals" : "off-CPU", sd, rel);
+}
+
+/* A second subtitle line: what the widths and colours say, and what is not drawn. */
+static void put_diff_key(FILE *out, const struct graph *g, const struct layout *l)
+{
+	char v[40];
+
 	fprintf(out,
-		"base %s, new %s %s (%s, %s); widths: new; colour: change%s, red grew, "
-		"blue shrank",
-		sb, sn, g->by_count ? "off-CPU intervals" : "off-CPU", sd, rel,
+		"<text id=\"diffkey\" x=\"%u\" y=\"%d\" style=\"text-anchor:middle;fill:#555\">"
+		"widths: new; colour: change%s from base, red grew, blue shrank",
+		l->width / 2, 44 + DIFF_KEY_H,
 		g->cmp == FLAMEGRAPH_DIFF_SHARE	 ? " of share of total"
 		: g->cmp == FLAMEGRAPH_DIFF_WALL ? " per second of wall time"
 						 : "");
 	if (g->nr_vanished) {
-		fmt_compared(g, sd, sizeof(sd), -compared(g, g->vanished, BASE), true);
+		fmt_compared(g, v, sizeof(v), -compared(g, g->vanished, BASE), true);
 		fprintf(out, "; %zu frame%s only in base not drawn (%s)", g->nr_vanished,
-			g->nr_vanished == 1 ? "" : "s", sd);
+			g->nr_vanished == 1 ? "" : "s", v);
 	}
+	fputs("</text>\n", out);
 }
 
 static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_opts *o,
@@ -1352,8 +1368,8 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 	cursor = calloc(l->max_depth + 2, sizeof(*cursor));
 	if (!cursor)
 		return -ENOMEM;
-	l->frames_top = TOP;
-	height = TOP + (l->max_depth + 1) * FRAME_H + BOTTOM;
+	l->frames_top = TOP + (g->diff ? DIFF_KEY_H : 0);
+	height = l->frames_top + (l->max_depth + 1) * FRAME_H + BOTTOM;
 	if (g->by_reason) {
 		legend_y = height - BOTTOM + 8;
 		height += legend_rows(l) * LEGEND_ROW;
@@ -1381,7 +1397,7 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 		fputs("; ", out);
 	}
 	if (g->diff)
-		put_diff_subtitle(out, g);
+		put_diff_totals(out, g);
 	else if (!g->total_count && !g->total_off_ns)
 		fputs("no off-CPU intervals recorded", out);
 	else
@@ -1389,8 +1405,10 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 			!g->by_count			       ? "off-CPU time"
 			: o->weight == FLAMEGRAPH_WEIGHT_COUNT ? "intervals"
 							       : "intervals (no time recorded)");
+	fputs("</text>\n", out);
+	if (g->diff)
+		put_diff_key(out, g, l);
 	fprintf(out,
-		"</text>\n"
 		"<text id=\"unzoom\" class=\"btn hid\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"24\">Search</text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\">",

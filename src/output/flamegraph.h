@@ -56,11 +56,13 @@
  * time (FLAMEGRAPH_DIFF_WALL). The tooltip adds "base B, new N, delta D (R)"
  * (R the relative change, "new" when B is 0; shares in %, their change in
  * percentage points "pp", with the raw times in parentheses; per-wall values
- * as "/s"). Frames only in BASE are not drawn (they have no width): the
- * subtitle gives their number, counting only the outermost such frame of a
- * path, and their total in compared units. Pruning, the frame cap, search
- * ("Matched" is a share of NEW's total) and zoom are as above; color is
- * ignored.
+ * as "/s"). The subtitle gives both totals and their change; a second line
+ * says what widths and colours show and how many frames are only in BASE,
+ * counting only the outermost such frame of a path, with their total in
+ * compared units. Those frames are not drawn (they have no width) and are
+ * not counted as pruned: the stats' nodes are NEW's tree. Pruning, the frame
+ * cap, search ("Matched" is a share of NEW's total) and zoom are as above;
+ * color is ignored.
  */
 #ifndef OFFCPU_OUTPUT_FLAMEGRAPH_H
 #define OFFCPU_OUTPUT_FLAMEGRAPH_H

@@ -804,9 +804,14 @@ TEST(diff_vanished_frames_reported)
 	CHECK(!strstr(svg, "poller") && !strstr(svg, "cron") && !strstr(svg, "pipe_read"));
 	CHECK_INT(st.vanished, 2);
 	CHECK_U64(st.vanished_weight, 100000000);
-	CHECK_CONTAINS(svg, "; 2 frames only in base not drawn (-100 ms)</text>");
-	CHECK_CONTAINS(svg, ">base 400 ms, new 500 ms off-CPU (+100 ms, +25.0%); widths: new; "
-			    "colour: change, red grew, blue shrank; 2 frames");
+	CHECK_CONTAINS(svg, ">base 400 ms, new 500 ms off-CPU (+100 ms, +25.0%)</text>");
+	CHECK_CONTAINS(svg, ">widths: new; colour: change from base, red grew, blue shrank; "
+			    "2 frames only in base not drawn (-100 ms)</text>");
+	/* Not drawn for want of NEW time, which is not for being narrow. */
+	CHECK_INT(st.nodes, 11);
+	CHECK_INT(st.drawn, 11);
+	CHECK_INT(st.pruned, 0);
+	CHECK(!strstr(svg, "frames narrower than"));
 	/* What vanished stays in its parents' BASE time: main shrank in part by it. */
 	f = find(d, nr, "app", "main");
 	CHECK(f && strstr(f->info, "; base 375 ms, new 500 ms, delta +125 ms (+33.3%)"));
@@ -878,7 +883,7 @@ TEST(diff_normalized_compares_shares_and_rates)
 				   "delta +25.00 pp (+50.0%)"));
 	/* The whole is 100% on both sides: unchanged. */
 	CHECK_STR(d[0].fill, "#dedede");
-	CHECK_CONTAINS(svg, "colour: change of share of total, red grew");
+	CHECK_CONTAINS(svg, "colour: change of share of total from base, red grew");
 	free(svg);
 
 	/* Absolute, the steady stack is unchanged. */
