@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <time.h>
 
 #include "model/profile.h"
 #include "unit.h"
