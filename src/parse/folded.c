@@ -35,6 +35,7 @@ struct folded_state {
 	char *prev;
 	size_t prev_len, prev_cap, prev_nspans;
 	bool prev_ok, prev_delim;
+	int prev_stack;
 	struct memo {
 		int32_t id; /* -1: nothing interned (delimiter, empty span) */
 		bool kernel; /* the kind state after this span */
@@ -207,6 +208,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	struct profile_weight w = { 0 };
 	const char *sp, *p, *end, *fp;
 	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX, reuse = 1, fp_len;
+	bool same = false; /* the frames part is the previous line's */
 	bool kernel = false;
 	uint64_t v;
 	int err, thread, stack;
@@ -279,7 +281,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	 */
 	if (fs->prev_ok && (delim != SIZE_MAX) == fs->prev_delim) {
 		size_t common = common_prefix(fp, fp_len, fs->prev, fs->prev_len);
-		bool same = common == fp_len && fp_len == fs->prev_len;
+		same = common == fp_len && fp_len == fs->prev_len;
 
 		while (reuse < nspans && reuse < fs->prev_nspans &&
 		       (same || (size_t)(fs->spans[reuse].s + fs->spans[reuse].len - fp) < common))
@@ -339,9 +341,10 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	thread = thread_of(fs, fs->spans[0].s, fs->spans[0].len);
 	if (thread < 0)
 		return thread;
-	stack = profile__stack(fs->p, fs->ids, nids);
+	stack = same ? fs->prev_stack : profile__stack(fs->p, fs->ids, nids);
 	if (stack < 0)
 		return stack;
+	fs->prev_stack = stack;
 	err = profile__add(fs->p, thread, stack, OFFCPU_STATE_UNKNOWN, &w);
 	if (err)
 		return err;
