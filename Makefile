@@ -34,7 +34,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS  := $(sort $(wildcard src/*/*.c))
+LIB_SRCS  := $(filter-out %.bpf.c,$(sort $(wildcard src/*/*.c)))
 CMD_SRCS  := src/main.c $(sort $(wildcard src/cmd_*.c))
 BPF_SRCS  := $(sort $(wildcard src/bpf/*.bpf.c))
 BPF_OBJS  := $(BPF_SRCS:src/bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
@@ -69,7 +69,16 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/%.o: src/%.c | $(SKELS)
+# The bpftrace lane's script, share/offcpu.bt, is compiled into the binary so an
+# installed offcpu never runs a script other than the one it was built with.
+$(BUILD)/offcpu_bt.h: share/offcpu.bt
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)awk 'BEGIN { print "static const char offcpu_bt_script[] =" } \
+		{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } \
+		END { print ";" }' $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/%.o: src/%.c | $(SKELS) $(BUILD)/offcpu_bt.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -89,7 +98,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/liboffcpu.
 
 # Workloads are built without optimisation surprises and with frame pointers, so
 # their user stacks are walkable and their blocking is where the source says.
-$(BUILD)/tests/%: tests/%.c
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/workloads/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wall -D_GNU_SOURCE -o $@ $< -lpthread
@@ -131,3 +140,6 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+
+# Fragments for optional targets (fuzzing, sanitizers, benchmarks) live in mk/.
+-include $(sort $(wildcard mk/*.mk))

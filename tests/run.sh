@@ -54,6 +54,7 @@ fi
 if [ "$what" = --e2e ] || [ "$what" = --all ]; then
 	for t in "$root"/tests/e2e/*.sh; do
 		[ -f "$t" ] || continue
+		case $(basename "$t") in lib.sh) continue ;; esac
 		name=e2e_$(basename "$t" .sh)
 		[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
 		run_prog "$name" bash "$t"

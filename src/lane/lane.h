@@ -24,6 +24,8 @@
 
 #include "model/integrity.h"
 #include "model/profile.h"
+#include "analyze/outcome.h"
+#include "model/run.h"
 #include "parse/parse.h"
 
 enum lane_mode { LANE_TIME = 0, LANE_STACKS };
@@ -54,6 +56,9 @@ enum collector_kind collector_kind__from_tool(const char *tool, enum lane_mode m
 /* Fill l's paths for dir; tool NULL picks the mode's default collector. */
 int lane__plan(struct lane *l, const char *dir, enum lane_mode mode, const char *tool);
 
+/* Parse l's capture (folded or bpftrace dump, by mode) into p. -ENOENT when absent. */
+int lane__parse_capture(const struct lane *l, struct profile *p, struct parse_stats *st);
+
 /* Results of loading a lane directory. */
 struct lane_load {
 	struct parse_stats parse;
@@ -66,5 +71,44 @@ struct lane_load {
  * -ENOENT when dir holds no capture, or another -errno; *out is NULL on error.
  */
 int lane__load(const char *dir, struct profile **out, struct lane *l, struct lane_load *ld);
+
+/*
+ * Summarizing a lane after a run. Evidence is everything the outcome needs
+ * besides what is in the directory (diagnostics, capture): how the collector
+ * and the workload ended. The workload's stderr is never part of it.
+ */
+struct lane_evidence {
+	bool tool_available;
+	struct proc_end collector;
+	bool collector_ready;
+	bool collector_stopped;
+	bool collector_timed_out;
+	int collector_errno;
+	struct proc_end workload;
+	bool interrupted;
+};
+
+struct summary_run;
+struct sym_binary;
+
+struct lane_result {
+	struct outcome outcome;
+	struct integrity integrity;
+	struct parse_stats parse;
+	bool parsed;		 /* the capture was parsed (parse is meaningful) */
+	struct profile *profile; /* owned, freed by lane_result__free */
+};
+
+/*
+ * Parse the capture into res->profile (unless the caller set res->profile:
+ * the native collector's, with its losses already in res->integrity), read
+ * the diagnostics, decide the outcome and write the summary atomically.
+ * Returns 0 when the summary was written (whatever the state), or -errno
+ * (an unreadable capture is not an error: it is a tool_failed outcome).
+ */
+int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
+		    const struct summary_run *run, const struct sym_binary *bins, size_t nr_bins,
+		    struct lane_result *res);
+void lane_result__free(struct lane_result *res);
 
 #endif

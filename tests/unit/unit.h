@@ -37,8 +37,8 @@ static char unit_why[512];
 #define UNIT_FAIL(...)                                                                           \
 	do {                                                                                     \
 		if (!unit_failed_now) {                                                          \
-			int n_ = snprintf(unit_why, sizeof(unit_why), "%s:%d: ", __FILE__, __LINE__); \
-			snprintf(unit_why + n_, sizeof(unit_why) - n_, __VA_ARGS__);               \
+			int unit_n_ = snprintf(unit_why, sizeof(unit_why), "%s:%d: ", __FILE__, __LINE__); \
+			snprintf(unit_why + unit_n_, sizeof(unit_why) - unit_n_, __VA_ARGS__);       \
 		}                                                                                \
 		unit_failed_now = 1;                                                             \
 	} while (0)
@@ -82,9 +82,9 @@ static char unit_why[512];
 
 #define CHECK_CONTAINS(hay, needle)                                                              \
 	do {                                                                                     \
-		const char *h_ = (hay), *n_ = (needle);                                          \
-		if (!h_ || !strstr(h_, n_)) {                                                    \
-			UNIT_FAIL("%s does not contain \"%s\"", #hay, n_);                      \
+		const char *hay_ = (hay), *needle_ = (needle);                                   \
+		if (!hay_ || !strstr(hay_, needle_)) {                                           \
+			UNIT_FAIL("%s does not contain \"%s\"", #hay, needle_);                 \
 			return;                                                                  \
 		}                                                                                \
 	} while (0)

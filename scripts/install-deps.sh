@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Install the Debian packages offcpu needs to build, test, demo and benchmark,
+# when they are missing. Idempotent; needs root (or sudo) for apt-get.
+#   scripts/install-deps.sh          everything (build + tests + bench)
+#   scripts/install-deps.sh --build  only what `make` needs
+set -eu
+
+build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev \
+libjson-c-dev zlib1g-dev"
+# Collectors and the real consumers the tests check outputs with.
+test_pkgs="bpftrace bpfcc-tools libbpf-tools jq linux-perf golang-go chromium \
+libxml2-utils util-linux procps python3-jsonschema nodejs"
+bench_pkgs="hyperfine"
+
+case "${1:-}" in
+--build) want="$build_pkgs" ;;
+*) want="$build_pkgs $test_pkgs $bench_pkgs" ;;
+esac
+
+missing=""
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+echo "install-deps: installing$missing"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * offcpu summarize DIR: re-read a lane directory (capture, diagnostics, the
+ * previous summary's record of the workload and of kernel-side losses) and
+ * rewrite its summary. Useful after editing a capture, or for a directory a
+ * harness filled by running a collector itself.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "lane/lane.h"
+#include "output/summary.h"
+#include "parse/summary_json.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: offcpu summarize [--mode time|stacks] [--tool NAME] [--json] DIR\n"
+		     "\n"
+		     "Rewrite DIR/offcpu.summary.json from the capture and diagnostics in DIR.\n"
+		     "  --mode     which capture to read (default: the one present)\n"
+		     "  --tool     the collector that wrote it (default: as the old summary says)\n"
+		     "  --exit-code N  the collector's exit status (default 0)\n"
+		     "  --json     print the result record as one JSON line on stdout\n");
+}
+
+int cmd_summarize(int argc, char **argv)
+{
+	enum { OPT_MODE = 256, OPT_TOOL, OPT_JSON, OPT_EXIT };
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "tool", required_argument, NULL, OPT_TOOL },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "exit-code", required_argument, NULL, OPT_EXIT },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *tool = NULL, *dir;
+	enum lane_mode mode = LANE_TIME;
+	bool mode_given = false, json = false, have_meta;
+	struct lane_evidence ev = { .tool_available = true, .collector_ready = true };
+	struct summary_meta meta;
+	struct summary_run run = {};
+	struct lane_result res = {};
+	struct lane l;
+	char probe[PATH_MAX];
+	int c, err, exit_code = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_MODE:
+			if (lane_mode__parse(optarg, &mode)) {
+				fprintf(stderr, "offcpu summarize: --mode is 'time' or 'stacks'\n");
+				return 2;
+			}
+			mode_given = true;
+			break;
+		case OPT_TOOL:
+			tool = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_EXIT:
+			exit_code = atoi(optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	dir = argv[optind];
+	if (access(dir, F_OK)) {
+		fprintf(stderr, "offcpu summarize: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	if (!mode_given) {
+		snprintf(probe, sizeof(probe), "%s/offcpu.stacks.txt", dir);
+		if (!access(probe, F_OK)) {
+			snprintf(probe, sizeof(probe), "%s/offcpu.time.txt", dir);
+			if (access(probe, F_OK))
+				mode = LANE_STACKS;
+		}
+	}
+	err = lane__plan(&l, dir, mode, NULL);
+	have_meta = !err && !summary_json__read_path(l.summary_path, &meta);
+	if (!tool)
+		tool = have_meta && meta.tool[0] ? meta.tool : NULL;
+	if (!tool)
+		tool = mode == LANE_STACKS ? "bpftrace" : "offcputime-bpfcc";
+	err = lane__plan(&l, dir, mode, tool);
+	if (err) {
+		fprintf(stderr, "offcpu summarize: %s: %s\n", dir, strerror(-err));
+		return 1;
+	}
+	if (have_meta) {
+		/* Kernel-side losses live only in the summary; keep them. */
+		for (size_t i = 0; i < meta.integrity.nr_losses; i++) {
+			const struct integrity_loss *x = &meta.integrity.losses[i];
+
+			if (strcmp(x->name, "lost_stack_traces") && strcmp(x->name, "lost_events"))
+				integrity__add_loss(&res.integrity, x->name, x->count, x->affected_ns);
+		}
+		res.integrity.evidence = l.collector == COLLECTOR_NATIVE && meta.integrity.evidence;
+		ev.tool_available = strcmp(meta.state, "tool_missing") != 0;
+		if (meta.has_workload) {
+			run.target = meta.target[0] ? meta.target : "command";
+			run.argv = meta.argv;
+			run.pid = meta.pid;
+			run.workload = meta.workload;
+			run.wall_ns = meta.wall_ns;
+			run.started_unix_ns = meta.started_unix_ns;
+			ev.workload = meta.workload;
+		}
+	}
+	ev.collector = (struct proc_end){ .started = true, .exited = true, .exit_code = exit_code };
+	err = lane__summarize(&l, &ev, have_meta && meta.has_workload ? &run : NULL, NULL, 0, &res);
+	if (err) {
+		fprintf(stderr, "offcpu summarize: %s: %s\n", l.summary_path, strerror(-err));
+	} else {
+		if (res.parse.malformed)
+			fprintf(stderr, "offcpu summarize: %s:%zu: %zu malformed line(s) skipped: %s\n",
+				l.capture_path, res.parse.first_malformed_line, res.parse.malformed,
+				res.parse.first_malformed_reason);
+		fprintf(stderr, "offcpu summarize: %s: %s%s%s\n", l.summary_path, res.outcome.state,
+			res.outcome.caveat_kind ? ", " : "",
+			res.outcome.caveat_kind ? res.outcome.caveat_kind : "");
+		if (json) {
+			struct summary_input si = { .lane = &l, .outcome = &res.outcome,
+						    .integrity = &res.integrity };
+
+			summary__write_record(stdout, &si);
+		}
+	}
+	if (have_meta)
+		summary_meta__free(&meta);
+	lane_result__free(&res);
+	return err ? 1 : 0;
+}

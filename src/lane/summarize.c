@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lane/lane.h"
+#include "output/summary.h"
+#include "parse/diagnostics.h"
+#include "util/atomic_file.h"
+
+static int write_summary(const struct lane *l, const struct summary_input *si)
+{
+	struct atomic_file af;
+	FILE *f = atomic_file__open(&af, l->summary_path);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = summary__write(f, si);
+	if (err) {
+		atomic_file__abort(&af);
+		return err;
+	}
+	return atomic_file__commit(&af);
+}
+
+int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
+		    const struct summary_run *run, const struct sym_binary *bins, size_t nr_bins,
+		    struct lane_result *res)
+{
+	struct outcome_input oi = {
+		.tool_available = ev->tool_available,
+		.collector = ev->collector,
+		.collector_ready = ev->collector_ready,
+		.collector_stopped = ev->collector_stopped,
+		.collector_timed_out = ev->collector_timed_out,
+		.collector_errno = ev->collector_errno,
+		.workload = ev->workload,
+		.interrupted = ev->interrupted,
+	};
+	struct diagnostics diag;
+	struct summary_input si;
+	FILE *f;
+	int err;
+
+	if (ev->tool_available && !res->profile) {
+		res->profile = profile__new();
+		if (!res->profile)
+			return -ENOMEM;
+		err = lane__parse_capture(l, res->profile, &res->parse);
+		res->parsed = err != -ENOENT;
+		/* A capture we cannot read to the end is reported, not fatal. */
+		if (err && err != -ENOENT && err != -EOVERFLOW)
+			return err;
+		if (err == -EOVERFLOW)
+			integrity__add_loss(&res->integrity, "parse_overflow", 1, 0);
+	}
+	f = ev->tool_available ? fopen(l->diagnostics_path, "r") : NULL;
+	if (f) {
+		err = diagnostics__parse(f, &diag);
+		fclose(f);
+		if (err)
+			return err;
+		oi.diag = &diag;
+	}
+	oi.rows = res->profile ? profile__nr_rows(res->profile) : 0;
+	err = outcome__decide(&oi, &res->integrity, &res->outcome);
+	if (err)
+		return err;
+	si = (struct summary_input){
+		.lane = l,
+		.outcome = &res->outcome,
+		.integrity = &res->integrity,
+		.profile = res->profile,
+		.parse = res->parsed ? &res->parse : NULL,
+		.run = run,
+		.binaries = bins,
+		.nr_binaries = nr_bins,
+	};
+	return write_summary(l, &si);
+}
+
+void lane_result__free(struct lane_result *res)
+{
+	if (!res)
+		return;
+	profile__free(res->profile);
+	res->profile = NULL;
+}

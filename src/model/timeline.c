@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The timeline model and its text form. The model is a growable array; the
+ * reader keeps a small open-addressing map from the file's stack ids to the
+ * profile's, because the file's ids are whatever the writer's profile used.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/timeline.h"
+
+struct timeline {
+	struct timeline_interval *iv;
+	size_t nr, cap;
+};
+
+struct timeline *timeline__new(void)
+{
+	return calloc(1, sizeof(struct timeline));
+}
+
+void timeline__free(struct timeline *t)
+{
+	if (!t)
+		return;
+	free(t->iv);
+	free(t);
+}
+
+int timeline__append(struct timeline *t, const struct timeline_interval *iv)
+{
+	if (iv->runq_ns > iv->dur_ns || iv->start_ns + iv->dur_ns < iv->start_ns ||
+	    (unsigned)iv->state >= OFFCPU_STATE__COUNT)
+		return -EINVAL;
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct timeline_interval *n = realloc(t->iv, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->iv = n;
+		t->cap = cap;
+	}
+	t->iv[t->nr++] = *iv;
+	return 0;
+}
+
+size_t timeline__nr(const struct timeline *t)
+{
+	return t ? t->nr : 0;
+}
+
+const struct timeline_interval *timeline__at(const struct timeline *t, size_t idx)
+{
+	return t && idx < t->nr ? &t->iv[idx] : NULL;
+}
+
+static int cmp_tid_start(const void *a, const void *b, void *ctx)
+{
+	const struct timeline *t = ctx;
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	const struct timeline_interval *x = &t->iv[ia], *y = &t->iv[ib];
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
+int timeline__sorted(const struct timeline *t, size_t **idx)
+{
+	size_t *v;
+
+	*idx = NULL;
+	if (!t || !t->nr)
+		return 0;
+	v = malloc(t->nr * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nr; i++)
+		v[i] = i;
+	qsort_r(v, t->nr, sizeof(*v), cmp_tid_start, (void *)t);
+	*idx = v;
+	return 0;
+}
+
+static const char kind_letter[] = {[FRAME_USER] = 'u', [FRAME_KERNEL] = 'k', [FRAME_MISSING] = 'm'};
+
+static bool needs_escape(unsigned char c)
+{
+	return c == '%' || c == ';' || c < 0x20 || c == 0x7f;
+}
+
+static void write_name(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (needs_escape(c))
+			fprintf(out, "%%%02X", c);
+		else
+			fputc(c, out);
+	}
+}
+
+static int write_stack(FILE *out, const struct profile *p, uint32_t id)
+{
+	size_t n;
+	const uint32_t *fr = profile__stack_at(p, id, &n);
+
+	if (!fr && n)
+		return -EINVAL;
+	fprintf(out, "stack %" PRIu32, id);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile__frame_at(p, fr[i]);
+
+		if (!f || (unsigned)f->kind > FRAME_MISSING)
+			return -EINVAL;
+		fprintf(out, "%c%c:", i ? ';' : ' ', kind_letter[f->kind]);
+		write_name(out, f->name);
+	}
+	fputc('\n', out);
+	return 0;
+}
+
+int timeline__write(FILE *out, const struct timeline *t, const struct profile *p)
+{
+	size_t nr_stacks = profile__nr_stacks(p);
+	uint8_t *written = NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < timeline__nr(t); i++)
+		if (t->iv[i].stack >= nr_stacks)
+			return -EINVAL;
+	written = calloc(nr_stacks ? nr_stacks : 1, 1);
+	if (!written)
+		return -ENOMEM;
+	fprintf(out, "offcpu-timeline %d\n", TIMELINE_FORMAT_VERSION);
+	for (size_t i = 0; i < timeline__nr(t); i++) {
+		const struct timeline_interval *iv = &t->iv[i];
+
+		if (!written[iv->stack]) {
+			err = write_stack(out, p, iv->stack);
+			if (err)
+				goto cleanup;
+			written[iv->stack] = 1;
+		}
+		fprintf(out,
+			"interval %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d %s %d %" PRIu32 "\n",
+			iv->start_ns, iv->dur_ns, iv->runq_ns, iv->pid, iv->tid,
+			offcpu_state__letter(iv->state), iv->waker_tid, iv->stack);
+	}
+	if (fflush(out) || ferror(out))
+		err = -EIO;
+cleanup:
+	free(written);
+	return err;
+}
+
+/* File stack id -> profile stack id. */
+struct idmap {
+	uint32_t *key, *val;
+	uint8_t *used;
+	size_t cap, nr;
+};
+
+static size_t idmap_slot(const struct idmap *m, uint32_t key)
+{
+	size_t i = (key * 2654435761u) & (m->cap - 1);
+
+	while (m->used[i] && m->key[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static int idmap_put(struct idmap *m, uint32_t key, uint32_t val)
+{
+	size_t i;
+
+	if ((m->nr + 1) * 2 > m->cap) {
+		struct idmap n = {.cap = m->cap ? m->cap * 2 : 64};
+
+		n.key = malloc(n.cap * sizeof(*n.key));
+		n.val = malloc(n.cap * sizeof(*n.val));
+		n.used = calloc(n.cap, 1);
+		if (!n.key || !n.val || !n.used) {
+			free(n.key);
+			free(n.val);
+			free(n.used);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->cap; j++) {
+			if (!m->used[j])
+				continue;
+			i = idmap_slot(&n, m->key[j]);
+			n.used[i] = 1;
+			n.key[i] = m->key[j];
+			n.val[i] = m->val[j];
+			n.nr++;
+		}
+		free(m->key);
+		free(m->val);
+		free(m->used);
+		*m = n;
+	}
+	i = idmap_slot(m, key);
+	if (!m->used[i])
+		m->nr++;
+	m->used[i] = 1;
+	m->key[i] = key;
+	m->val[i] = val;
+	return 0;
+}
+
+static bool idmap_get(const struct idmap *m, uint32_t key, uint32_t *val)
+{
+	size_t i;
+
+	if (!m->cap)
+		return false;
+	i = idmap_slot(m, key);
+	if (!m->used[i])
+		return false;
+	*val = m->val[i];
+	return true;
+}
+
+/* Parse a decimal unsigned field ending at a space or the end; advances *s. */
+static bool take_u64(char **s, uint64_t *v)
+{
+	char *p = *s, *end;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	if (errno || (*end && *end != ' '))
+		return false;
+	*s = *end ? end + 1 : end;
+	return true;
+}
+
+static bool take_int(char **s, int *v)
+{
+	char *p = *s, *end;
+	long x;
+
+	errno = 0;
+	x = strtol(p, &end, 10);
+	if (errno || end == p || (*end && *end != ' ') || x < INT32_MIN || x > INT32_MAX)
+		return false;
+	*v = (int)x;
+	*s = *end ? end + 1 : end;
+	return true;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Unescape %XX in place; returns the new length or -1 on a bad escape. */
+static long unescape(char *s, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			s[o++] = s[i];
+			continue;
+		}
+		if (i + 2 >= len || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
+			return -1;
+		s[o++] = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+		i += 2;
+	}
+	return (long)o;
+}
+
+struct reader {
+	struct profile *p;
+	struct timeline *t;
+	struct idmap ids;
+	uint32_t *frames;
+	size_t frames_cap;
+};
+
+/* Returns 1 on a record, 0 on a malformed line (*why set), or -errno. */
+static int parse_stack(struct reader *r, char *s, const char **why)
+{
+	uint64_t id;
+	size_t n = 0;
+	int ret;
+
+	if (!take_u64(&s, &id) || id > UINT32_MAX) {
+		*why = "bad stack id";
+		return 0;
+	}
+	while (*s) {
+		char *end = strchr(s, ';');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		enum frame_kind kind;
+		long nlen;
+
+		if (len < 3 || s[1] != ':') {
+			*why = "bad frame (want KIND:NAME)";
+			return 0;
+		}
+		switch (s[0]) {
+		case 'u':
+			kind = FRAME_USER;
+			break;
+		case 'k':
+			kind = FRAME_KERNEL;
+			break;
+		case 'm':
+			kind = FRAME_MISSING;
+			break;
+		default:
+			*why = "bad frame kind (want u, k or m)";
+			return 0;
+		}
+		nlen = unescape(s + 2, len - 2);
+		if (nlen <= 0) {
+			*why = "bad frame name escape";
+			return 0;
+		}
+		if (n == r->frames_cap) {
+			size_t cap = r->frames_cap ? r->frames_cap * 2 : 64;
+			uint32_t *f = realloc(r->frames, cap * sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			r->frames = f;
+			r->frames_cap = cap;
+		}
+		ret = profile__frame(r->p, kind, s + 2, (size_t)nlen);
+		if (ret < 0)
+			return ret;
+		r->frames[n++] = (uint32_t)ret;
+		s = end ? end + 1 : s + len;
+	}
+	ret = profile__stack(r->p, r->frames, n);
+	if (ret < 0)
+		return ret;
+	ret = idmap_put(&r->ids, (uint32_t)id, (uint32_t)ret);
+	return ret < 0 ? ret : 1;
+}
+
+static int parse_interval(struct reader *r, char *s, const char **why)
+{
+	struct timeline_interval iv = {0};
+	uint64_t stack;
+	char *st;
+	int ret;
+
+	if (!take_u64(&s, &iv.start_ns) || !take_u64(&s, &iv.dur_ns) ||
+	    !take_u64(&s, &iv.runq_ns) || !take_int(&s, &iv.pid) || !take_int(&s, &iv.tid)) {
+		*why = "bad number";
+		return 0;
+	}
+	st = s;
+	s = strchr(s, ' ');
+	if (!s) {
+		*why = "missing fields";
+		return 0;
+	}
+	*s++ = '\0';
+	iv.state = OFFCPU_STATE__COUNT;
+	for (int i = 0; i < OFFCPU_STATE__COUNT; i++)
+		if (!strcmp(st, offcpu_state__letter(i)))
+			iv.state = i;
+	if (iv.state == OFFCPU_STATE__COUNT) {
+		*why = "bad state letter";
+		return 0;
+	}
+	if (!take_int(&s, &iv.waker_tid) || !take_u64(&s, &stack) || *s) {
+		*why = "bad waker or stack field";
+		return 0;
+	}
+	if (stack > UINT32_MAX || !idmap_get(&r->ids, (uint32_t)stack, &iv.stack)) {
+		*why = "stack id not defined by an earlier stack line";
+		return 0;
+	}
+	ret = timeline__append(r->t, &iv);
+	if (ret == -EINVAL) {
+		*why = "runq_ns > dur_ns or end time wraps";
+		return 0;
+	}
+	return ret < 0 ? ret : 1;
+}
+
+int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct parse_stats *stats)
+{
+	struct parse_stats dummy;
+	struct reader r = {.p = p, .t = t};
+	char *line = NULL, header[32];
+	size_t cap = 0;
+	ssize_t len;
+	int err = 0;
+
+	if (!stats)
+		stats = &dummy;
+	memset(stats, 0, sizeof(*stats));
+	snprintf(header, sizeof(header), "offcpu-timeline %d", TIMELINE_FORMAT_VERSION);
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		const char *why = NULL;
+		int ret = 0;
+
+		stats->lines++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (stats->lines == 1) {
+			if (strcmp(line, header)) {
+				err = -EPROTO;
+				goto cleanup;
+			}
+			stats->skipped++;
+			continue;
+		}
+		if (!len || line[0] == '#')
+			continue;
+		if (strlen(line) != (size_t)len)
+			why = "NUL byte in line";
+		else if (!strncmp(line, "stack ", 6))
+			ret = parse_stack(&r, line + 6, &why);
+		else if (!strncmp(line, "interval ", 9))
+			ret = parse_interval(&r, line + 9, &why);
+		else
+			why = "unknown record (want stack or interval)";
+		if (ret < 0) {
+			err = ret;
+			stats->error_line = stats->lines;
+			goto cleanup;
+		}
+		if (ret > 0) {
+			/* Only intervals are records; a stack line only names frames. */
+			if (line[0] == 'i')
+				stats->records++;
+			else
+				stats->skipped++;
+			continue;
+		}
+		if (!stats->malformed++) {
+			stats->first_malformed_line = stats->lines;
+			snprintf(stats->first_malformed_reason,
+				 sizeof(stats->first_malformed_reason), "%s", why);
+		}
+	}
+	if (ferror(in))
+		err = -EIO;
+	else if (!stats->lines)
+		err = -EPROTO;
+cleanup:
+	free(line);
+	free(r.frames);
+	free(r.ids.key);
+	free(r.ids.val);
+	free(r.ids.used);
+	return err;
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/summary.h"
+#include "util/json_writer.h"
+
+static const char *frame_kind_name(enum frame_kind k)
+{
+	switch (k) {
+	case FRAME_KERNEL:
+		return "kernel";
+	case FRAME_MISSING:
+		return "missing";
+	case FRAME_USER:
+		break;
+	}
+	return "user";
+}
+
+static void write_caveat(struct jw *w, const struct outcome *o)
+{
+	jw_key(w, "caveat");
+	if (!o->caveat_kind) {
+		jw_null(w);
+		return;
+	}
+	jw_object_begin(w);
+	jw_key(w, "kind");
+	jw_string(w, o->caveat_kind);
+	jw_key(w, "message");
+	jw_string(w, o->caveat_message);
+	jw_object_end(w);
+}
+
+static void write_paths(struct jw *w, const struct lane *l)
+{
+	jw_key(w, "capture_path");
+	jw_string(w, l->capture_path);
+	jw_key(w, "diagnostics_path");
+	jw_string(w, l->diagnostics_path);
+	jw_key(w, "summary_path");
+	jw_string(w, l->summary_path);
+}
+
+static void write_integrity(struct jw *w, const struct integrity *in)
+{
+	const struct integrity_loss *lst = integrity__loss(in, "lost_stack_traces");
+
+	jw_key(w, "capture_integrity");
+	jw_object_begin(w);
+	jw_key(w, "status");
+	jw_string(w, integrity_status__name(in->status));
+	jw_key(w, "message");
+	jw_string(w, in->message);
+	jw_key(w, "lost_stack_trace_count");
+	jw_u64(w, lst ? lst->count : 0);
+	jw_key(w, "lost_total");
+	jw_u64(w, integrity__total_lost(in));
+	jw_key(w, "losses");
+	jw_object_begin(w);
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		jw_key(w, in->losses[i].name);
+		jw_object_begin(w);
+		jw_key(w, "count");
+		jw_u64(w, in->losses[i].count);
+		jw_key(w, "affected_ns");
+		jw_u64(w, in->losses[i].affected_ns);
+		jw_object_end(w);
+	}
+	jw_object_end(w);
+	jw_object_end(w);
+}
+
+static void write_proc_end(struct jw *w, const struct proc_end *e)
+{
+	jw_key(w, "started");
+	jw_bool(w, e->started);
+	jw_key(w, "exit_code");
+	if (e->exited && !e->signal)
+		jw_i64(w, e->exit_code);
+	else
+		jw_null(w);
+	jw_key(w, "signal");
+	if (e->signal)
+		jw_i64(w, e->signal);
+	else
+		jw_null(w);
+	jw_key(w, "signal_name");
+	if (e->signal) {
+		const char *abbrev = sigabbrev_np(e->signal);
+
+		jw_string(w, abbrev ? abbrev : "?");
+	} else {
+		jw_null(w);
+	}
+	if (!e->started && e->exec_errno) {
+		jw_key(w, "error");
+		jw_string(w, strerror(e->exec_errno));
+	}
+}
+
+static void write_argv(struct jw *w, const char *key, char *const *argv)
+{
+	jw_key(w, key);
+	if (!argv) {
+		jw_null(w);
+		return;
+	}
+	jw_array_begin(w);
+	for (size_t i = 0; argv[i]; i++)
+		jw_string(w, argv[i]);
+	jw_array_end(w);
+}
+
+static void write_workload(struct jw *w, const struct summary_run *r)
+{
+	jw_key(w, "workload");
+	if (!r) {
+		jw_null(w);
+		return;
+	}
+	jw_object_begin(w);
+	jw_key(w, "target");
+	jw_string(w, r->target ? r->target : "command");
+	write_argv(w, "argv", r->argv);
+	if (r->target_arg) {
+		jw_key(w, "target_arg");
+		jw_string(w, r->target_arg);
+	}
+	jw_key(w, "pid");
+	jw_i64(w, r->pid);
+	write_proc_end(w, &r->workload);
+	jw_key(w, "wall_ns");
+	jw_u64(w, r->wall_ns);
+	jw_key(w, "started_unix_ns");
+	jw_i64(w, r->started_unix_ns);
+	jw_object_end(w);
+	if (r->collector_argv)
+		write_argv(w, "collector_argv", r->collector_argv);
+}
+
+static void write_weight(struct jw *w, const struct profile_weight *pw, bool runq_known)
+{
+	jw_key(w, "off_ns");
+	jw_u64(w, pw->off_ns);
+	jw_key(w, "blocked_ns");
+	jw_u64(w, pw->off_ns - pw->runq_ns);
+	jw_key(w, "runq_ns");
+	if (runq_known)
+		jw_u64(w, pw->runq_ns);
+	else
+		jw_null(w);
+	jw_key(w, "count");
+	jw_u64(w, pw->count);
+}
+
+static void write_by_state(struct jw *w, const struct profile_weight *by, bool runq_known)
+{
+	jw_key(w, "by_state");
+	jw_object_begin(w);
+	for (int s = 0; s < OFFCPU_STATE__COUNT; s++) {
+		if (!by[s].count && !by[s].off_ns)
+			continue;
+		jw_key(w, offcpu_state__letter(s));
+		jw_object_begin(w);
+		write_weight(w, &by[s], runq_known);
+		jw_object_end(w);
+	}
+	jw_object_end(w);
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+static void write_thread_ref(struct jw *w, const struct profile_thread *t)
+{
+	jw_key(w, "pid");
+	jw_i64(w, t->pid);
+	jw_key(w, "tid");
+	jw_i64(w, t->tid);
+	jw_key(w, "comm");
+	jw_string(w, t->comm);
+}
+
+/* Per-thread state split: one pass over rows into an array indexed by thread id. */
+static int thread_states(const struct profile *p, struct profile_weight **out)
+{
+	size_t nt = profile__nr_threads(p), nr = profile__nr_rows(p);
+	struct profile_weight *by = calloc(nt ? nt * OFFCPU_STATE__COUNT : 1, sizeof(*by));
+
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		const struct profile_row *r = profile__row_at(p, i);
+		struct profile_weight *d = &by[r->thread * OFFCPU_STATE__COUNT + r->state];
+
+		d->count += r->w.count;
+		d->off_ns += r->w.off_ns;
+		d->runq_ns += r->w.runq_ns;
+	}
+	*out = by;
+	return 0;
+}
+
+static int write_threads(struct jw *w, const struct profile *p, bool runq_known)
+{
+	struct profile_thread_sum *ts = NULL;
+	struct profile_weight *by = NULL;
+	size_t n = 0;
+	int err;
+
+	err = profile__sum_by_thread(p, &ts, &n);
+	if (!err)
+		err = thread_states(p, &by);
+	if (err)
+		goto cleanup;
+	jw_key(w, "threads");
+	jw_array_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_thread *t = profile__thread_at(p, ts[i].thread);
+		const struct profile_thread_time *tt = profile__thread_time(p, ts[i].thread);
+
+		jw_object_begin(w);
+		write_thread_ref(w, t);
+		write_weight(w, &ts[i].w, runq_known);
+		write_by_state(w, &by[ts[i].thread * OFFCPU_STATE__COUNT], runq_known);
+		if (tt) {
+			uint64_t expected_off = tt->wall_ns > tt->oncpu_ns ?
+							tt->wall_ns - tt->oncpu_ns : 0;
+
+			jw_key(w, "schedstat");
+			jw_object_begin(w);
+			jw_key(w, "wall_ns");
+			jw_u64(w, tt->wall_ns);
+			jw_key(w, "oncpu_ns");
+			jw_u64(w, tt->oncpu_ns);
+			jw_key(w, "runq_ns");
+			jw_u64(w, tt->runq_ns);
+			jw_key(w, "offcpu_ns");
+			jw_u64(w, expected_off);
+			jw_object_end(w);
+			/* What share of the independently measured off-CPU time rows account for. */
+			jw_key(w, "coverage");
+			if (expected_off)
+				jw_double(w, share(ts[i].w.off_ns, expected_off), 4);
+			else
+				jw_null(w);
+		}
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+cleanup:
+	free(ts);
+	free(by);
+	return err;
+}
+
+static int write_top_stacks(struct jw *w, const struct profile *p, size_t top_n, bool runq_known)
+{
+	const struct profile_totals *tot = profile__totals(p);
+	struct profile_stack_sum *ss = NULL;
+	size_t n = 0;
+	int err;
+
+	err = profile__sum_by_stack(p, &ss, &n);
+	if (err)
+		return err;
+	jw_key(w, "top_stacks");
+	jw_array_begin(w);
+	for (size_t i = 0; i < n && i < top_n; i++) {
+		size_t nf = 0;
+		const uint32_t *frames = profile__stack_at(p, ss[i].stack, &nf);
+
+		jw_object_begin(w);
+		jw_key(w, "frames");
+		jw_array_begin(w);
+		for (size_t f = 0; f < nf; f++) {
+			const struct profile_frame *fr = profile__frame_at(p, frames[f]);
+
+			jw_object_begin(w);
+			jw_key(w, "name");
+			jw_string(w, fr->name);
+			jw_key(w, "kind");
+			jw_string(w, frame_kind_name(fr->kind));
+			jw_object_end(w);
+		}
+		jw_array_end(w);
+		write_weight(w, &ss[i].w, runq_known);
+		jw_key(w, "share");
+		jw_double(w, share(ss[i].w.off_ns, tot->all.off_ns), 6);
+		jw_key(w, "top_thread");
+		jw_object_begin(w);
+		write_thread_ref(w, profile__thread_at(p, ss[i].thread));
+		jw_object_end(w);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	free(ss);
+	return 0;
+}
+
+static void write_totals(struct jw *w, const struct profile *p, bool runq_known)
+{
+	const struct profile_totals *t = profile__totals(p);
+
+	jw_key(w, "totals");
+	jw_object_begin(w);
+	write_weight(w, &t->all, runq_known);
+	jw_key(w, "rows");
+	jw_u64(w, profile__nr_rows(p));
+	jw_key(w, "stacks");
+	jw_u64(w, profile__nr_stacks(p));
+	jw_key(w, "threads");
+	jw_u64(w, profile__nr_threads(p));
+	write_by_state(w, t->by_state, runq_known);
+	jw_object_end(w);
+}
+
+static void write_empty_totals(struct jw *w)
+{
+	static const struct profile_weight zero;
+	static const struct profile_weight by[OFFCPU_STATE__COUNT];
+
+	jw_key(w, "totals");
+	jw_object_begin(w);
+	write_weight(w, &zero, false);
+	jw_key(w, "rows");
+	jw_u64(w, 0);
+	jw_key(w, "stacks");
+	jw_u64(w, 0);
+	jw_key(w, "threads");
+	jw_u64(w, 0);
+	write_by_state(w, by, false);
+	jw_object_end(w);
+	jw_key(w, "threads");
+	jw_array_begin(w);
+	jw_array_end(w);
+	jw_key(w, "top_stacks");
+	jw_array_begin(w);
+	jw_array_end(w);
+}
+
+static void write_parse(struct jw *w, const struct parse_stats *ps)
+{
+	jw_key(w, "parse");
+	if (!ps) {
+		jw_null(w);
+		return;
+	}
+	jw_object_begin(w);
+	jw_key(w, "lines");
+	jw_u64(w, ps->lines);
+	jw_key(w, "records");
+	jw_u64(w, ps->records);
+	jw_key(w, "skipped");
+	jw_u64(w, ps->skipped);
+	jw_key(w, "malformed");
+	jw_u64(w, ps->malformed);
+	jw_key(w, "first_malformed_line");
+	if (ps->first_malformed_line)
+		jw_u64(w, ps->first_malformed_line);
+	else
+		jw_null(w);
+	jw_key(w, "first_malformed_reason");
+	if (ps->first_malformed_line)
+		jw_string(w, ps->first_malformed_reason);
+	else
+		jw_null(w);
+	jw_object_end(w);
+}
+
+static void write_binaries(struct jw *w, const struct sym_binary *b, size_t n)
+{
+	static const char *const fp[] = { "unknown", "present", "absent" };
+
+	jw_key(w, "binaries");
+	jw_array_begin(w);
+	for (size_t i = 0; b && i < n; i++) {
+		jw_object_begin(w);
+		jw_key(w, "path");
+		jw_string(w, b[i].path);
+		jw_key(w, "frame_pointers");
+		jw_string(w, fp[b[i].frame_pointers <= FP_ABSENT ? b[i].frame_pointers : 0]);
+		jw_key(w, "has_symbols");
+		jw_bool(w, b[i].has_symbols);
+		jw_key(w, "has_debuginfo");
+		jw_bool(w, b[i].has_debuginfo);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+int summary__write(FILE *out, const struct summary_input *in)
+{
+	const struct lane *l = in->lane;
+	bool runq_known = in->profile && profile__runq_known(in->profile);
+	struct jw w;
+	int err = 0;
+
+	jw_init(&w, out, false);
+	jw_object_begin(&w);
+	jw_key(&w, "schema_version");
+	jw_u64(&w, SUMMARY_SCHEMA_VERSION);
+	jw_key(&w, "kind");
+	jw_string(&w, "offcpu_time");
+	jw_key(&w, "offcpu_version");
+	jw_string(&w, OFFCPU_VERSION);
+	jw_key(&w, "mode");
+	jw_string(&w, lane_mode__name(l->mode));
+	jw_key(&w, "tool");
+	jw_string(&w, l->tool);
+	jw_key(&w, "collector");
+	jw_string(&w, collector_kind__name(l->collector));
+	jw_key(&w, "state");
+	jw_string(&w, in->outcome->state);
+	write_caveat(&w, in->outcome);
+	write_integrity(&w, in->integrity);
+	write_paths(&w, l);
+	write_workload(&w, in->run);
+	write_parse(&w, in->parse);
+	jw_key(&w, "runq_known");
+	jw_bool(&w, runq_known);
+	if (in->profile && profile__nr_rows(in->profile)) {
+		write_totals(&w, in->profile, runq_known);
+		err = write_threads(&w, in->profile, runq_known);
+		if (!err)
+			err = write_top_stacks(&w, in->profile, in->top_n ? in->top_n : 20,
+					       runq_known);
+	} else {
+		write_empty_totals(&w);
+	}
+	write_binaries(&w, in->binaries, in->nr_binaries);
+	jw_object_end(&w);
+	if (!err)
+		err = jw_finish(&w);
+	return err;
+}
+
+int summary__write_record(FILE *out, const struct summary_input *in)
+{
+	struct jw w;
+
+	jw_init(&w, out, true);
+	jw_object_begin(&w);
+	jw_key(&w, "kind");
+	jw_string(&w, "offcpu_time");
+	jw_key(&w, "tool");
+	jw_string(&w, in->lane->tool);
+	write_paths(&w, in->lane);
+	jw_key(&w, "state");
+	jw_string(&w, in->outcome->state);
+	jw_key(&w, "caveat_kind");
+	jw_string(&w, in->outcome->caveat_kind);
+	jw_key(&w, "caveat_message");
+	jw_string(&w, in->outcome->caveat_kind ? in->outcome->caveat_message : NULL);
+	jw_key(&w, "capture_integrity");
+	jw_string(&w, integrity_status__name(in->integrity->status));
+	if (in->run) {
+		jw_key(&w, "exit_code");
+		if (in->run->workload.exited && !in->run->workload.signal)
+			jw_i64(&w, in->run->workload.exit_code);
+		else
+			jw_null(&w);
+		jw_key(&w, "signal");
+		if (in->run->workload.signal)
+			jw_i64(&w, in->run->workload.signal);
+		else
+			jw_null(&w);
+	}
+	jw_object_end(&w);
+	fputc('\n', out);
+	return ferror(out) ? -EIO : 0;
+}

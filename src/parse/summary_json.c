@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/summary_json.h"
+
+static const char *get_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static bool get_i64(struct json_object *o, const char *key, int64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+static void copy(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+static int read_integrity(struct json_object *root, struct integrity *in)
+{
+	struct json_object *ci, *losses;
+	const char *status;
+
+	memset(in, 0, sizeof(*in));
+	in->status = INTEGRITY_UNKNOWN;
+	if (!json_object_object_get_ex(root, "capture_integrity", &ci))
+		return 0;
+	status = get_str(ci, "status");
+	if (status && !strcmp(status, "complete"))
+		in->status = INTEGRITY_COMPLETE;
+	else if (status && !strcmp(status, "partial"))
+		in->status = INTEGRITY_PARTIAL;
+	copy(in->message, sizeof(in->message), get_str(ci, "message"));
+	in->evidence = in->status != INTEGRITY_UNKNOWN;
+	if (!json_object_object_get_ex(ci, "losses", &losses) ||
+	    !json_object_is_type(losses, json_type_object))
+		return 0;
+	json_object_object_foreach(losses, name, l)
+	{
+		int64_t count = 0, affected = 0;
+		int err;
+
+		get_i64(l, "count", &count);
+		get_i64(l, "affected_ns", &affected);
+		err = integrity__add_loss(in, name, count < 0 ? 0 : (uint64_t)count,
+					  affected < 0 ? 0 : (uint64_t)affected);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int read_workload(struct json_object *root, struct summary_meta *m)
+{
+	struct json_object *w, *argv;
+	int64_t v;
+
+	if (!json_object_object_get_ex(root, "workload", &w) ||
+	    !json_object_is_type(w, json_type_object))
+		return 0;
+	m->has_workload = true;
+	copy(m->target, sizeof(m->target), get_str(w, "target"));
+	if (get_i64(w, "pid", &v))
+		m->pid = (int)v;
+	if (get_i64(w, "wall_ns", &v))
+		m->wall_ns = (uint64_t)v;
+	if (get_i64(w, "started_unix_ns", &v))
+		m->started_unix_ns = v;
+	{
+		struct json_object *b;
+
+		if (json_object_object_get_ex(w, "started", &b))
+			m->workload.started = json_object_get_boolean(b);
+	}
+	if (get_i64(w, "exit_code", &v)) {
+		m->workload.exited = true;
+		m->workload.exit_code = (int)v;
+	}
+	if (get_i64(w, "signal", &v)) {
+		m->workload.exited = true;
+		m->workload.signal = (int)v;
+		m->workload.exit_code = 128 + (int)v;
+	}
+	if (json_object_object_get_ex(w, "argv", &argv) &&
+	    json_object_is_type(argv, json_type_array)) {
+		size_t n = json_object_array_length(argv);
+
+		m->argv = calloc(n + 1, sizeof(*m->argv));
+		if (!m->argv)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			const char *s = json_object_get_string(json_object_array_get_idx(argv, i));
+
+			m->argv[i] = strdup(s ? s : "");
+			if (!m->argv[i])
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int summary_json__read(FILE *in, struct summary_meta *m, char *why, size_t why_len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL;
+	enum json_tokener_error jerr = json_tokener_continue;
+	char buf[65536];
+	int64_t v;
+	size_t n;
+	int err = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (!tok)
+		return -ENOMEM;
+	while (!root && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		root = json_tokener_parse_ex(tok, buf, (int)n);
+		jerr = json_tokener_get_error(tok);
+		if (jerr != json_tokener_continue && jerr != json_tokener_success)
+			break;
+	}
+	if (!root) {
+		if (why)
+			snprintf(why, why_len, "not valid JSON at byte %zu: %s",
+				 (size_t)json_tokener_get_parse_end(tok),
+				 jerr == json_tokener_continue ? "unexpected end of file" :
+								 json_tokener_error_desc(jerr));
+		err = ferror(in) ? -EIO : -EINVAL;
+		goto cleanup;
+	}
+	if (!json_object_is_type(root, json_type_object) || !get_str(root, "kind") ||
+	    strcmp(get_str(root, "kind"), "offcpu_time")) {
+		if (why)
+			snprintf(why, why_len, "not an offcpu summary (no \"kind\": \"offcpu_time\")");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (get_i64(root, "schema_version", &v))
+		m->schema_version = (int)v;
+	copy(m->tool, sizeof(m->tool), get_str(root, "tool"));
+	copy(m->mode, sizeof(m->mode), get_str(root, "mode"));
+	copy(m->collector, sizeof(m->collector), get_str(root, "collector"));
+	copy(m->state, sizeof(m->state), get_str(root, "state"));
+	err = read_integrity(root, &m->integrity);
+	if (!err)
+		err = read_workload(root, m);
+	if (err)
+		summary_meta__free(m);
+cleanup:
+	json_object_put(root);
+	json_tokener_free(tok);
+	return err;
+}
+
+int summary_json__read_path(const char *path, struct summary_meta *m)
+{
+	FILE *f = fopen(path, "r");
+	int err;
+
+	if (!f) {
+		memset(m, 0, sizeof(*m));
+		return -errno;
+	}
+	err = summary_json__read(f, m, NULL, 0);
+	fclose(f);
+	return err;
+}
+
+void summary_meta__free(struct summary_meta *m)
+{
+	if (!m || !m->argv)
+		return;
+	for (size_t i = 0; m->argv[i]; i++)
+		free(m->argv[i]);
+	free(m->argv);
+	m->argv = NULL;
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The seed's eight behaviours (../shared/seed/offcpu.zig), as tests of the C
+ * lane: planning, wrapping, summarizing, and the caveats a harness relies on.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/external.h"
+#include "lane/lane.h"
+#include "unit.h"
+
+static char *tmpdir(void)
+{
+	static char buf[PATH_MAX];
+	const char *base = getenv("TMPDIR");
+
+	snprintf(buf, sizeof(buf), "%s/lane.XXXXXX", base ? base : "/tmp");
+	return mkdtemp(buf);
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static const struct lane_evidence ran_ok = {
+	.tool_available = true,
+	.collector = { .started = true, .exited = true, .exit_code = 0 },
+	.collector_ready = true,
+	.workload = { .started = true, .exited = true, .exit_code = 0 },
+};
+
+TEST(plan_time_lane_files_and_default_tool)
+{
+	struct lane l;
+
+	CHECK_INT(lane__plan(&l, "out/w", LANE_TIME, "offcputime-bpfcc"), 0);
+	CHECK_STR(l.capture_path, "out/w/offcpu.time.txt");
+	CHECK_STR(l.diagnostics_path, "out/w/offcpu.diagnostics.txt");
+	CHECK_STR(l.summary_path, "out/w/offcpu.summary.json");
+	CHECK_INT(l.collector, COLLECTOR_BCC);
+	CHECK_INT(lane__plan(&l, "out/w", LANE_STACKS, "bpftrace"), 0);
+	CHECK_STR(l.capture_path, "out/w/offcpu.stacks.txt");
+	CHECK_INT(l.collector, COLLECTOR_BPFTRACE);
+	/* --tool names a path: the collector is known by its basename. */
+	CHECK_INT(collector_kind__from_tool("/opt/bcc/offcputime", LANE_STACKS), COLLECTOR_BCC);
+	CHECK_INT(collector_kind__from_tool("/x/my-tool", LANE_TIME), COLLECTOR_BCC);
+	CHECK_INT(collector_kind__from_tool("/x/my-tool", LANE_STACKS), COLLECTOR_BPFTRACE);
+}
+
+/* seed: "wraps direct binaries in the offcputime sidecar" */
+TEST(bcc_collector_points_at_the_workload_pid_with_folded_output)
+{
+	struct lane l;
+	char **argv;
+
+	lane__plan(&l, "out/w", LANE_TIME, "offcputime-bpfcc");
+	argv = external__argv(&l, "/usr/sbin/offcputime-bpfcc", 4242);
+	CHECK(argv);
+	CHECK_STR(argv[0], "/usr/sbin/offcputime-bpfcc");
+	CHECK_STR(argv[1], "-f");
+	CHECK_STR(argv[2], "-d");
+	CHECK_STR(argv[3], "-p");
+	CHECK_STR(argv[4], "4242");
+	CHECK(argv[5] == NULL);
+	external__argv_free(argv);
+}
+
+/*
+ * seed: "wraps direct binaries in the bpftrace stacks tracer". The seed joined
+ * argv into one string; here the workload never passes through bpftrace or a
+ * shell, so the collector's argv holds only the pid and the capture path.
+ */
+TEST(bpftrace_collector_writes_capture_with_o_and_gets_pid)
+{
+	struct lane l;
+	char **argv;
+
+	lane__plan(&l, "out/w", LANE_STACKS, "bpftrace");
+	argv = external__argv(&l, "/usr/bin/bpftrace", 77);
+	CHECK(argv);
+	CHECK_STR(argv[0], "/usr/bin/bpftrace");
+	CHECK_STR(argv[1], "-o");
+	CHECK_STR(argv[2], "out/w/offcpu.stacks.txt");
+	CHECK_STR(argv[3], "-e");
+	CHECK_CONTAINS(argv[4], "tracepoint:sched:sched_switch");
+	CHECK_CONTAINS(argv[4], "@offcpu_ns[");
+	CHECK_STR(argv[5], "77");
+	CHECK(argv[6] == NULL);
+	external__argv_free(argv);
+}
+
+/* seed: "summarizes captured blocked time" */
+TEST(summarizes_captured_blocked_time)
+{
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir();
+
+	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
+	put(l.capture_path, "bench-worker;futex_wait;do_futex 4200\nbench-main;epoll_wait 1300\n");
+	put(l.diagnostics_path, "");
+	CHECK_INT(lane__summarize(&l, &ran_ok, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "summary_written");
+	CHECK(res.outcome.caveat_kind == NULL);
+	CHECK(access(l.summary_path, F_OK) == 0);
+	CHECK_U64(profile__totals(res.profile)->all.off_ns, 5500000);
+	lane_result__free(&res);
+}
+
+/* seed: "retains rows and caveats collector loss" */
+TEST(retains_rows_and_caveats_collector_loss)
+{
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir(), *text;
+
+	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
+	put(l.capture_path, "bench;futex_wait;do_futex 4200\n");
+	put(l.diagnostics_path, "WARNING: 2 stack traces lost and could not be displayed.\n");
+	CHECK_INT(lane__summarize(&l, &ran_ok, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "summary_written");
+	CHECK_STR(res.outcome.caveat_kind, "offcpu_capture_partial");
+	CHECK_CONTAINS(res.outcome.caveat_message, "2 stack trace(s) lost");
+	text = unit_slurp(l.summary_path);
+	CHECK_CONTAINS(text, "\"lost_stack_trace_count\": 2");
+	CHECK_CONTAINS(text, "\"status\": \"partial\"");
+	/* The workload's stderr is not evidence: nothing of it may appear. */
+	CHECK(!strstr(text, "workload warning"));
+	free(text);
+	lane_result__free(&res);
+}
+
+/* seed: "marks missing collector diagnostics unknown" */
+TEST(marks_missing_collector_diagnostics_unknown)
+{
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir();
+
+	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
+	put(l.capture_path, "bench;futex_wait;do_futex 4200\n");
+	CHECK_INT(lane__summarize(&l, &ran_ok, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "summary_written");
+	CHECK_STR(res.outcome.caveat_kind, "offcpu_capture_integrity_unknown");
+	CHECK_INT(res.integrity.status, INTEGRITY_UNKNOWN);
+	lane_result__free(&res);
+}
+
+/* seed: "summarizes captured blocked stacks" */
+TEST(summarizes_captured_blocked_stacks)
+{
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir();
+
+	lane__plan(&l, dir, LANE_STACKS, "bpftrace");
+	put(l.capture_path, "@offcpu_kernel[\n    finish_task_switch+1\n    schedule+108\n]: 42\n");
+	put(l.diagnostics_path, "");
+	CHECK_INT(lane__summarize(&l, &ran_ok, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "summary_written");
+	CHECK(access(l.summary_path, F_OK) == 0);
+	CHECK_INT(profile__nr_rows(res.profile), 1);
+	lane_result__free(&res);
+}
+
+/* seed: "classifies permission failures from stderr" -- the collector's stderr. */
+TEST(classifies_permission_failures_from_collector_stderr)
+{
+	struct lane_evidence ev = ran_ok;
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir();
+
+	ev.collector.exit_code = 1;
+	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
+	put(l.diagnostics_path, "could not open bpf map: Operation not permitted\n");
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_failed");
+	CHECK_STR(res.outcome.caveat_kind, "permission_denied");
+	lane_result__free(&res);
+}
+
+/* seed: "reports missing tools as caveats" */
+TEST(reports_missing_tools_as_caveats)
+{
+	struct lane_evidence ev = ran_ok;
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir(), *text;
+
+	ev.tool_available = false;
+	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_missing");
+	CHECK_STR(res.outcome.caveat_kind, "tool_unavailable");
+	text = unit_slurp(l.summary_path);
+	CHECK_CONTAINS(text, "\"state\": \"tool_missing\"");
+	free(text);
+	lane_result__free(&res);
+}
+
+/* seed: an exit code of 0 with nothing captured counts as a failure. */
+TEST(exit_zero_with_nothing_captured_is_a_failure)
+{
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir();
+
+	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
+	put(l.capture_path, "");
+	put(l.diagnostics_path, "");
+	CHECK_INT(lane__summarize(&l, &ran_ok, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_failed");
+	CHECK_STR(res.outcome.caveat_kind, "empty_capture");
+	lane_result__free(&res);
+}
+
+TEST(summary_is_written_atomically_over_an_old_one)
+{
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir(), *text;
+	struct stat st;
+
+	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
+	put(l.capture_path, "a;b 1\n");
+	put(l.diagnostics_path, "");
+	put(l.summary_path, "old");
+	CHECK_INT(lane__summarize(&l, &ran_ok, NULL, NULL, 0, &res), 0);
+	text = unit_slurp(l.summary_path);
+	CHECK(text && text[0] == '{');
+	CHECK_CONTAINS(text, "\"schema_version\": 1");
+	free(text);
+	/* No temporary file is left behind. */
+	{
+		char tmp[PATH_MAX + 32];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", l.summary_path, (int)getpid());
+		CHECK(stat(tmp, &st) != 0);
+	}
+	lane_result__free(&res);
+}
+
+int main(void)
+{
+	return unit_run();
+}
