@@ -380,7 +380,8 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return -EOVERFLOW;
 	if (n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
-	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames), _Alignof(struct stack_key));
+	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames),
+			  _Alignof(struct stack_key));
 	if (!key)
 		return -ENOMEM;
 	s = seg_push(&p->stacks);
@@ -499,7 +500,8 @@ found:
 	return 0;
 }
 
-int profile__set_thread_time(struct profile *p, uint32_t thread, const struct profile_thread_time *t)
+int profile__set_thread_time(struct profile *p, uint32_t thread,
+			     const struct profile_thread_time *t)
 {
 	struct thread_rec *r;
 
@@ -657,7 +659,7 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 	for (size_t s = 0, b = 0; s < nst; b = start[s], s++) {
 		size_t e = start[s];
 		struct profile_stack_sum *sum = &sums[nout];
-		struct profile_weight best = { 0 };
+		struct profile_weight best = {0};
 		bool have_best = false;
 
 		if (b == e)
@@ -666,13 +668,14 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 		memset(sum, 0, sizeof(*sum));
 		sum->stack = (uint32_t)s;
 		for (size_t i = b; i < e;) {
-			struct profile_weight tw = { 0 };
+			struct profile_weight tw = {0};
 			uint32_t th = order[i]->thread;
 
 			for (; i < e && order[i]->thread == th; i++)
 				weight_add(&tw, &order[i]->w);
 			weight_add(&sum->w, &tw);
-			/* Threads come in ascending id, so a strict win keeps the lowest id on ties. */
+			/* Threads come in ascending id, so a strict win keeps the lowest id on
+			 * ties. */
 			if (!have_best || weight_beats(&tw, &best)) {
 				best = tw;
 				sum->thread = th;

@@ -22,6 +22,12 @@ struct span {
 	size_t len;
 };
 
+/* What one span of the previous line gave. */
+struct memo {
+	int32_t id;  /* -1: nothing interned (delimiter, empty span) */
+	bool kernel; /* the kind state after this span */
+};
+
 struct folded_state {
 	struct profile *p;
 	struct parse_stats *st;
@@ -36,10 +42,7 @@ struct folded_state {
 	size_t prev_len, prev_cap, prev_nspans;
 	bool prev_ok, prev_delim;
 	int prev_stack;
-	struct memo {
-		int32_t id; /* -1: nothing interned (delimiter, empty span) */
-		bool kernel; /* the kind state after this span */
-	} *memo;
+	struct memo *memo;
 	size_t memo_cap;
 	char *comm; /* NUL-terminated copy for profile__thread() */
 	size_t comm_cap;
@@ -81,8 +84,7 @@ static bool is_kernel_entry(const struct span *sp)
 	case 'r':
 		return PRE("ret_from_fork") || PRE("rest_init");
 	case 's':
-		return PRE("secondary_startup_64") || PRE("start_secondary") ||
-		       PRE("start_kernel");
+		return PRE("secondary_startup_64") || PRE("start_secondary") || PRE("start_kernel");
 	case 'x':
 		return PRE("x86_64_start_kernel");
 	case '_':
@@ -108,7 +110,7 @@ static inline const char *find_semi(const char *p, const char *end)
 		hit = (w - ones) & ~w & highs;
 		if (hit) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			/* A borrow only marks bytes above a real match: the lowest mark is exact. */
+			/* A borrow marks only bytes above a real match: the lowest is it. */
 			return p + (__builtin_ctzll(hit) >> 3);
 #else
 			break;
@@ -205,7 +207,7 @@ static int parse_value(const char *s, size_t len, uint64_t *v)
 static int parse_line(struct folded_state *fs, const char *line, size_t len, size_t lineno)
 {
 	struct parse_stats *st = fs->st;
-	struct profile_weight w = { 0 };
+	struct profile_weight w = {0};
 	const char *sp, *p, *end, *fp;
 	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX, reuse = 1, fp_len;
 	bool same = false; /* the frames part is the previous line's */

@@ -75,10 +75,11 @@ TEST(folded_bcc_without_delimiter_splits_at_kernel_entry)
 	CHECK_INT(st.records, 4);
 	CHECK_INT(st.malformed, 0);
 	CHECK_INT(profile__nr_rows(p), 3); /* lines 1 and 4 are the same row */
-	CHECK_STR(stack_str(p, 0), "U:[unknown];U:__libc_start_main;U:main;U:clock_nanosleep;"
-				   "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
-				   "K:__x64_sys_clock_nanosleep;K:common_nsleep;K:hrtimer_nanosleep;"
-				   "K:do_nanosleep;K:schedule;K:__schedule");
+	CHECK_STR(stack_str(p, 0),
+		  "U:[unknown];U:__libc_start_main;U:main;U:clock_nanosleep;"
+		  "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
+		  "K:__x64_sys_clock_nanosleep;K:common_nsleep;K:hrtimer_nanosleep;"
+		  "K:do_nanosleep;K:schedule;K:__schedule");
 	CHECK_STR(comm_of(p, 0), "sleep");
 	/* microseconds by default */
 	CHECK_U64(profile__row_at(p, 0)->w.off_ns, (1000123ULL + 7) * 1000);
@@ -105,9 +106,10 @@ TEST(folded_bcc_with_delimiter)
 	CHECK(p);
 	CHECK_INT(parse_path(DATA "bcc_fd.txt", p, NULL, &st), 0);
 	CHECK_INT(st.records, 2);
-	CHECK_STR(stack_str(p, 0), "U:__libc_start_main;U:main;U:clock_nanosleep;"
-				   "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
-				   "K:__x64_sys_clock_nanosleep;K:do_nanosleep;K:schedule;K:__schedule");
+	CHECK_STR(stack_str(p, 0),
+		  "U:__libc_start_main;U:main;U:clock_nanosleep;"
+		  "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
+		  "K:__x64_sys_clock_nanosleep;K:do_nanosleep;K:schedule;K:__schedule");
 	CHECK_STR(comm_of(p, 1), "pipe reader");
 	CHECK_STR(stack_str(p, 1), "U:read;K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
 				   "K:ksys_read;K:vfs_read;K:pipe_read;K:schedule;K:__schedule");
@@ -134,8 +136,19 @@ TEST(folded_delimiter_wins_over_entry_heuristic)
 TEST(folded_prefix_reuse_changes_nothing)
 {
 	static const char *const frames[] = {
-		"main", "do_syscall_64_shim", "-", "do_syscall_64", "schedule", "[Missed User Stack]",
-		"[Missed Kernel Stack]", "read_[k]", "", "entry_SYSCALL_64", "foo", "foobar", "fo",
+		"main",
+		"do_syscall_64_shim",
+		"-",
+		"do_syscall_64",
+		"schedule",
+		"[Missed User Stack]",
+		"[Missed Kernel Stack]",
+		"read_[k]",
+		"",
+		"entry_SYSCALL_64",
+		"foo",
+		"foobar",
+		"fo",
 	};
 	size_t nf = sizeof(frames) / sizeof(frames[0]);
 	struct profile *a = profile__new(), *b = profile__new();
@@ -264,7 +277,7 @@ TEST(folded_empty_input)
 TEST(folded_scale_and_count_only)
 {
 	struct profile *p = profile__new();
-	struct folded_opts ns = { .value_scale_ns = 1 }, cnt = { .count_only = true };
+	struct folded_opts ns = {.value_scale_ns = 1}, cnt = {.count_only = true};
 	struct parse_stats st;
 
 	CHECK(p);
@@ -332,7 +345,7 @@ TEST(folded_nul_bytes_and_binary_junk)
 TEST(folded_value_overflow_is_fatal_with_line)
 {
 	struct profile *p = profile__new();
-	struct folded_opts ns = { .value_scale_ns = 1 };
+	struct folded_opts ns = {.value_scale_ns = 1};
 	struct parse_stats st;
 
 	CHECK(p);

@@ -5,11 +5,10 @@
 #include "unit.h"
 
 /* A pointer to a weight literal, for profile__add(). */
-#define WP(c, o, r) (&(struct profile_weight){ .count = (c), .off_ns = (o), .runq_ns = (r) })
+#define WP(c, o, r) (&(struct profile_weight){.count = (c), .off_ns = (o), .runq_ns = (r)})
 
-static struct profile_weight W(uint64_t count, uint64_t off, uint64_t runq)
-{
-	return (struct profile_weight){ .count = count, .off_ns = off, .runq_ns = runq };
+static struct profile_weight W(uint64_t count, uint64_t off, uint64_t runq) {
+	return (struct profile_weight){.count = count, .off_ns = off, .runq_ns = runq};
 }
 
 TEST(profile_state_letters_and_names)
@@ -218,7 +217,7 @@ TEST(profile_add_overflow_changes_nothing)
 TEST(profile_thread_time_and_runq_flag)
 {
 	struct profile *p = profile__new();
-	struct profile_thread_time tt = { .wall_ns = 1000, .oncpu_ns = 300, .runq_ns = 20 };
+	struct profile_thread_time tt = {.wall_ns = 1000, .oncpu_ns = 300, .runq_ns = 20};
 	const struct profile_thread_time *got;
 
 	CHECK(p);
