@@ -60,7 +60,7 @@ TEST(lines_empty_input_has_no_lines)
 /* Lines longer than any buffer, and lines straddling every read boundary. */
 TEST(lines_long_lines_across_reads)
 {
-	size_t sizes[] = { 3 << 20, 1, 65535, 65536, 65537, 0, 200000, 7 };
+	size_t sizes[] = {3 << 20, 1, 65535, 65536, 65537, 0, 200000, 7};
 	size_t nl = sizeof(sizes) / sizeof(sizes[0]), total = 0, off = 0;
 	struct line_reader *lr;
 	const char *l;
