@@ -41,8 +41,11 @@ fi
 
 got=$(title "$SVG" pthread_mutex_lock)
 want='pthread_mutex_lock|user, 1.20 s off-CPU, 64.86%, 1 interval; base 400 ms, new 1.20 s, delta +800 ms (+200.0%)'
-[ "$got" = "$want" ] && ok diff_flamegraph_grown_frame_delta ||
+if [ "$got" = "$want" ]; then
+	ok diff_flamegraph_grown_frame_delta
+else
 	fail diff_flamegraph_grown_frame_delta "tooltip '$got', expected '$want'"
+fi
 
 if grep -q '>widths: new; colour: change from base, red grew, blue shrank; 1 frame only in base not drawn (-200 ms)</text>' "$SVG" &&
 	! grep -q '<title>cron' "$SVG"; then
@@ -55,15 +58,21 @@ fi
 "$OFFCPU_BIN" diff --normalize "$BASE" "$NEW" --flamegraph "$SCRATCH/norm.svg" >/dev/null 2>&1
 got=$(title "$SCRATCH/norm.svg" pthread_mutex_lock)
 want='base 28.57% (400 ms), new 64.86% (1.20 s), delta +36.29 pp (+127.0%)'
-[[ $got == *"; $want" ]] && ok diff_flamegraph_normalized_shares ||
+if [[ $got == *"; $want" ]]; then
+	ok diff_flamegraph_normalized_shares
+else
 	fail diff_flamegraph_normalized_shares "tooltip '$got', expected it to end in '$want'"
+fi
 
 # A gate still decides the exit status, and the SVG is written all the same.
 rm -f "$SVG"
 "$OFFCPU_BIN" diff "$BASE" "$NEW" --fail-on 'stack:futex>+20%' --flamegraph "$SVG" >/dev/null 2>&1
 rc=$?
-[ $rc -eq 1 ] && [ -s "$SVG" ] && ok diff_flamegraph_with_gate ||
+if [ $rc -eq 1 ] && [ -s "$SVG" ]; then
+	ok diff_flamegraph_with_gate
+else
 	fail diff_flamegraph_with_gate "exit $rc (expected 1), SVG $([ -s "$SVG" ] && echo written || echo missing)"
+fi
 
 # A summary has only its top stacks: no flame graph from it.
 "$OFFCPU_BIN" diff "$DATA/diff/base.summary.json" "$NEW" --flamegraph "$SCRATCH/s.svg" \
