@@ -931,14 +931,18 @@ static double compared(const struct graph *g, uint64_t w, int side)
  */
 static void fmt_compared(const struct graph *g, char *buf, size_t sz, double v, bool change)
 {
-	const char *sign = !change ? "" : v > 0 ? "+" : v < 0 ? "-" : "";
+	bool share = g->cmp == FLAMEGRAPH_DIFF_SHARE;
+	uint64_t whole = (uint64_t)(fabs(v) + 0.5);
+	/* No sign on a change that shows as zero (a share's rounding error, say). */
+	bool zero = share ? fabs(v) * 100 < 0.005 : !whole;
+	const char *sign = !change || zero ? "" : v > 0 ? "+" : "-";
 	char w[32];
 
-	if (g->cmp == FLAMEGRAPH_DIFF_SHARE) {
+	if (share) {
 		snprintf(buf, sz, "%s%.2f%s", sign, fabs(v) * 100, change ? " pp" : "%");
 		return;
 	}
-	fmt_weight(w, sizeof(w), (uint64_t)(fabs(v) + 0.5), g->by_count);
+	fmt_weight(w, sizeof(w), whole, g->by_count);
 	snprintf(buf, sz, "%s%s%s", sign, w, g->cmp == FLAMEGRAPH_DIFF_WALL ? "/s" : "");
 }
 

@@ -912,6 +912,33 @@ TEST(diff_normalized_compares_shares_and_rates)
 	profile__free(n);
 }
 
+/* A change too small to show is written without a sign. */
+TEST(diff_change_that_rounds_to_zero_has_no_sign)
+{
+	struct profile *b = profile__new(), *n = profile__new();
+	struct flamegraph_opts o = {.base = b, .diff = FLAMEGRAPH_DIFF_SHARE};
+	int err;
+	char *svg;
+
+	ROW(b, "x", 1, OFFCPU_STATE_SLEEP, 1000000, 1, "u:a");
+	ROW(b, "x", 1, OFFCPU_STATE_SLEEP, 2000000, 1, "u:b");
+	ROW(n, "x", 1, OFFCPU_STATE_SLEEP, 1000001, 1, "u:a");
+	ROW(n, "x", 1, OFFCPU_STATE_SLEEP, 1999999, 1, "u:b");
+	svg = render(n, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(svg, "<title>a\nuser, 1.00 ms off-CPU, 33.33%, 1 interval; base 33.33% "
+			    "(1.00 ms), new 33.33% (1.00 ms), delta 0.00 pp (+0.0%)</title>");
+	CHECK_CONTAINS(svg, "delta 0.00 pp (-0.0%)</title>");
+	free(svg);
+	o.diff = FLAMEGRAPH_DIFF_ABSOLUTE;
+	svg = render(n, &o, &err);
+	CHECK_CONTAINS(svg, "; base 1.00 ms, new 1.00 ms, delta +1 ns (+0.0%)</title>");
+	CHECK_CONTAINS(svg, "; base 2.00 ms, new 2.00 ms, delta -1 ns (-0.0%)</title>");
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
 /* The search and zoom script is the same; search counts NEW's widths. */
 TEST(diff_keeps_search_zoom_and_pruning)
 {
