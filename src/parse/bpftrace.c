@@ -204,7 +204,8 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 
 				p = nl ? nl : end;
 			}
-			e.len = p - e.s;
+			/* No indented line after the '\n' (p did not move): an empty stack. */
+			e.len = p > e.s ? (size_t)(p - e.s) : 0;
 			if (p < end && *p == '\n')
 				p++;
 		} else if (p == end || *p == ',') {

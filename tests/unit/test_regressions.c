@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Inputs the fuzzers (tests/fuzz/) found to break a parser, read from
+ * tests/fuzz/regressions/HARNESS/ through fmemopen as the parsers' users do,
+ * with the behaviour the fix gives them. Some were undefined behaviour that
+ * only the sanitizers see: `make check-asan` runs these under ASan and UBSan.
+ */
+#include <errno.h>
+
+#include "parse/bpftrace.h"
+#include "unit.h"
+
+#define REG "tests/fuzz/regressions/"
+
+/* The saved input as a stream; *buf holds it until the caller frees it. */
+static FILE *open_regression(const char *path, char **buf)
+{
+	*buf = unit_slurp(path);
+	return *buf ? unit_memfile(*buf) : NULL;
+}
+
+/*
+ * "@x[" then a line starting ", ": the key's first element is a stack that
+ * printed as nothing. split_key() computed its length as -1 (a pointer
+ * overflow in add_stack(), UBSan) instead of 0.
+ */
+TEST(regression_bpftrace_stack_key_without_frames)
+{
+	struct profile *p = profile__new();
+	struct parse_stats st;
+	const struct profile_row *r;
+	char *buf;
+	FILE *f = open_regression(REG "bpftrace/stack_key_without_frames.txt", &buf);
+	size_t n = 1;
+
+	CHECK(p && f);
+	CHECK_INT(bpftrace__parse(f, p, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.records, 1);
+	CHECK_INT(st.malformed, 0);
+	r = profile__row_at(p, 0);
+	CHECK(r);
+	CHECK_STR(profile__thread_at(p, r->thread)->comm, "a");
+	profile__stack_at(p, r->stack, &n);
+	CHECK_INT(n, 0);
+	CHECK_U64(r->w.count, 5);
+	CHECK_U64(r->w.off_ns, 0);
+	profile__free(p);
+}
+
+int main(void)
+{
+	return unit_run();
+}
