@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 
+#include "model/timeline.h"
 #include "parse/bpftrace.h"
 #include "unit.h"
 
@@ -47,6 +48,32 @@ TEST(regression_bpftrace_stack_key_without_frames)
 	CHECK_U64(r->w.count, 5);
 	CHECK_U64(r->w.off_ns, 0);
 	profile__free(p);
+}
+
+/*
+ * A frame name escaped as "%00": names are C strings, so it became an empty
+ * name (and a second frame "" of that kind) that writers print as nothing.
+ * It is a bad escape now; the interval naming that stack is malformed too.
+ */
+TEST(regression_timeline_frame_name_nul_escape)
+{
+	struct profile *p = profile__new();
+	struct timeline *t = timeline__new();
+	struct parse_stats st;
+	char *buf;
+	FILE *f = open_regression(REG "timeline/frame_name_nul_escape.txt", &buf);
+
+	CHECK(p && t && f);
+	CHECK_INT(timeline__parse(f, p, t, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.malformed, 2);
+	CHECK_INT(st.first_malformed_line, 2);
+	CHECK_STR(st.first_malformed_reason, "bad frame name escape");
+	CHECK_INT(profile__nr_frames(p), 0);
+	CHECK_INT(timeline__nr(t), 0);
+	profile__free(p);
+	timeline__free(t);
 }
 
 int main(void)
