@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "model/timeline.h"
+#include "output/pprof.h"
 #include "parse/bpftrace.h"
 #include "unit.h"
 
@@ -72,6 +73,42 @@ TEST(regression_timeline_frame_name_nul_escape)
 	CHECK_STR(st.first_malformed_reason, "bad frame name escape");
 	CHECK_INT(profile__nr_frames(p), 0);
 	CHECK_INT(timeline__nr(t), 0);
+	profile__free(p);
+	timeline__free(t);
+}
+
+/*
+ * A first row whose stack is empty (a folded line "comm 5", a bpftrace key
+ * whose stacks printed as nothing): the pprof encoder copied its empty
+ * location list from a NULL buffer, memcpy(dst, NULL, 0), which is undefined
+ * (UBSan; found by fuzz_export).
+ */
+TEST(regression_export_pprof_empty_stack_first_row)
+{
+	struct profile *p = profile__new();
+	struct timeline *t = timeline__new();
+	struct profile_weight w = { 1, 0, 0 };
+	struct parse_stats st;
+	const struct timeline_interval *iv;
+	uint8_t *pb = NULL;
+	size_t len = 0;
+	char *buf;
+	FILE *f = open_regression(REG "export/empty_stack_first_row.txt", &buf);
+	int th;
+
+	CHECK(p && t && f);
+	CHECK_INT(timeline__parse(f, p, t, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(timeline__nr(t), 1);
+	iv = timeline__at(t, 0);
+	w.off_ns = iv->dur_ns;
+	th = profile__thread(p, iv->pid, iv->tid, "x");
+	CHECK(th >= 0);
+	CHECK_INT(profile__add(p, th, iv->stack, iv->state, &w), 0);
+	CHECK_INT(pprof__encode(p, NULL, &pb, &len), 0);
+	CHECK(pb && len > 0);
+	free(pb);
 	profile__free(p);
 	timeline__free(t);
 }
