@@ -8,7 +8,9 @@
 #include <errno.h>
 
 #include "model/timeline.h"
+#include "output/folded.h"
 #include "output/pprof.h"
+#include "parse/folded.h"
 #include "parse/bpftrace.h"
 #include "unit.h"
 
@@ -111,6 +113,43 @@ TEST(regression_export_pprof_empty_stack_first_row)
 	free(pb);
 	profile__free(p);
 	timeline__free(t);
+}
+
+/*
+ * A comm starting with '#' (any process may name itself so; here from a
+ * bpftrace dump): the folded export began its line with it, and folded
+ * readers, ours first, skipped the line as a comment, time and all (found by
+ * fuzz_bpftrace and fuzz_export). The '#' is written as '_' now.
+ */
+TEST(regression_folded_write_comm_starting_with_hash)
+{
+	struct profile *p = profile__new(), *back = profile__new();
+	struct parse_stats st;
+	char *buf, *text = NULL;
+	size_t len = 0;
+	FILE *f = open_regression(REG "bpftrace/comm_starting_with_hash.txt", &buf), *out;
+
+	CHECK(p && back && f);
+	CHECK_INT(bpftrace__parse(f, p, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.records, 1);
+	CHECK_STR(profile__thread_at(p, 0)->comm, "#sleep");
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(folded__write(out, p), 0);
+	fclose(out);
+	CHECK_STR(text, "_sleep;schedule 30\n");
+	f = unit_memfile(text);
+	CHECK(f);
+	CHECK_INT(folded__parse(f, back, NULL, &st), 0);
+	fclose(f);
+	free(text);
+	CHECK_INT(st.records, 1);
+	CHECK_INT(st.skipped, 0);
+	CHECK_U64(profile__totals(back)->all.off_ns, 30000);
+	profile__free(p);
+	profile__free(back);
 }
 
 int main(void)
