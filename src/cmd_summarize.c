@@ -73,12 +73,13 @@ int cmd_summarize(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			fprintf(stderr, "offcpu summarize: try 'offcpu summarize --help'\n");
 			return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		fprintf(stderr, "offcpu summarize: give one lane directory; usage: offcpu summarize "
+				"[OPTIONS] DIR\n");
 		return 2;
 	}
 	dir = argv[optind];

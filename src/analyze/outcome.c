@@ -12,8 +12,10 @@ const char *outcome__errno_kind(int err)
 {
 	switch (err) {
 	case EPERM:
-	case EACCES:
 		return "permission_denied";
+	/* bpf() answers EACCES when the verifier rejects a program, not for privilege. */
+	case EACCES:
+	case E2BIG:
 	case ENOSYS:
 	case EOPNOTSUPP:
 	case EINVAL:
@@ -97,6 +99,13 @@ static void classify_failure(const struct outcome_input *oi, struct outcome *out
 	if (!oi->workload.started && oi->workload.exec_errno) {
 		set_caveat(out, "workload_not_started", "the workload could not be started: %s",
 			   strerror(oi->workload.exec_errno));
+		return;
+	}
+	if (oi->collector_errno == EACCES || oi->collector_errno == E2BIG) {
+		set_caveat(out, outcome__errno_kind(oi->collector_errno),
+			   "the kernel's verifier rejected the built-in collector's program%s%s",
+			   d && d->count[DIAG_ERROR] ? ": " : "",
+			   d && d->count[DIAG_ERROR] ? d->first[DIAG_ERROR] : "");
 		return;
 	}
 	if (oi->collector_errno) {
@@ -185,6 +194,11 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	integrity_message(in);
 
 	if (!oi->rows) {
+		/* Nothing was captured: "complete" would claim a whole answer. */
+		if (in->status == INTEGRITY_COMPLETE) {
+			in->status = INTEGRITY_UNKNOWN;
+			integrity_message(in);
+		}
 		out->state = "tool_failed";
 		classify_failure(oi, out);
 		return 0;

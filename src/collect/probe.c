@@ -21,6 +21,7 @@
 
 #include "collect/probe.h"
 #include "collect/proc.h"
+#include "symbolize/symbolize.h"
 
 const char *probe_verdict__name(enum probe_verdict v)
 {
@@ -291,6 +292,27 @@ static void check_bcc(struct probe_result *r)
 		    "native collector needs neither", u.release);
 }
 
+static void check_binary(struct probe_result *r, const char *path)
+{
+	enum fp_verdict v = FP_UNKNOWN;
+	int err = sym_binary__frame_pointers(path, &v);
+
+	if (err) {
+		r->verdict = PROBE_FAIL;
+		say(r->seen, "%s: %s", path, strerror(-err));
+		return;
+	}
+	if (v == FP_PRESENT) {
+		say(r->seen, "%s has frame pointers: user stacks will be whole", path);
+		return;
+	}
+	r->verdict = PROBE_WARN;
+	say(r->seen, "%s %s", path, v == FP_ABSENT ? "is built without frame pointers" :
+						    "may lack frame pointers (unclear)");
+	say(r->fix, "rebuild with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer) "
+		    "for whole user stacks");
+}
+
 size_t probe__run_all(struct probe_result *out, size_t max, const char *binary)
 {
 	size_t n = 0;
@@ -305,6 +327,7 @@ size_t probe__run_all(struct probe_result *out, size_t max, const char *binary)
 	check_lockdown(add(out, max, &n, "lockdown", 1));
 	check_bpftrace(add(out, max, &n, "bpftrace", 0));
 	check_bcc(add(out, max, &n, "bcc", 0));
-	(void)binary;
+	if (binary)
+		check_binary(add(out, max, &n, "frame-ptr", 0), binary);
 	return n < max ? n : max;
 }

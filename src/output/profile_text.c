@@ -125,10 +125,10 @@ static void end_line(struct out *o)
 
 int profile_text__write(FILE *out, const struct profile *p)
 {
-	static const char kinds[] = { [FRAME_USER] = 'u', [FRAME_KERNEL] = 'k',
-				      [FRAME_MISSING] = 'm' };
-	struct out o = { .f = out };
-	struct profile_weight sum = { 0 };
+	static const char kinds[] = {
+		[FRAME_USER] = 'u', [FRAME_KERNEL] = 'k', [FRAME_MISSING] = 'm'};
+	struct out o = {.f = out};
+	struct profile_weight sum = {0};
 	size_t n = profile__nr_frames(p);
 
 	put_str(&o, PROFILE_TEXT_MAGIC "\nrunq_known");

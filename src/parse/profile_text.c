@@ -240,7 +240,7 @@ static bool lookup(const struct idmap *m, uint64_t id, uint32_t *pid)
 static int record(struct pt_state *ps, const char *line, size_t len, size_t lineno,
 		  const char **why)
 {
-	struct cursor c = { line, line + len };
+	struct cursor c = {line, line + len};
 	const char *kw, *s;
 	size_t kwlen, slen;
 	uint64_t id, v[4];
@@ -328,7 +328,7 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 			*why = "unknown thread id";
 			return -EINVAL;
 		}
-		tt = (struct profile_thread_time){ v[0], v[1], v[2] };
+		tt = (struct profile_thread_time){v[0], v[1], v[2]};
 		return profile__set_thread_time(ps->p, a, &tt);
 	}
 	if (IS("row")) {
@@ -366,7 +366,7 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 			*why = "runq_ns > off_ns";
 			return -EINVAL;
 		}
-		/* This file's sums are part of the profile's totals, which profile__add() guards. */
+		/* The file's sums are within the profile's totals, which profile__add() guards. */
 		err = profile__add(ps->p, a, b, state, &w);
 		if (err)
 			return err;
@@ -405,7 +405,7 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 int profile_text__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 {
 	struct parse_stats local;
-	struct pt_state ps = { .p = p, .st = stats ? stats : &local };
+	struct pt_state ps = {.p = p, .st = stats ? stats : &local};
 	struct parse_stats *st = ps.st;
 	struct line_reader *lr;
 	const char *line, *why;
@@ -423,8 +423,9 @@ int profile_text__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 	if (err == 0 || len != strlen(PROFILE_TEXT_MAGIC) ||
 	    memcmp(line, PROFILE_TEXT_MAGIC, len)) {
 		st->lines = err;
-		malformed(st, 1, "not an offcpu profile: the first line is not \"" PROFILE_TEXT_MAGIC
-				 "\"");
+		malformed(st, 1,
+			  "not an offcpu profile: the first line is not \"" PROFILE_TEXT_MAGIC
+			  "\"");
 		err = -EINVAL;
 		goto cleanup;
 	}

@@ -54,7 +54,8 @@ static bool x86_64_has_fp(const unsigned char *b, size_t n)
 	for (size_t i = 0; i + 4 <= n; i++) {
 		if (b[i] != 0x48)
 			continue;
-		if ((b[i + 1] == 0x89 && b[i + 2] == 0xe5) || (b[i + 1] == 0x8b && b[i + 2] == 0xec))
+		if ((b[i + 1] == 0x89 && b[i + 2] == 0xe5) ||
+		    (b[i + 1] == 0x8b && b[i + 2] == 0xec))
 			return true;
 		if (b[i + 1] == 0x8d && (b[i + 2] == 0x6c || b[i + 2] == 0xac) && b[i + 3] == 0x24)
 			return true;
@@ -264,6 +265,16 @@ static enum fp_verdict from_cfi(Dwfl_Module *mod)
 	return verdict(with_fp, sampled, FP_MIN_CFI);
 }
 
+/* Where flag last occurs in a command line, or NULL. */
+static const char *last_of(const char *p, const char *flag)
+{
+	const char *last = NULL;
+
+	for (const char *q = strstr(p, flag); q; q = strstr(q + 1, flag))
+		last = q;
+	return last;
+}
+
 static enum fp_verdict from_producers(Dwfl_Module *mod)
 {
 	Dwarf_Addr bias;
@@ -274,9 +285,9 @@ static enum fp_verdict from_producers(Dwfl_Module *mod)
 	for (int i = 0;
 	     dw && i < FP_MAX_CUS && !dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL);
 	     i++, off = next) {
-		Dwarf_Die cu;
+		const char *p, *yes, *no;
 		Dwarf_Attribute a;
-		const char *p;
+		Dwarf_Die cu;
 
 		if (!dwarf_offdie(dw, off + hsize, &cu))
 			continue;
@@ -284,13 +295,8 @@ static enum fp_verdict from_producers(Dwfl_Module *mod)
 		if (!p)
 			continue;
 		/* the last of the two flags on a command line is the one that counts */
-		const char *yes = strstr(p, "-fno-omit-frame-pointer");
-		const char *no = strstr(p, "-fomit-frame-pointer");
-
-		for (const char *q = yes; q; q = strstr(q + 1, "-fno-omit-frame-pointer"))
-			yes = q;
-		for (const char *q = no; q; q = strstr(q + 1, "-fomit-frame-pointer"))
-			no = q;
+		yes = last_of(p, "-fno-omit-frame-pointer");
+		no = last_of(p, "-fomit-frame-pointer");
 		if (yes && (!no || yes > no))
 			present++;
 		else if (no)

@@ -26,6 +26,7 @@
 #include "symbolize/perfmap.h"
 #include "symbolize/procmaps.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/symtab.h"
 
 /* A process whose address is in no known mapping is re-read at most this often. */
 #define REFRESH_NS 100000000ULL
@@ -43,10 +44,13 @@ struct binary {
 	uint64_t ino;
 	uint64_t size; /* for the vdso, which has no inode */
 	Dwfl *dwfl;
-	Dwfl_Module *mod; /* NULL when the file could not be read as ELF */
+	Dwfl_Module *mod;    /* NULL when the file could not be read as ELF */
+	struct symtab *syms; /* built at the first lookup */
+	bool syms_tried;
 	struct load_seg *segs;
 	size_t nsegs;
-	bool pseudo; /* [vdso] */
+	bool pseudo;	  /* [vdso] */
+	bool open_failed; /* tried again when another mapping of it is seen */
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
 };
@@ -124,8 +128,8 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
 		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
 						    debuglink_file, debuglink_crc,
 						    debuginfo_file_name);
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					    debuglink_file, debuglink_crc, debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks local_callbacks = {
@@ -194,6 +198,7 @@ static void binary__free(struct binary *b)
 {
 	if (!b)
 		return;
+	symtab__free(b->syms);
 	dwfl_end(b->dwfl);
 	free(b->segs);
 	free(b->path);
@@ -336,17 +341,35 @@ static void binary_load(struct symbolizer *s, struct binary *b, int fd, const ch
 	b->fp = fp__detect(b->mod);
 }
 
+/* Open the file behind m for b; one that cannot be read still names frames "[base+0xOFF]". */
+static void binary_open(struct symbolizer *s, struct binary *b, int pid, const struct proc_map *m)
+{
+	char opened[4096 + 64];
+	int fd;
+
+	if (b->pseudo) {
+		fd = open_vdso(s, pid, m);
+		snprintf(opened, sizeof(opened), "%s", m->path);
+	} else {
+		fd = open_mapped(s, pid, m, opened, sizeof(opened));
+	}
+	b->open_failed = fd < 0;
+	if (fd >= 0)
+		binary_load(s, b, fd, opened);
+}
+
 static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, uint32_t *out)
 {
 	uint64_t h = binary_hash(m);
-	char opened[4096 + 64];
 	struct binary *b;
 	size_t pos = 0;
 	uint32_t i;
-	int fd;
 
 	while (hmap__next(&s->bin_idx, h, &pos, &i)) {
 		if (binary_is(s->bins[i], m)) {
+			/* another process may have it where this one can read it */
+			if (s->bins[i]->open_failed)
+				binary_open(s, s->bins[i], pid, m);
 			*out = i;
 			return 0;
 		}
@@ -364,15 +387,7 @@ static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, u
 	b->ino = m->inode;
 	b->size = m->end - m->start;
 	b->pseudo = m->path[0] == '[';
-	if (b->pseudo) {
-		fd = open_vdso(s, pid, m);
-		snprintf(opened, sizeof(opened), "%s", m->path);
-	} else {
-		fd = open_mapped(s, pid, m, opened, sizeof(opened));
-	}
-	/* a file that cannot be read still names its frames "[base+0xOFF]" */
-	if (fd >= 0)
-		binary_load(s, b, fd, opened);
+	binary_open(s, b, pid, m);
 	if (hmap__add(&s->bin_idx, h, s->nbins)) {
 		binary__free(b);
 		return -ENOMEM;
@@ -526,6 +541,17 @@ static int cmp_umap(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+static bool umaps_equal(const struct umap *a, size_t na, const struct umap *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].start != b[i].start || a[i].end != b[i].end || a[i].bias != b[i].bias ||
+		    a[i].bin != b[i].bin)
+			return false;
+	return true;
+}
+
 /* Read pid's mappings now and open the files behind the executable ones. */
 static int proc_snapshot(struct symbolizer *s, struct proc *p)
 {
@@ -564,7 +590,7 @@ static int proc_snapshot(struct symbolizer *s, struct proc *p)
 	}
 	qsort(maps, n, sizeof(*maps), cmp_umap);
 	/* a new image (exec) or new libraries: earlier answers may be wrong or misses */
-	if (n != p->nmaps || (n && memcmp(maps, p->maps, n * sizeof(*maps))))
+	if (!umaps_equal(maps, n, p->maps, p->nmaps))
 		proc_forget_cache(p);
 	free(p->maps);
 	p->maps = maps;
@@ -701,11 +727,10 @@ static bool may_refresh(struct symbolizer *s, struct proc *p)
 static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 {
 	const struct umap *um = umap_find(p, addr);
-	const struct binary *b;
 	char buf[NAME_MAX_LEN];
+	struct binary *b;
 	const char *name;
-	uint64_t vaddr, off;
-	GElf_Sym sym;
+	uint64_t vaddr;
 	int err;
 
 	if (!um) {
@@ -730,7 +755,11 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 		if (name)
 			return push_frame(s, p, name, false);
 	}
-	name = b->mod ? dwfl_module_addrinfo(b->mod, vaddr, &off, &sym, NULL, NULL, NULL) : NULL;
+	if (b->mod && !b->syms_tried) {
+		b->syms_tried = true;
+		b->syms = symtab__build(b->mod);
+	}
+	name = symtab__resolve(b->syms, vaddr, NULL);
 	if (!name) {
 		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
 		return push_frame(s, p, buf, false);
@@ -748,7 +777,10 @@ static int copy_out(const struct proc *p, const struct cached *c, struct sym_fra
 	for (size_t i = 0; i < n; i++) {
 		const struct cframe *f = &p->frames[c->first + i];
 
-		snprintf(out[i].name, sizeof(out[i].name), "%s", f->name);
+		size_t len = strnlen(f->name, sizeof(out[i].name) - 1);
+
+		memcpy(out[i].name, f->name, len);
+		out[i].name[len] = '\0';
 		out[i].is_inline = f->is_inline;
 	}
 	return n;

@@ -61,4 +61,14 @@ else
 		fail $t "rc=$rc2: $(echo "$o2" | head -2)"
 	fi
 fi
+t=doctor_tells_frame_pointers_per_binary
+# The workloads are built with -fno-omit-frame-pointer; a copy built without is not.
+cc -O2 -fomit-frame-pointer -o "$SCRATCH/nofp" "$OFFCPU_ROOT/tests/workloads/nanosleep.c" -lpthread 2>/dev/null
+with=$("$OFFCPU_BIN" doctor --binary "$W/nanosleep" | awk '$2 == "frame-ptr" { print $1 }')
+without=$("$OFFCPU_BIN" doctor --binary "$SCRATCH/nofp" | awk '$2 == "frame-ptr" { print $1 }')
+if [ "$with" = ok ] && [ "$without" = warn ]; then
+	ok $t
+else
+	fail $t "with frame pointers: '$with' (want ok), without: '$without' (want warn)"
+fi
 rm -rf "$SCRATCH"

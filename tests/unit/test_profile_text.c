@@ -6,7 +6,7 @@
 #include "parse/profile_text.h"
 #include "unit.h"
 
-#define W(c, o, r) (&(struct profile_weight){ .count = (c), .off_ns = (o), .runq_ns = (r) })
+#define W(c, o, r) (&(struct profile_weight){.count = (c), .off_ns = (o), .runq_ns = (r)})
 
 /* Write p into a malloc'ed string (caller frees); NULL on error. */
 static char *write_str(const struct profile *p, size_t *len)
@@ -44,7 +44,7 @@ static struct profile *tricky_profile(void)
 	static char big[100001];
 	uint32_t fr[6];
 	int s0, s1, s2, t0, t1, t2;
-	struct profile_thread_time tt = { .wall_ns = UINT64_MAX, .oncpu_ns = 7, .runq_ns = 0 };
+	struct profile_thread_time tt = {.wall_ns = UINT64_MAX, .oncpu_ns = 7, .runq_ns = 0};
 
 	if (!p)
 		return NULL;
@@ -52,7 +52,11 @@ static struct profile *tricky_profile(void)
 	fr[0] = profile__frame(p, FRAME_USER, "main", 4);
 	fr[1] = profile__frame(p, FRAME_USER, "std::map<int, int>::find(int const&) const",
 			       strlen("std::map<int, int>::find(int const&) const"));
-	fr[2] = profile__frame(p, FRAME_USER, "a\\s b\tc\nd\re\x01" "f\x7f" "g", 15);
+	fr[2] = profile__frame(p, FRAME_USER,
+			       "a\\s b\tc\nd\re\x01"
+			       "f\x7f"
+			       "g",
+			       15);
 	fr[3] = profile__frame(p, FRAME_KERNEL, "schedule", 8);
 	fr[4] = profile__frame(p, FRAME_MISSING, "[Missed User Stack]", 19);
 	fr[5] = profile__frame(p, FRAME_USER, big, sizeof(big) - 1);
@@ -65,7 +69,7 @@ static struct profile *tricky_profile(void)
 	t1 = profile__thread(p, 0, 0, "");
 	t2 = profile__thread(p, -1, INT32_MIN, "x\ny z\\");
 	profile__set_thread_time(p, t2, &tt);
-	profile__set_thread_time(p, t0, &(struct profile_thread_time){ 1, 2, 3 });
+	profile__set_thread_time(p, t0, &(struct profile_thread_time){1, 2, 3});
 	profile__set_runq_known(p, true);
 	profile__add(p, t0, s0, OFFCPU_STATE_SLEEP, W(3, 300, 30));
 	profile__add(p, t1, s1, OFFCPU_STATE_UNKNOWN, W(1, 0, 0));
@@ -88,7 +92,8 @@ static void check_same(const struct profile *a, const struct profile *b, const c
 	if (profile__runq_known(a) != profile__runq_known(b))
 		*why = "runq_known differs";
 	for (uint32_t i = 0; i < profile__nr_frames(a) && !*why; i++) {
-		const struct profile_frame *x = profile__frame_at(a, i), *y = profile__frame_at(b, i);
+		const struct profile_frame *x = profile__frame_at(a, i),
+					   *y = profile__frame_at(b, i);
 
 		if (x->kind != y->kind || strcmp(x->name, y->name))
 			*why = "a frame differs";
@@ -101,7 +106,8 @@ static void check_same(const struct profile *a, const struct profile *b, const c
 			*why = "a stack differs";
 	}
 	for (uint32_t i = 0; i < profile__nr_threads(a) && !*why; i++) {
-		const struct profile_thread *x = profile__thread_at(a, i), *y = profile__thread_at(b, i);
+		const struct profile_thread *x = profile__thread_at(a, i),
+					    *y = profile__thread_at(b, i);
 		const struct profile_thread_time *tx = profile__thread_time(a, i);
 		const struct profile_thread_time *ty = profile__thread_time(b, i);
 
@@ -247,17 +253,17 @@ TEST(profile_text_malformed_records_are_counted)
 			 "frame 0 u main\n"
 			 "frame 1 x bad_kind\n"	    /* 4 */
 			 "frame 2 u bad\\qescape\n" /* 5 */
-			 "frame 3 u two words\n"	    /* 6 */
+			 "frame 3 u two words\n"    /* 6 */
 			 "frame 0 u again\n"	    /* 7: defined twice */
 			 "stack 0 0\n"
 			 "stack 1 0 9\n" /* 9: unknown frame */
 			 "thread 0 5 6 a\\sb\n"
-			 "time 7 1 2 3\n"	      /* 11: unknown thread */
-			 "row 0 0 Z 1 1 0\n"	      /* 12: bad state */
-			 "row 0 0 S 1 1 2\n"	      /* 13: runq > off */
-			 "row 0 1 S 1 1 0\n"	      /* 14: unknown stack (its line was bad) */
-			 "row 0 0 S x 1 0\n"	      /* 15 */
-			 "bogus 1 2\n"		      /* 16 */
+			 "time 7 1 2 3\n"    /* 11: unknown thread */
+			 "row 0 0 Z 1 1 0\n" /* 12: bad state */
+			 "row 0 0 S 1 1 2\n" /* 13: runq > off */
+			 "row 0 1 S 1 1 0\n" /* 14: unknown stack (its line was bad) */
+			 "row 0 0 S x 1 0\n" /* 15 */
+			 "bogus 1 2\n"	     /* 16 */
 			 "row 0 0 S 2 20 10\n"
 			 "end 1 2 20 10\n"
 			 "row 0 0 S 1 1 0\n"; /* 19: after the end */

@@ -45,6 +45,16 @@ __attribute__((noinline, used)) void symtest_mangled(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Hand-written assembly often has no symbol size. */
+__asm__(".text\n"
+	".globl symtest_sizeless\n"
+	".type symtest_sizeless, @function\n"
+	"symtest_sizeless:\n"
+	"\tnop\n"
+	"\tnop\n"
+	"\tret\n");
+void symtest_sizeless(void);
+
 static void *volatile symtest_captured;
 static volatile int symtest_sink;
 
@@ -184,6 +194,8 @@ TEST(user_resolves_functions_of_a_live_child)
 	CHECK_STR(name, "symtest_target");
 	CHECK_INT(resolve1(s, pid, addr_of(symtest_other), name, sizeof(name)), 1);
 	CHECK_STR(name, "symtest_other");
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_sizeless) + 1, name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_sizeless");
 	/* a libc function, through the shared object's own load bias */
 	CHECK_INT(resolve1(s, pid, addr_of(pause), name, sizeof(name)), 1);
 	CHECK(strstr(name, "pause"));
@@ -518,6 +530,27 @@ TEST(user_jit_map_outlives_its_process)
 	CHECK(s);
 	CHECK_INT(resolve1(s, 4242, 0x7f1e30400230, name, sizeof(name)), 1);
 	CHECK_STR(name, "stub_old");
+	symbolizer__free(s);
+}
+
+TEST(user_finds_the_jit_map_of_a_container)
+{
+	char root[512], path[700], name[256];
+	struct symbolizer_opts o = {.proc_root = root};
+	struct symbolizer *s;
+
+	/* inside its pid namespace the process is pid 7 and writes its own /tmp */
+	snprintf(root, sizeof(root), "%s/ctrproc", tmpdir());
+	snprintf(path, sizeof(path), "mkdir -p '%s/4343/root/tmp'", root);
+	CHECK_INT(system(path), 0);
+	snprintf(path, sizeof(path), "%s/4343/status", root);
+	CHECK_INT(write_file(path, "Name:\tnode\nPid:\t4343\nNSpid:\t4343\t7\n"), 0);
+	snprintf(path, sizeof(path), "%s/4343/root/tmp/perf-7.map", root);
+	CHECK_INT(write_file(path, "7f0000001000 100 LazyCompile:*inContainer app.js:1\n"), 0);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_INT(resolve1(s, 4343, 0x7f0000001080, name, sizeof(name)), 1);
+	CHECK_STR(name, "LazyCompile:*inContainer app.js:1");
 	symbolizer__free(s);
 }
 
