@@ -1115,6 +1115,18 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 		goto mark;
 	}
 	off = now - th->off_ns;
+	if (th->mark_ns && exec > th->mark_exec_ns && !(th->flags & OFFCPU_TH_BEFORE_START)) {
+		/*
+		 * It ran meanwhile: a switch-in and a switch-out went
+		 * unreported. Leave its run out of the interval; the part after
+		 * the unseen switch-out is shown with the stacks from before.
+		 */
+		__u64 ran = exec - th->mark_exec_ns;
+
+		off = ran < off ? off - ran : 0;
+		STAT(unseen_switch_out, 1);
+		STAT(unseen_switch_out_ns, off);
+	}
 	if (th->state == OFFCPU_ST_PREEMPT || (th->flags & OFFCPU_TH_NEW))
 		runq = off;
 	else if (runq_schedinfo)
