@@ -1058,21 +1058,30 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 				return;
 			born = RD(btf, next, start_time);
 			if (born > start_ns && runq_schedinfo) {
-				/* A new thread's first run: its wait since it was made runnable. */
+				/*
+				 * A new thread's first run: its wait since it was
+				 * made runnable. If it has run already (its first
+				 * switches went unreported), its run is left out
+				 * and its waits so far are the run-queue part.
+				 */
+				exec = RD(btf, next, se.sum_exec_runtime);
+				queued = queued_ns(next, btf);
+				off = now > born + exec ? now - born - exec : 0;
+				runq = run_delay(next, btf) + queued;
+				if (runq > off)
+					runq = off;
+				if (exec) {
+					STAT(unseen_switch_out, 1);
+					STAT(unseen_switch_out_ns, off);
+				}
 				th->first_ns = born;
 				th->base_exec_ns = 0;
 				th->base_delay_ns = 0;
-				off = now > born ? now - born : 0;
-				runq = queued_ns(next, btf);
-				if (runq > off)
-					runq = off;
 				record(tgid, tid, OFFCPU_STACK_NEW_THREAD, OFFCPU_STACK_NEW_THREAD,
 				       OFFCPU_ST_PREEMPT, 1, off, runq);
 				th->intervals = 1;
 				th->interval_ns = off;
-				th->mark_ns = now;
-				th->mark_delay_ns = runq;
-				return;
+				goto mark;
 			}
 			/* Off the CPU since before start (no wakeup seen, if they are traced). */
 			th->off_ns = start_ns;
