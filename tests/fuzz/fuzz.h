@@ -203,4 +203,34 @@ static inline bool fuzz_json_valid(const char *text, size_t len)
 	return ok;
 }
 
+/*
+ * term.h: no byte below 0x20 but the line ends, no DEL, and no line wider
+ * than width display columns (UTF-8 continuation bytes take none). With
+ * colour, SGR escapes "\e[...m" are allowed and take no columns.
+ */
+static inline void fuzz_check_terminal_text(const char *s, size_t len, int width, bool color)
+{
+	int col = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c == '\n') {
+			col = 0;
+			continue;
+		}
+		if (color && c == 0x1b) {
+			FUZZ_CHECK(i + 1 < len && s[i + 1] == '[');
+			for (i += 2; i < len && s[i] != 'm'; i++)
+				FUZZ_CHECK((s[i] >= '0' && s[i] <= '9') || s[i] == ';');
+			FUZZ_CHECK(i < len);
+			continue;
+		}
+		FUZZ_CHECK(c >= 0x20 && c != 0x7f);
+		if ((c & 0xc0) != 0x80)
+			col++;
+		FUZZ_CHECK(col <= width);
+	}
+}
+
 #endif

@@ -32,36 +32,6 @@
 
 #define WIDTH 60
 
-/*
- * term.h: no byte below 0x20 but the line ends, no DEL, and no line wider
- * than width display columns (UTF-8 continuation bytes take none). With
- * colour, SGR escapes "\e[...m" are allowed and take no columns.
- */
-static void check_terminal_text(const char *s, size_t len, int width, bool color)
-{
-	int col = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = s[i];
-
-		if (c == '\n') {
-			col = 0;
-			continue;
-		}
-		if (color && c == 0x1b) {
-			FUZZ_CHECK(i + 1 < len && s[i + 1] == '[');
-			for (i += 2; i < len && s[i] != 'm'; i++)
-				FUZZ_CHECK((s[i] >= '0' && s[i] <= '9') || s[i] == ';');
-			FUZZ_CHECK(i < len);
-			continue;
-		}
-		FUZZ_CHECK(c >= 0x20 && c != 0x7f);
-		if ((c & 0xc0) != 0x80)
-			col++;
-		FUZZ_CHECK(col <= width);
-	}
-}
-
 static void check_report(const struct profile *p, bool json, bool color)
 {
 	struct report_opts o = { .json = json, .color = color, .width = WIDTH };
@@ -73,7 +43,7 @@ static void check_report(const struct profile *p, bool json, bool color)
 	if (json)
 		FUZZ_CHECK(fuzz_json_valid(out.buf, out.len));
 	else
-		check_terminal_text(out.buf, out.len, WIDTH, color);
+		fuzz_check_terminal_text(out.buf, out.len, WIDTH, color);
 	free(out.buf);
 }
 
@@ -203,7 +173,7 @@ static void check_diff_with_itself(const struct profile *p)
 	fuzz_out_open(&out);
 	FUZZ_CHECK(diff_report__write(out.f, d, &g, &res, 1, &o) == 0);
 	fuzz_out_close(&out);
-	check_terminal_text(out.buf, out.len, WIDTH, false);
+	fuzz_check_terminal_text(out.buf, out.len, WIDTH, false);
 	free(out.buf);
 	o.json = true;
 	fuzz_out_open(&out);
