@@ -195,6 +195,37 @@ TEST(regression_diff_report_frame_name_with_semicolons)
 	profile__free(p);
 }
 
+/* The same through `offcpu diff a.json b.json`: a summary's top stack with a ';' in a name. */
+TEST(regression_diff_summary_frame_name_with_semicolons)
+{
+	struct diff_side *a = NULL, *b = NULL;
+	struct diff_report_opts o = { .width = 80 };
+	struct diff *d = NULL;
+	char *buf, *text = NULL, why[128] = "";
+	size_t len = 0;
+	FILE *f, *out;
+
+	f = open_regression(REG "summary_json/frame_name_with_semicolons.json", &buf);
+	CHECK(f);
+	CHECK_INT(diff_side__read_summary(f, &a, why, sizeof(why)), 0);
+	rewind(f);
+	CHECK_INT(diff_side__read_summary(f, &b, why, sizeof(why)), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(diff__new(a, b, DIFF_NORM_NONE, &d), 0);
+	CHECK_INT(d->nr_stacks, 1);
+	CHECK_STR(d->stacks[0].name, "a;b;c");
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(diff_report__write(out, d, NULL, NULL, 0, &o), 0);
+	fclose(out);
+	CHECK_CONTAINS(text, "kernel:");
+	free(text);
+	diff__free(d);
+	diff_side__free(a);
+	diff_side__free(b);
+}
+
 int main(void)
 {
 	return unit_run();
