@@ -7,7 +7,8 @@
  *   report (text)         no control byte, no line wider than asked;
  *   report, speedscope    valid JSON, UTF-8 included;
  *   flame graph           drawn + pruned frames = all frames, its total is
- *                         the profile's;
+ *                         the profile's, valid UTF-8 without control bytes;
+ *                         against itself as base, nothing only in the base;
  *   pprof                 encodes whatever fits int64;
  *   folded, stacks dump   read back by our own readers without a malformed
  *                         line, one line (entry) per (thread, stack) (row),
@@ -47,11 +48,42 @@ static void check_report(const struct profile *p, bool json, bool color)
 	free(out.buf);
 }
 
-static void check_flamegraph(const struct profile *p)
+/*
+ * The SVG is XML: valid UTF-8 (RFC 3629: no overlong forms, surrogates or
+ * code points past U+10FFFF) and no control byte but tab and line ends.
+ */
+static void check_xml_text(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		unsigned char c = u[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+					(c & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp;
+
+		FUZZ_CHECK(n && i + n <= len);
+		if (n == 1) {
+			FUZZ_CHECK(c >= 0x20 || c == '\t' || c == '\n' || c == '\r');
+			i++;
+			continue;
+		}
+		cp = c & (0x7f >> n);
+		for (size_t j = 1; j < n; j++) {
+			FUZZ_CHECK((u[i + j] & 0xc0) == 0x80);
+			cp = cp << 6 | (u[i + j] & 0x3f);
+		}
+		FUZZ_CHECK(cp >= (n == 2 ? 0x80u : n == 3 ? 0x800u : 0x10000u));
+		FUZZ_CHECK(cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff));
+		i += n;
+	}
+}
+
+static void check_flamegraph(const struct profile *p, const struct profile *base)
 {
 	const struct profile_totals *tot = profile__totals(p);
 	struct flamegraph_stats fst;
-	struct flamegraph_opts o = { .stats = &fst };
+	struct flamegraph_opts o = { .stats = &fst, .base = base };
 	struct fuzz_out out;
 
 	fuzz_out_open(&out);
@@ -59,7 +91,11 @@ static void check_flamegraph(const struct profile *p)
 	fuzz_out_close(&out);
 	FUZZ_CHECK(fst.drawn + fst.pruned == fst.nodes);
 	FUZZ_CHECK(fst.total == (fst.weight_is_count ? tot->all.count : tot->all.off_ns));
+	/* Against itself, nothing is only in the base and the totals agree. */
+	if (base)
+		FUZZ_CHECK(fst.base_total == fst.total && fst.vanished == 0);
 	FUZZ_CHECK(out.len > 6 && !memcmp(out.buf + out.len - 7, "</svg>\n", 7));
+	check_xml_text(out.buf, out.len);
 	free(out.buf);
 }
 
@@ -204,7 +240,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_report(p, false, false);
 		check_report(p, false, true);
 		check_report(p, true, false);
-		check_flamegraph(p);
+		check_flamegraph(p, NULL);
+		check_flamegraph(p, p);
 		check_pprof_speedscope(p);
 		check_read_back(p);
 		check_diff_with_itself(p);
