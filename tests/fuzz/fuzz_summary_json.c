@@ -19,7 +19,7 @@
 
 static void diff_report(const struct diff *d, bool json)
 {
-	struct diff_report_opts o = { .json = json, .width = WIDTH };
+	struct diff_report_opts o = {.json = json, .width = WIDTH};
 	struct fuzz_out out;
 
 	fuzz_out_open(&out);
@@ -35,7 +35,7 @@ static void diff_report(const struct diff *d, bool json)
 /* `offcpu report` shows the integrity a summary holds above the profile's numbers. */
 static void check_report(const struct integrity *in, bool json)
 {
-	struct report_opts o = { .json = json, .width = WIDTH };
+	struct report_opts o = {.json = json, .width = WIDTH};
 	struct profile *p = profile__new();
 	struct fuzz_out out;
 

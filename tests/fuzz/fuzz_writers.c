@@ -35,7 +35,7 @@
 
 static void check_report(const struct profile *p, bool json, bool color)
 {
-	struct report_opts o = { .json = json, .color = color, .width = WIDTH };
+	struct report_opts o = {.json = json, .color = color, .width = WIDTH};
 	struct fuzz_out out;
 
 	fuzz_out_open(&out);
@@ -58,8 +58,11 @@ static void check_xml_text(const char *s, size_t len)
 
 	for (size_t i = 0; i < len;) {
 		unsigned char c = u[i];
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-					(c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t n = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
 		uint32_t cp;
 
 		FUZZ_CHECK(n && i + n <= len);
@@ -83,7 +86,7 @@ static void check_flamegraph(const struct profile *p, const struct profile *base
 {
 	const struct profile_totals *tot = profile__totals(p);
 	struct flamegraph_stats fst;
-	struct flamegraph_opts o = { .stats = &fst, .base = base };
+	struct flamegraph_opts o = {.stats = &fst, .base = base};
 	struct fuzz_out out;
 
 	fuzz_out_open(&out);
@@ -186,7 +189,7 @@ static void check_read_back(const struct profile *p)
 static void check_diff_with_itself(const struct profile *p)
 {
 	struct diff_side *a = diff_side__from_profile(p), *b = diff_side__from_profile(p);
-	struct diff_report_opts o = { .width = WIDTH };
+	struct diff_report_opts o = {.width = WIDTH};
 	struct diff_gate g;
 	struct diff_gate_result res;
 	struct fuzz_out out;

@@ -92,7 +92,7 @@ TEST(regression_export_pprof_empty_stack_first_row)
 {
 	struct profile *p = profile__new();
 	struct timeline *t = timeline__new();
-	struct profile_weight w = { 1, 0, 0 };
+	struct profile_weight w = {1, 0, 0};
 	struct parse_stats st;
 	const struct timeline_interval *iv;
 	uint8_t *pb = NULL;
@@ -165,7 +165,7 @@ TEST(regression_diff_report_frame_name_with_semicolons)
 {
 	struct profile *p = profile__new();
 	struct diff_side *a = NULL, *b = NULL;
-	struct diff_report_opts o = { .width = 80 };
+	struct diff_report_opts o = {.width = 80};
 	struct diff *d = NULL;
 	struct parse_stats st;
 	char *buf, *text = NULL;
@@ -199,7 +199,7 @@ TEST(regression_diff_report_frame_name_with_semicolons)
 TEST(regression_diff_summary_frame_name_with_semicolons)
 {
 	struct diff_side *a = NULL, *b = NULL;
-	struct diff_report_opts o = { .width = 80 };
+	struct diff_report_opts o = {.width = 80};
 	struct diff *d = NULL;
 	char *buf, *text = NULL, why[128] = "";
 	size_t len = 0;
