@@ -35,7 +35,14 @@ FUZZ_SRCS     := $(shell for f in $(FUZZ_ALL); do ok=1; \
 FUZZ_BINS     := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_MISSING  := $(filter-out $(FUZZ_SRCS),$(FUZZ_ALL))
 
-.PHONY: fuzz fuzz-build check-asan
+.PHONY: fuzz fuzz-build fuzz-bins check-asan fuzz-runtime
+
+# clang's sanitizer and libFuzzer runtimes are a package of their own
+# (libclang-rt-14-dev, only recommended by clang): say so instead of a link error.
+fuzz-runtime:
+	$(Q)rt=$$($(FUZZ_CC) -print-runtime-dir)/libclang_rt.fuzzer-$$(uname -m).a; \
+	[ -e "$$rt" ] || { echo "offcpu: $$rt is missing; install libclang-rt-14-dev" \
+		"(scripts/install-deps.sh)" >&2; exit 1; }
 
 $(FUZZ_BUILD)/src/%.o: src/%.c
 	$(call msg,CC,$@)
@@ -59,14 +66,18 @@ $(FUZZ_BUILD)/skipped: FORCE_FUZZ
 .PHONY: FORCE_FUZZ
 FORCE_FUZZ:
 
-fuzz-build: $(FUZZ_BINS) $(FUZZ_BUILD)/skipped
+fuzz-build: fuzz-runtime
+	$(Q)$(MAKE) --no-print-directory fuzz-bins
+
+fuzz-bins: $(FUZZ_BINS) $(FUZZ_BUILD)/skipped
+	@:
 
 fuzz: fuzz-build
 	$(Q)tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ)
 
 # Every unit test under AddressSanitizer and UndefinedBehaviorSanitizer, any
 # report fatal; a sub-make so the objects never mix with the normal build.
-check-asan:
+check-asan: fuzz-runtime
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CC=$(FUZZ_CC) \
 		CFLAGS='-O1 -g $(FUZZ_SAN)' build-asan/liboffcpu.a \
 		$(TEST_SRCS:tests/unit/%.c=build-asan/tests/%)

@@ -168,12 +168,14 @@ static void stack_frames(const struct ctx *c, const struct diff_item *it)
 {
 	static char buf[65536];
 	char *names[1024];
-	size_t n = split_frames(it, buf, sizeof(buf), names, 1024), from = n;
+	size_t n = split_frames(it, buf, sizeof(buf), names, 1024), from;
 	size_t kidx[KEY_FRAMES], uidx[KEY_FRAMES], nk = 0, nu = 0;
 	enum reason r;
 
+	/* A name holding ';' splits into more pieces than there are kinds. */
 	if (n > strlen(it->kinds))
 		n = strlen(it->kinds);
+	from = n;
 	/* As in the report: kernel frames from the one that decided the reason. */
 	for (int pass = 0; pass < 2 && from == n; pass++)
 		for (size_t i = n; i-- > 0;)

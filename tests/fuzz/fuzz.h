@@ -22,13 +22,13 @@
 #include "model/profile.h"
 #include "parse/parse.h"
 
-#define FUZZ_CHECK(cond)                                                                         \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__,       \
-				__LINE__);                                                       \
-			abort();                                                                 \
-		}                                                                                \
+#define FUZZ_CHECK(cond)                                                                   \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, \
+				__LINE__);                                                 \
+			abort();                                                           \
+		}                                                                          \
 	} while (0)
 
 /* The input as a read-only stream; fmemopen() refuses a zero-sized buffer. */
@@ -89,7 +89,7 @@ static inline void fuzz_check_profile(const struct profile *p)
 	size_t nf = profile__nr_frames(p), ns = profile__nr_stacks(p);
 	size_t nt = profile__nr_threads(p), nr = profile__nr_rows(p);
 	const struct profile_totals *tot = profile__totals(p);
-	struct profile_totals sum = { 0 };
+	struct profile_totals sum = {0};
 	struct profile_stack_sum *ss;
 	struct profile_thread_sum *ts;
 	struct profile_weight w;
@@ -130,7 +130,7 @@ static inline void fuzz_check_profile(const struct profile *p)
 		FUZZ_CHECK(weight_eq(&sum.by_state[s], &tot->by_state[s]));
 
 	FUZZ_CHECK(profile__sum_by_stack(p, &ss, &n) == 0);
-	w = (struct profile_weight){ 0 };
+	w = (struct profile_weight){0};
 	for (size_t i = 0; i < n; i++) {
 		FUZZ_CHECK(ss[i].stack < ns && ss[i].thread < nt);
 		FUZZ_CHECK(!i || ss[i - 1].w.off_ns >= ss[i].w.off_ns);
@@ -140,7 +140,7 @@ static inline void fuzz_check_profile(const struct profile *p)
 	free(ss);
 
 	FUZZ_CHECK(profile__sum_by_thread(p, &ts, &n) == 0);
-	w = (struct profile_weight){ 0 };
+	w = (struct profile_weight){0};
 	for (size_t i = 0; i < n; i++) {
 		FUZZ_CHECK(ts[i].thread < nt);
 		FUZZ_CHECK(!i || ts[i - 1].w.off_ns >= ts[i].w.off_ns);
@@ -193,7 +193,8 @@ static inline bool fuzz_json_valid(const char *text, size_t len)
 	if (ok) {
 		/* Only blanks may follow the document. */
 		for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
-			ok &= text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r';
+			ok &= text[i] == ' ' || text[i] == '\n' || text[i] == '\t' ||
+			      text[i] == '\r';
 	}
 	if (!ok)
 		fprintf(stderr, "not valid JSON: %s\n",
@@ -201,6 +202,36 @@ static inline bool fuzz_json_valid(const char *text, size_t len)
 	json_object_put(o);
 	json_tokener_free(tok);
 	return ok;
+}
+
+/*
+ * term.h: no byte below 0x20 but the line ends, no DEL, and no line wider
+ * than width display columns (UTF-8 continuation bytes take none). With
+ * colour, SGR escapes "\e[...m" are allowed and take no columns.
+ */
+static inline void fuzz_check_terminal_text(const char *s, size_t len, int width, bool color)
+{
+	int col = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c == '\n') {
+			col = 0;
+			continue;
+		}
+		if (color && c == 0x1b) {
+			FUZZ_CHECK(i + 1 < len && s[i + 1] == '[');
+			for (i += 2; i < len && s[i] != 'm'; i++)
+				FUZZ_CHECK((s[i] >= '0' && s[i] <= '9') || s[i] == ';');
+			FUZZ_CHECK(i < len);
+			continue;
+		}
+		FUZZ_CHECK(c >= 0x20 && c != 0x7f);
+		if ((c & 0xc0) != 0x80)
+			col++;
+		FUZZ_CHECK(col <= width);
+	}
 }
 
 #endif

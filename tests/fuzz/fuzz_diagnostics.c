@@ -20,7 +20,7 @@ static bool blank(const char *s, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct diagnostics d;
-	size_t count[DIAG__COUNT] = { 0 }, total = 0, nr = 0;
+	size_t count[DIAG__COUNT] = {0}, total = 0, nr = 0;
 	const char *s = (const char *)data, *end = s + size;
 	FILE *f = fuzz_open(data, size);
 	int err;

@@ -48,7 +48,7 @@ static void add_rows(struct profile *p, const struct timeline *t)
 {
 	for (size_t i = 0; i < timeline__nr(t); i++) {
 		const struct timeline_interval *iv = timeline__at(t, i);
-		struct profile_weight w = { 1, iv->dur_ns, iv->runq_ns };
+		struct profile_weight w = {1, iv->dur_ns, iv->runq_ns};
 		const struct profile_frame *leaf = NULL;
 		const uint32_t *fr;
 		size_t n;

@@ -41,7 +41,7 @@ static void check_folded_profile(const struct profile *p, const struct parse_sta
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct folded_opts counts = { .count_only = true };
+	struct folded_opts counts = {.count_only = true};
 	struct parse_stats st, st_counts, st_back;
 	struct profile *p = profile__new(), *pc = profile__new(), *back = profile__new();
 	struct fuzz_out out;

@@ -6,22 +6,20 @@
  * Whatever it holds, each returns a documented error or data that keeps its
  * promises: bounded strings, a NULL-terminated argv; a diff of a summary with
  * itself changes nothing, and `diff` prints it as valid JSON and as text
- * without control bytes.
+ * without control bytes; `report` prints the summary's integrity (loss
+ * names, the collector's message) under the same rules.
  */
 #include "analyze/diff.h"
 #include "fuzz.h"
 #include "output/diff_report.h"
+#include "output/report.h"
 #include "parse/summary_json.h"
 
-static void check_text(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		FUZZ_CHECK(s[i] == '\n' || ((unsigned char)s[i] >= 0x20 && s[i] != 0x7f));
-}
+#define WIDTH 60
 
 static void diff_report(const struct diff *d, bool json)
 {
-	struct diff_report_opts o = { .json = json };
+	struct diff_report_opts o = {.json = json, .width = WIDTH};
 	struct fuzz_out out;
 
 	fuzz_out_open(&out);
@@ -30,8 +28,27 @@ static void diff_report(const struct diff *d, bool json)
 	if (json)
 		FUZZ_CHECK(fuzz_json_valid(out.buf, out.len));
 	else
-		check_text(out.buf, out.len);
+		fuzz_check_terminal_text(out.buf, out.len, WIDTH, false);
 	free(out.buf);
+}
+
+/* `offcpu report` shows the integrity a summary holds above the profile's numbers. */
+static void check_report(const struct integrity *in, bool json)
+{
+	struct report_opts o = {.json = json, .width = WIDTH};
+	struct profile *p = profile__new();
+	struct fuzz_out out;
+
+	FUZZ_CHECK(p);
+	fuzz_out_open(&out);
+	FUZZ_CHECK(report__write(out.f, p, in, &o) == 0);
+	fuzz_out_close(&out);
+	if (json)
+		FUZZ_CHECK(fuzz_json_valid(out.buf, out.len));
+	else
+		fuzz_check_terminal_text(out.buf, out.len, WIDTH, false);
+	free(out.buf);
+	profile__free(p);
 }
 
 static void check_diff(const uint8_t *data, size_t size)
@@ -104,6 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!m.argv || m.has_workload);
 	for (size_t i = 0; m.argv && m.argv[i]; i++)
 		FUZZ_CHECK(strlen(m.argv[i]) < size + 1);
+	check_report(&m.integrity, false);
+	check_report(&m.integrity, true);
 	summary_meta__free(&m);
 	FUZZ_CHECK(!m.argv);
 	summary_meta__free(&m);

@@ -7,7 +7,8 @@
  *   report (text)         no control byte, no line wider than asked;
  *   report, speedscope    valid JSON, UTF-8 included;
  *   flame graph           drawn + pruned frames = all frames, its total is
- *                         the profile's;
+ *                         the profile's, valid UTF-8 without control bytes;
+ *                         against itself as base, nothing only in the base;
  *   pprof                 encodes whatever fits int64;
  *   folded, stacks dump   read back by our own readers without a malformed
  *                         line, one line (entry) per (thread, stack) (row),
@@ -32,39 +33,9 @@
 
 #define WIDTH 60
 
-/*
- * term.h: no byte below 0x20 but the line ends, no DEL, and no line wider
- * than width display columns (UTF-8 continuation bytes take none). With
- * colour, SGR escapes "\e[...m" are allowed and take no columns.
- */
-static void check_terminal_text(const char *s, size_t len, int width, bool color)
-{
-	int col = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = s[i];
-
-		if (c == '\n') {
-			col = 0;
-			continue;
-		}
-		if (color && c == 0x1b) {
-			FUZZ_CHECK(i + 1 < len && s[i + 1] == '[');
-			for (i += 2; i < len && s[i] != 'm'; i++)
-				FUZZ_CHECK((s[i] >= '0' && s[i] <= '9') || s[i] == ';');
-			FUZZ_CHECK(i < len);
-			continue;
-		}
-		FUZZ_CHECK(c >= 0x20 && c != 0x7f);
-		if ((c & 0xc0) != 0x80)
-			col++;
-		FUZZ_CHECK(col <= width);
-	}
-}
-
 static void check_report(const struct profile *p, bool json, bool color)
 {
-	struct report_opts o = { .json = json, .color = color, .width = WIDTH };
+	struct report_opts o = {.json = json, .color = color, .width = WIDTH};
 	struct fuzz_out out;
 
 	fuzz_out_open(&out);
@@ -73,15 +44,49 @@ static void check_report(const struct profile *p, bool json, bool color)
 	if (json)
 		FUZZ_CHECK(fuzz_json_valid(out.buf, out.len));
 	else
-		check_terminal_text(out.buf, out.len, WIDTH, color);
+		fuzz_check_terminal_text(out.buf, out.len, WIDTH, color);
 	free(out.buf);
 }
 
-static void check_flamegraph(const struct profile *p)
+/*
+ * The SVG is XML: valid UTF-8 (RFC 3629: no overlong forms, surrogates or
+ * code points past U+10FFFF) and no control byte but tab and line ends.
+ */
+static void check_xml_text(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		unsigned char c = u[i];
+		size_t n = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
+		uint32_t cp;
+
+		FUZZ_CHECK(n && i + n <= len);
+		if (n == 1) {
+			FUZZ_CHECK(c >= 0x20 || c == '\t' || c == '\n' || c == '\r');
+			i++;
+			continue;
+		}
+		cp = c & (0x7f >> n);
+		for (size_t j = 1; j < n; j++) {
+			FUZZ_CHECK((u[i + j] & 0xc0) == 0x80);
+			cp = cp << 6 | (u[i + j] & 0x3f);
+		}
+		FUZZ_CHECK(cp >= (n == 2 ? 0x80u : n == 3 ? 0x800u : 0x10000u));
+		FUZZ_CHECK(cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff));
+		i += n;
+	}
+}
+
+static void check_flamegraph(const struct profile *p, const struct profile *base)
 {
 	const struct profile_totals *tot = profile__totals(p);
 	struct flamegraph_stats fst;
-	struct flamegraph_opts o = { .stats = &fst };
+	struct flamegraph_opts o = {.stats = &fst, .base = base};
 	struct fuzz_out out;
 
 	fuzz_out_open(&out);
@@ -89,7 +94,11 @@ static void check_flamegraph(const struct profile *p)
 	fuzz_out_close(&out);
 	FUZZ_CHECK(fst.drawn + fst.pruned == fst.nodes);
 	FUZZ_CHECK(fst.total == (fst.weight_is_count ? tot->all.count : tot->all.off_ns));
+	/* Against itself, nothing is only in the base and the totals agree. */
+	if (base)
+		FUZZ_CHECK(fst.base_total == fst.total && fst.vanished == 0);
 	FUZZ_CHECK(out.len > 6 && !memcmp(out.buf + out.len - 7, "</svg>\n", 7));
+	check_xml_text(out.buf, out.len);
 	free(out.buf);
 }
 
@@ -180,7 +189,7 @@ static void check_read_back(const struct profile *p)
 static void check_diff_with_itself(const struct profile *p)
 {
 	struct diff_side *a = diff_side__from_profile(p), *b = diff_side__from_profile(p);
-	struct diff_report_opts o = { .width = WIDTH };
+	struct diff_report_opts o = {.width = WIDTH};
 	struct diff_gate g;
 	struct diff_gate_result res;
 	struct fuzz_out out;
@@ -203,7 +212,7 @@ static void check_diff_with_itself(const struct profile *p)
 	fuzz_out_open(&out);
 	FUZZ_CHECK(diff_report__write(out.f, d, &g, &res, 1, &o) == 0);
 	fuzz_out_close(&out);
-	check_terminal_text(out.buf, out.len, WIDTH, false);
+	fuzz_check_terminal_text(out.buf, out.len, WIDTH, false);
 	free(out.buf);
 	o.json = true;
 	fuzz_out_open(&out);
@@ -234,7 +243,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_report(p, false, false);
 		check_report(p, false, true);
 		check_report(p, true, false);
-		check_flamegraph(p);
+		check_flamegraph(p, NULL);
+		check_flamegraph(p, p);
 		check_pprof_speedscope(p);
 		check_read_back(p);
 		check_diff_with_itself(p);

@@ -7,10 +7,13 @@
  */
 #include <errno.h>
 
+#include "analyze/diff.h"
 #include "model/timeline.h"
+#include "output/diff_report.h"
 #include "output/folded.h"
 #include "output/pprof.h"
 #include "parse/folded.h"
+#include "parse/profile_text.h"
 #include "parse/bpftrace.h"
 #include "unit.h"
 
@@ -89,7 +92,7 @@ TEST(regression_export_pprof_empty_stack_first_row)
 {
 	struct profile *p = profile__new();
 	struct timeline *t = timeline__new();
-	struct profile_weight w = { 1, 0, 0 };
+	struct profile_weight w = {1, 0, 0};
 	struct parse_stats st;
 	const struct timeline_interval *iv;
 	uint8_t *pb = NULL;
@@ -150,6 +153,77 @@ TEST(regression_folded_write_comm_starting_with_hash)
 	CHECK_U64(profile__totals(back)->all.off_ns, 30000);
 	profile__free(p);
 	profile__free(back);
+}
+
+/*
+ * A frame name holding ';' (JIT names such as Java's "Ljava/lang/String;"
+ * do): `diff` joins a stack's names with ';', and its text report split them
+ * back into more pieces than the stack has frames, then read the frame
+ * kinds past their end (ASan: heap-buffer-overflow; found by fuzz_writers).
+ */
+TEST(regression_diff_report_frame_name_with_semicolons)
+{
+	struct profile *p = profile__new();
+	struct diff_side *a = NULL, *b = NULL;
+	struct diff_report_opts o = {.width = 80};
+	struct diff *d = NULL;
+	struct parse_stats st;
+	char *buf, *text = NULL;
+	size_t len = 0;
+	FILE *f = open_regression(REG "writers/frame_name_with_semicolons.txt", &buf), *out;
+
+	CHECK(p && f);
+	CHECK_INT(profile_text__parse(f, p, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.malformed, 0);
+	CHECK_STR(profile__frame_at(p, 0)->name, "a;b;c");
+	a = diff_side__from_profile(p);
+	b = diff_side__from_profile(p);
+	CHECK(a && b);
+	CHECK_INT(diff__new(a, b, DIFF_NORM_NONE, &d), 0);
+	CHECK_INT(d->nr_stacks, 1);
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(diff_report__write(out, d, NULL, NULL, 0, &o), 0);
+	fclose(out);
+	CHECK_CONTAINS(text, "kernel:");
+	free(text);
+	diff__free(d);
+	diff_side__free(a);
+	diff_side__free(b);
+	profile__free(p);
+}
+
+/* The same through `offcpu diff a.json b.json`: a summary's top stack with a ';' in a name. */
+TEST(regression_diff_summary_frame_name_with_semicolons)
+{
+	struct diff_side *a = NULL, *b = NULL;
+	struct diff_report_opts o = {.width = 80};
+	struct diff *d = NULL;
+	char *buf, *text = NULL, why[128] = "";
+	size_t len = 0;
+	FILE *f, *out;
+
+	f = open_regression(REG "summary_json/frame_name_with_semicolons.json", &buf);
+	CHECK(f);
+	CHECK_INT(diff_side__read_summary(f, &a, why, sizeof(why)), 0);
+	rewind(f);
+	CHECK_INT(diff_side__read_summary(f, &b, why, sizeof(why)), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(diff__new(a, b, DIFF_NORM_NONE, &d), 0);
+	CHECK_INT(d->nr_stacks, 1);
+	CHECK_STR(d->stacks[0].name, "a;b;c");
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(diff_report__write(out, d, NULL, NULL, 0, &o), 0);
+	fclose(out);
+	CHECK_CONTAINS(text, "kernel:");
+	free(text);
+	diff__free(d);
+	diff_side__free(a);
+	diff_side__free(b);
 }
 
 int main(void)
