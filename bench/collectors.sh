@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Collector overhead: what tracing costs a workload that leaves the CPU very often.
+#
+#   bench/collectors.sh [BUILD]      (root; env BENCH_REPS=5, BENCH_SECS=2)
+#
+# Two workloads (bench/futex_pingpong.c, bench/lock_contend.c) run bare and under
+# each collector, alternating within every repetition (the order rotates), and each
+# reports its own operations per second over its own run, so a collector's start
+# and stop are never counted: only the cost while it traces.
+. "$(dirname "$0")/lib.sh"
+bench_init "${1:-build}"
+SECS=${BENCH_SECS:-2}
+BCC=${BCC_OFFCPUTIME:-/usr/sbin/offcputime}
+MODES="bare offcpu bcc bpftrace perf"
+
+is_root || die "collector overhead needs root (BPF and perf tracepoints)"
+
+# mode_available MODE: prints nothing and succeeds, or prints why not.
+mode_available()
+{
+	case $1 in
+	bare) ;;
+	offcpu) native_ready || { echo "pending: the native collector is not in this build yet"; return 1; } ;;
+	bcc) [ -x "$BCC" ] || { echo "$BCC not installed (Debian libbpf-tools)"; return 1; } ;;
+	bpftrace) command -v bpftrace >/dev/null || { echo "bpftrace not installed"; return 1; } ;;
+	perf) command -v perf >/dev/null || { echo "perf not installed (linux-perf)"; return 1; } ;;
+	esac
+}
+
+# run_one MODE WORKLOAD_ARGV...: runs once; the workload's line goes to $TMP/out.
+# Returns non-zero (and says why on stderr) when the collector captured nothing.
+run_one()
+{
+	local mode=$1 pid tp n=0
+	shift
+	rm -rf "$TMP/lane" "$TMP/perf.data" "$TMP/bcc.txt"
+	: >"$TMP/out"
+	case $mode in
+	bare)
+		"$@" >"$TMP/out" 2>>"$TMP/err"
+		;;
+	offcpu | bpftrace)
+		local tool=native
+		[ "$mode" = bpftrace ] && tool=bpftrace
+		"$OFFCPU" record -q --json --tool $tool -o "$TMP/lane" -- "$@" >"$TMP/out" \
+			2>>"$TMP/err"
+		grep -q '"state":"summary_written"' "$TMP/out" ||
+			{ say "$mode: no capture: $(grep '"state"' "$TMP/out" | head -c 300)"; return 1; }
+		;;
+	perf)
+		perf record -q -e sched:sched_switch -g -o "$TMP/perf.data" -- "$@" >"$TMP/out" \
+			2>>"$TMP/err"
+		[ -s "$TMP/perf.data" ] || { say "perf: no perf.data"; return 1; }
+		;;
+	bcc)
+		# The workload says on stderr when it waits for SIGUSR1.
+		"$1" --wait-start "${@:2}" >"$TMP/out" 2>"$TMP/wl.err" &
+		pid=$!
+		while ! grep -q 'waiting for SIGUSR1' "$TMP/wl.err" && [ $n -lt 1000 ]; do
+			sleep 0.01
+			n=$((n + 1))
+		done
+		"$BCC" -p $pid >"$TMP/bcc.txt" 2>>"$TMP/err" &
+		tp=$!
+		BG_PIDS="$pid $tp"
+		if ! wait_bpf_link $tp 30; then
+			kill $tp $pid 2>/dev/null
+			wait $tp $pid 2>/dev/null
+			say "bcc: $BCC did not attach"
+			return 1
+		fi
+		kill -USR1 $pid
+		wait $pid
+		kill -INT $tp
+		wait $tp
+		BG_PIDS=
+		grep -q "^ *- .* ($pid)\$" "$TMP/bcc.txt" || { say "bcc: no stacks captured"; return 1; }
+		;;
+	esac
+}
+
+workloads="futex lock"
+argv_of()
+{
+	case $1 in
+	futex) echo "$BB/futex_pingpong $SECS" ;;
+	lock) echo "$BB/lock_contend --threads 64 $SECS" ;;
+	esac
+}
+
+avail=
+for m in $MODES; do
+	if why=$(mode_available $m); then
+		avail="$avail $m"
+	else
+		echo "$m $why" >>"$TMP/skipped"
+	fi
+done
+
+: >"$TMP/results"
+for rep in $(seq 1 "$REPS"); do
+	# Rotate the order each repetition so that no collector always runs first.
+	order=$(echo $avail | awk -v r=$((rep - 1)) \
+		'{ for (i = 0; i < NF; i++) printf "%s ", $((i + r) % NF + 1) }')
+	for w in $workloads; do
+		for m in $order; do
+			say "collectors: rep $rep/$REPS $w $m"
+			if run_one $m $(argv_of $w); then
+				ops=$(kv ops_per_sec "$TMP/out")
+				n=$(kv ops "$TMP/out")
+				csw=$(kv csw "$TMP/out")
+				[ -n "$ops" ] && echo "$w $m $rep $ops $(awk -v c="$csw" -v n="$n" \
+					'BEGIN { print n ? c / n : 0 }')" >>"$TMP/results"
+			fi
+		done
+	done
+done
+
+cat <<EOF
+### Collector overhead: futex ping-pong and 64 threads on one lock
+
+Command: \`bench/collectors.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS), as root.
+
+Method. Each workload measures its own operations per second over its own
+$SECS s run, so a collector's start-up and shut-down are outside the window: what
+is left is the cost of tracing every context switch. \`futex_pingpong\`: two
+threads pinned to one CPU hand a turn back and forth through a futex (every
+operation is a wake and a sleep). \`lock_contend\`: 64 threads, not pinned, take
+one pthread mutex (about 250 ns inside, 50 ns outside), so most waiters sleep in
+the kernel. Each repetition runs every variant once, in an order that rotates
+between repetitions; the table shows medians over $REPS repetitions. Variants:
+bare; \`offcpu record\` (built-in collector); BCC's C \`offcputime -p PID\`
+(Debian libbpf-tools; the workload waits for SIGUSR1 until the tool holds its BPF
+link); the project's bpftrace script share/offcpu.bt through
+\`offcpu record --tool bpftrace\`; \`perf record -e sched:sched_switch -g\`.
+*Added cost per operation* is 1/rate(variant) - 1/rate(bare); *per switch*
+divides it by the bare run's context switches per operation (getrusage);
+*vs bcc* is the added cost over BCC's added cost (lower is better; 1.00 = as
+costly as BCC).
+
+EOF
+
+if [ -s "$TMP/skipped" ]; then
+	while read -r m why; do
+		echo "- $m: not measured ($why)"
+	done <"$TMP/skipped"
+	echo
+fi
+
+for w in $workloads; do
+	case $w in
+	futex) echo "futex_pingpong (2 threads pinned to CPU $(($(nproc) - 1))):" ;;
+	lock) echo "lock_contend (64 threads, one mutex):" ;;
+	esac
+	echo
+	echo "| variant | ops/s | vs bare | added ns/op | switches/op | added us/switch | vs bcc |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	for m in $MODES; do
+		awk -v w=$w -v m=$m '$1 == w && $2 == m { print $4 }' "$TMP/results" | median \
+			>"$TMP/med.$w.$m"
+		awk -v w=$w -v m=$m '$1 == w && $2 == m { print $5 }' "$TMP/results" | median \
+			>"$TMP/csw.$w.$m"
+	done
+	for m in $MODES; do
+		awk -v m=$m -v ops="$(cat "$TMP/med.$w.$m")" -v bare="$(cat "$TMP/med.$w.bare")" \
+			-v bcc="$(cat "$TMP/med.$w.bcc")" -v csw="$(cat "$TMP/csw.$w.$m")" \
+			-v cswb="$(cat "$TMP/csw.$w.bare")" '
+		function num(x) { return x != "nan" && x != "" }
+		BEGIN {
+			if (!num(ops)) { printf "| %s | not measured | | | | | |\n", m; exit }
+			add = num(bare) ? 1e9 / ops - 1e9 / bare : "nan"
+			addb = num(bcc) && num(bare) ? 1e9 / bcc - 1e9 / bare : "nan"
+			printf "| %s | %.0f | %s | %s | %.3f | %s | %s |\n", m, ops,
+				num(bare) ? sprintf("%.2fx", bare / ops) : "n/a",
+				m == "bare" ? "0" : (num(add) ? sprintf("%.0f", add) : "n/a"), csw,
+				m == "bare" ? "0" : (num(add) && cswb > 0 ? sprintf("%.2f", add / cswb / 1000) : "n/a"),
+				m == "bare" ? "" : (num(add) && num(addb) && addb > 0 ? sprintf("%.2f", add / addb) : "n/a")
+		}'
+	done
+	echo
+done
+echo "Raw runs (workload, variant, repetition, ops/s, switches/op):"
+echo
+echo '```'
+cat "$TMP/results"
+echo '```'
