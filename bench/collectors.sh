@@ -11,81 +11,17 @@
 . "$(dirname "$0")/lib.sh"
 bench_init "${1:-build}"
 SECS=${BENCH_SECS:-2}
-BCC=${BCC_OFFCPUTIME:-/usr/sbin/offcputime}
 MODES="bare offcpu bcc bpftrace perf"
 
 is_root || die "collector overhead needs root (BPF and perf tracepoints)"
 
-# mode_available MODE: prints nothing and succeeds, or prints why not.
-mode_available()
-{
-	case $1 in
-	bare) ;;
-	offcpu) native_ready || { echo "pending: the native collector is not in this build yet"; return 1; } ;;
-	bcc) [ -x "$BCC" ] || { echo "$BCC not installed (Debian libbpf-tools)"; return 1; } ;;
-	bpftrace) command -v bpftrace >/dev/null || { echo "bpftrace not installed"; return 1; } ;;
-	perf) command -v perf >/dev/null || { echo "perf not installed (linux-perf)"; return 1; } ;;
-	esac
-}
-
-# run_one MODE WORKLOAD_ARGV...: runs once; the workload's line goes to $TMP/out.
-# Returns non-zero (and says why on stderr) when the collector captured nothing.
-run_one()
-{
-	local mode=$1 pid tp n=0
-	shift
-	rm -rf "$TMP/lane" "$TMP/perf.data" "$TMP/bcc.txt"
-	: >"$TMP/out"
-	case $mode in
-	bare)
-		"$@" >"$TMP/out" 2>>"$TMP/err"
-		;;
-	offcpu | bpftrace)
-		local tool=native
-		[ "$mode" = bpftrace ] && tool=bpftrace
-		"$OFFCPU" record -q --json --tool $tool -o "$TMP/lane" -- "$@" >"$TMP/out" \
-			2>>"$TMP/err"
-		grep -q '"state":"summary_written"' "$TMP/out" ||
-			{ say "$mode: no capture: $(grep '"state"' "$TMP/out" | head -c 300)"; return 1; }
-		;;
-	perf)
-		perf record -q -e sched:sched_switch -g -o "$TMP/perf.data" -- "$@" >"$TMP/out" \
-			2>>"$TMP/err"
-		[ -s "$TMP/perf.data" ] || { say "perf: no perf.data"; return 1; }
-		;;
-	bcc)
-		# The workload says on stderr when it waits for SIGUSR1.
-		"$1" --wait-start "${@:2}" >"$TMP/out" 2>"$TMP/wl.err" &
-		pid=$!
-		while ! grep -q 'waiting for SIGUSR1' "$TMP/wl.err" && [ $n -lt 1000 ]; do
-			sleep 0.01
-			n=$((n + 1))
-		done
-		"$BCC" -p $pid >"$TMP/bcc.txt" 2>>"$TMP/err" &
-		tp=$!
-		BG_PIDS="$pid $tp"
-		if ! wait_bpf_link $tp 30; then
-			kill $tp $pid 2>/dev/null
-			wait $tp $pid 2>/dev/null
-			say "bcc: $BCC did not attach"
-			return 1
-		fi
-		kill -USR1 $pid
-		wait $pid
-		kill -INT $tp
-		wait $tp
-		BG_PIDS=
-		grep -q "^ *- .* ($pid)\$" "$TMP/bcc.txt" || { say "bcc: no stacks captured"; return 1; }
-		;;
-	esac
-}
-
-workloads="futex lock"
+workloads="futex lock lockpi"
 argv_of()
 {
 	case $1 in
 	futex) echo "$BB/futex_pingpong $SECS" ;;
 	lock) echo "$BB/lock_contend --threads 64 $SECS" ;;
+	lockpi) echo "$BB/lock_contend --threads 64 --pi $SECS" ;;
 	esac
 }
 
@@ -106,7 +42,7 @@ for rep in $(seq 1 "$REPS"); do
 	for w in $workloads; do
 		for m in $order; do
 			say "collectors: rep $rep/$REPS $w $m"
-			if run_one $m $(argv_of $w); then
+			if run_under $m $(argv_of $w); then
 				ops=$(kv ops_per_sec "$TMP/out")
 				n=$(kv ops "$TMP/out")
 				csw=$(kv csw "$TMP/out")
@@ -151,7 +87,8 @@ fi
 for w in $workloads; do
 	case $w in
 	futex) echo "futex_pingpong (2 threads pinned to CPU $(($(nproc) - 1))):" ;;
-	lock) echo "lock_contend (64 threads, one mutex):" ;;
+	lock) echo "lock_contend (64 threads, one glibc mutex):" ;;
+	lockpi) echo "lock_contend --pi (64 threads, one priority-inheritance mutex: a convoy):" ;;
 	esac
 	echo
 	echo "| variant | ops/s | vs bare | added ns/op | switches/op | added us/switch | vs bcc |"

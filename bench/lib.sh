@@ -141,6 +141,133 @@ bpf_map_bytes_since()
 			"$1" -
 }
 
+# tree PID: PID and all its descendants, one a line.
+tree()
+{
+	local c
+
+	echo "$1"
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		tree "$c"
+	done
+}
+
+# bpf_mem_sampler PID OUT: every 0.2 s until PID is gone, adds up the memlock of the
+# BPF maps the process tree under PID holds (from /proc fdinfo: cheap, no bpftool)
+# and keeps the largest sum in OUT, in bytes. It raises its own priority: with
+# hundreds of runnable workload threads it would otherwise hardly ever run.
+bpf_mem_sampler()
+{
+	local max=0 sum p fd
+
+	renice -n -15 -p $BASHPID >/dev/null 2>&1
+
+	while kill -0 "$1" 2>/dev/null; do
+		sum=$(for p in $(tree "$1"); do
+			for fd in /proc/"$p"/fd/*; do
+				case $(readlink "$fd" 2>/dev/null) in
+				*bpf-map*) cat /proc/"$p"/fdinfo/"${fd##*/}" 2>/dev/null ;;
+				esac
+			done
+		done | awk '$1 == "memlock:" { m = $2 } $1 == "map_id:" && !seen[$2]++ { s += m }
+			END { print s + 0 }')
+		[ "$sum" -gt "$max" ] && max=$sum && echo "$max" >"$2"
+		sleep 0.2
+	done
+}
+
+# run_under MODE ARGV...: runs the workload ARGV once, bare or under a collector:
+#   bare      the workload alone
+#   offcpu    offcpu record (the built-in collector)
+#   bpftrace  offcpu record --tool bpftrace (share/offcpu.bt)
+#   bcc       BCC's C offcputime -p PID (libbpf-tools); the workload must take
+#             --wait-start (it is released once the tool holds its BPF link)
+#   perf      perf record -e sched:sched_switch -g
+# The workload's stdout goes to $TMP/out. Sets RUN_RSS_KB (max RSS of the collector's
+# process tree, or of the workload when bare) and RUN_BPF_BYTES (memlock of the
+# collector's BPF maps at their largest). Returns non-zero, saying why on stderr,
+# when the collector captured nothing.
+BCC=${BCC_OFFCPUTIME:-/usr/sbin/offcputime}
+run_under()
+{
+	local mode=$1 pid tp tool=native n=0 sampler
+	shift
+	rm -rf "$TMP/lane" "$TMP/perf.data" "$TMP/bcc.txt" "$TMP/rss" "$TMP/bpfmem"
+	: >"$TMP/out"
+	RUN_RSS_KB=0
+	RUN_BPF_BYTES=0
+	case $mode in
+	bare | offcpu | bpftrace | perf)
+		case $mode in
+		bare) set -- "$@" ;;
+		offcpu | bpftrace)
+			[ "$mode" = bpftrace ] && tool=bpftrace
+			set -- "$OFFCPU" record -q --json --tool $tool -o "$TMP/lane" -- "$@" ;;
+		perf) set -- perf record -q -e sched:sched_switch -g -o "$TMP/perf.data" -- "$@" ;;
+		esac
+		/usr/bin/time -f %M -o "$TMP/rss" "$@" >"$TMP/out" 2>>"$TMP/err" &
+		pid=$!
+		bpf_mem_sampler $pid "$TMP/bpfmem" &
+		sampler=$!
+		BG_PIDS="$pid $sampler"
+		wait $pid
+		wait $sampler
+		BG_PIDS=
+		;;
+	bcc)
+		# The workload says on stderr when it waits for SIGUSR1.
+		"$1" --wait-start "${@:2}" >"$TMP/out" 2>"$TMP/wl.err" &
+		pid=$!
+		while ! grep -q 'waiting for SIGUSR1' "$TMP/wl.err" && [ $n -lt 1000 ]; do
+			sleep 0.01
+			n=$((n + 1))
+		done
+		/usr/bin/time -f %M -o "$TMP/rss" "$BCC" -p $pid >"$TMP/bcc.txt" 2>>"$TMP/err" &
+		tp=$!
+		bpf_mem_sampler $tp "$TMP/bpfmem" &
+		sampler=$!
+		BG_PIDS="$pid $tp $sampler"
+		if ! wait_bpf_link "$(child_of $tp)" 30; then
+			kill $pid "$(child_of $tp)" 2>/dev/null
+			wait $tp $pid $sampler 2>/dev/null
+			BG_PIDS=
+			say "bcc: $BCC did not attach"
+			return 1
+		fi
+		kill -USR1 $pid
+		wait $pid
+		kill -INT "$(child_of $tp)"
+		wait $tp
+		wait $sampler
+		BG_PIDS=
+		;;
+	esac
+	RUN_RSS_KB=$(tail -n 1 "$TMP/rss" 2>/dev/null)
+	RUN_BPF_BYTES=$(cat "$TMP/bpfmem" 2>/dev/null || echo 0)
+	case $mode in
+	offcpu | bpftrace)
+		grep -q '"state":"summary_written"' "$TMP/out" ||
+			{ say "$mode: no capture: $(grep '"state"' "$TMP/out" | head -c 300)"; return 1; } ;;
+	perf)
+		[ -s "$TMP/perf.data" ] || { say "perf: no perf.data"; return 1; } ;;
+	bcc)
+		grep -q "^ *- .* ($pid)\$" "$TMP/bcc.txt" || { say "bcc: no stacks captured"; return 1; } ;;
+	esac
+	return 0
+}
+
+# mode_available MODE: succeeds, or prints why MODE cannot be measured here.
+mode_available()
+{
+	case $1 in
+	bare) ;;
+	offcpu) native_ready || { echo "pending: the built-in collector is not in this build yet"; return 1; } ;;
+	bcc) [ -x "$BCC" ] || { echo "$BCC is not installed (Debian libbpf-tools)"; return 1; } ;;
+	bpftrace) command -v bpftrace >/dev/null || { echo "bpftrace is not installed"; return 1; } ;;
+	perf) command -v perf >/dev/null || { echo "perf is not installed (linux-perf)"; return 1; } ;;
+	esac
+}
+
 # The machine, for the record.
 machine()
 {

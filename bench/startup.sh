@@ -180,7 +180,7 @@ echo
 if native_ready && [ -s "$TMP/hf.json" ]; then
 	mean=$(jq -r '.results[] | select(.command == "offcpu record -- true") | .mean * 1000' \
 		"$TMP/hf.json")
-	awk -v m="$mean" -v t=$TARGET_MS 'BEGIN { printf "Target: offcpu record -- true under %d ms end to end: %s (%.1f ms).\n\n", t, m < t ? "met" : "NOT met", m }'
+	awk -v m="$mean" -v t=$TARGET_MS 'BEGIN { printf "Target: offcpu record -- true under %d ms end to end: %s (%.1f ms).\n\n", t, (m < t ? "met" : "NOT met"), m }'
 else
 	echo "Target: \`offcpu record -- true\` under $TARGET_MS ms end to end: pending (built-in collector)."
 	echo
