@@ -285,5 +285,4 @@ machine()
 		"$(dpkg-query -W -f '${Version}' libbpf-tools 2>/dev/null)"
 	echo "- offcpu: $("$OFFCPU" --version 2>/dev/null) ($(git -C "$ROOT" rev-parse --short HEAD \
 		2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ', modified'))"
-	echo "- Load average when the run started: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
