@@ -34,7 +34,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS  := $(sort $(wildcard src/*/*.c))
+LIB_SRCS  := $(filter-out %.bpf.c,$(sort $(wildcard src/*/*.c)))
 CMD_SRCS  := src/main.c $(sort $(wildcard src/cmd_*.c))
 BPF_SRCS  := $(sort $(wildcard src/bpf/*.bpf.c))
 BPF_OBJS  := $(BPF_SRCS:src/bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)

@@ -10,7 +10,7 @@ build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-d
 libjson-c-dev zlib1g-dev"
 # Collectors and the real consumers the tests check outputs with.
 test_pkgs="bpftrace bpfcc-tools libbpf-tools jq linux-perf golang-go chromium \
-libxml2-utils util-linux procps python3-jsonschema"
+libxml2-utils util-linux procps python3-jsonschema nodejs"
 bench_pkgs="hyperfine"
 
 case "${1:-}" in

@@ -8,6 +8,10 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
 
 #endif

@@ -5,69 +5,133 @@
  * summary. Exits with the workload's status (128+N for signal N), like time(1).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cmd.h"
-#include "collect/external.h"
-#include "collect/proc.h"
-#include "lane/lane.h"
-#include "output/summary.h"
 #include "lane/record.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: offcpu record [OPTIONS] -- COMMAND [ARGS...]\n"
+		"       offcpu record [OPTIONS] -p PID[,PID...] | -a | --cgroup DIR  [-d DURATION]\n"
 		"\n"
-		"Run COMMAND under an off-CPU collector; write DIR/offcpu.{time,stacks}.txt,\n"
-		"DIR/offcpu.diagnostics.txt and DIR/offcpu.summary.json.\n"
+		"Capture off-CPU time; write DIR/offcpu.{time,stacks}.txt, DIR/offcpu.diagnostics.txt\n"
+		"and DIR/offcpu.summary.json.\n"
 		"\n"
+		"Target:\n"
+		"  -- COMMAND             run COMMAND, traced with every process it forks\n"
+		"  -p, --pid PIDS         running processes (all their threads), comma-separated\n"
+		"  -a, --all              the whole host\n"
+		"      --cgroup DIR       a cgroup v2 directory\n"
+		"  -d, --duration T       stop after T (e.g. 10, 2.5s, 500ms, 1m); default: when\n"
+		"                         the command ends, or ^C\n"
+		"Collector:\n"
 		"  -o, --output DIR       lane directory (default: offcpu-out)\n"
 		"      --mode time|stacks time: folded blocked time; stacks: bpftrace-style dump\n"
-		"      --tool NAME|PATH   collector: native (default), offcputime-bpfcc, bpftrace,\n"
-		"                         or a path to a compatible tool\n"
+		"      --tool NAME|PATH   native (default), offcputime-bpfcc, bpftrace, or a path to\n"
+		"                         a compatible tool\n"
+		"  -m, --min-block US     only intervals of at least US microseconds\n"
+		"  -M, --max-block US     only intervals of at most US microseconds\n"
+		"      --state MASK       only these states: letters of S, D, R (e.g. SD)\n"
+		"      --kernel-threads   include kernel threads\n"
+		"      --no-user-stacks, --no-kernel-stacks\n"
+		"      --no-stack-cache   walk every stack (the cache is exact; this is for benchmarks)\n"
+		"      --raw-tp           use the raw_tp programs even where tp_btf works\n"
+		"      --stack-entries N, --agg-entries N, --thread-entries N   map sizes\n"
+		"      --ready-timeout T  wait at most T for an external collector to attach (60s)\n"
+		"      --stop-timeout T   wait at most T for it to flush at the end (10s)\n"
+		"Workload:\n"
+		"      --user NAME        run the command as NAME (default under sudo: the invoking\n"
+		"                         user)\n"
+		"      --as-root          under sudo, run the command as root\n"
+		"Output:\n"
 		"      --json             print the result record as one JSON line on stdout\n"
-		"      --ready-timeout S  wait at most S seconds for the collector to attach (60)\n"
-		"      --stop-timeout S   wait at most S seconds for it to flush at the end (10)\n"
 		"  -q, --quiet            no summary on stderr\n"
 		"  -h, --help             this help\n"
 		"\n"
-		"Exit status: the workload's (128+N if killed by signal N); 2 usage error;\n"
+		"Exit status: the command's (128+N if killed by signal N); 2 usage error;\n"
 		"125 offcpu could not run; 126/127 the command could not be executed/found.\n");
 }
 
-static int parse_seconds(const char *s, double *out)
+static int parse_duration(const char *s, uint64_t *ns)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || v > 86400 * 365)
+	if (errno || end == s || v < 0 || v > 86400.0 * 365)
 		return -EINVAL;
-	if (*end == 's' && !end[1])
-		end++;
-	else if (!strcmp(end, "ms"))
-		v /= 1000, end += 2;
-	else if (*end == 'm' && !end[1])
-		v *= 60, end++;
-	if (*end)
+	if (!strcmp(end, "ms"))
+		v /= 1000;
+	else if (!strcmp(end, "us"))
+		v /= 1e6;
+	else if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		return -EINVAL;
+	*ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > max)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
+static int parse_states(const char *s, uint32_t *mask)
+{
+	*mask = 0;
+	for (; *s; s++) {
+		switch (*s) {
+		case 'S':
+			*mask |= 1u << OFFCPU_STATE_SLEEP;
+			break;
+		case 'D':
+			*mask |= 1u << OFFCPU_STATE_DISK;
+			break;
+		case 'R':
+			*mask |= 1u << OFFCPU_STATE_PREEMPT;
+			break;
+		case 'O':
+			*mask |= 1u << OFFCPU_STATE_OTHER;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return *mask ? 0 : -EINVAL;
+}
+
+#define BAD(...)                                                                                 \
+	do {                                                                                     \
+		fprintf(stderr, "offcpu record: " __VA_ARGS__);                                  \
+		fputc('\n', stderr);                                                             \
+		return -EINVAL;                                                                  \
+	} while (0)
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_MODE = 256, OPT_TOOL, OPT_JSON, OPT_READY, OPT_STOP };
+	enum {
+		OPT_MODE = 256, OPT_TOOL, OPT_JSON, OPT_READY, OPT_STOP, OPT_CGROUP, OPT_STATE,
+		OPT_KTHREADS, OPT_NO_USTACK, OPT_NO_KSTACK, OPT_NO_CACHE, OPT_RAWTP, OPT_STACK_N,
+		OPT_AGG_N, OPT_THREAD_N, OPT_USER, OPT_AS_ROOT,
+	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -75,28 +139,42 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "ready-timeout", required_argument, NULL, OPT_READY },
 		{ "stop-timeout", required_argument, NULL, OPT_STOP },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "min-block", required_argument, NULL, 'm' },
+		{ "max-block", required_argument, NULL, 'M' },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
+		{ "no-user-stacks", no_argument, NULL, OPT_NO_USTACK },
+		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACK },
+		{ "no-stack-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "raw-tp", no_argument, NULL, OPT_RAWTP },
+		{ "stack-entries", required_argument, NULL, OPT_STACK_N },
+		{ "agg-entries", required_argument, NULL, OPT_AGG_N },
+		{ "thread-entries", required_argument, NULL, OPT_THREAD_N },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	double secs;
-	int c;
+	int targets = 0, c;
+	uint64_t v, ns;
 
 	o->out_dir = "offcpu-out";
 	o->ready_timeout_ms = 60000;
 	o->stop_timeout_ms = 10000;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:p:ad:m:M:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out_dir = optarg;
 			break;
 		case OPT_MODE:
-			if (lane_mode__parse(optarg, &o->mode)) {
-				fprintf(stderr, "offcpu record: --mode is 'time' or 'stacks', not '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (lane_mode__parse(optarg, &o->mode))
+				BAD("--mode is 'time' or 'stacks', not '%s'", optarg);
 			break;
 		case OPT_TOOL:
 			o->tool = optarg;
@@ -106,13 +184,72 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_READY:
 		case OPT_STOP:
-			if (parse_seconds(optarg, &secs)) {
-				fprintf(stderr, "offcpu record: '%s' is not a duration (e.g. 10, 2.5s, 500ms)\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (parse_duration(optarg, &ns) || ns / 1000000 > INT32_MAX)
+				BAD("'%s' is not a duration (e.g. 10, 2.5s, 500ms)", optarg);
 			*(c == OPT_READY ? &o->ready_timeout_ms : &o->stop_timeout_ms) =
-				(int)(secs * 1000);
+				(int)(ns / 1000000);
+			break;
+		case 'p':
+			o->target = TARGET_PIDS;
+			o->target_arg = optarg;
+			if (strspn(optarg, "0123456789,") != strlen(optarg) || !*optarg)
+				BAD("-p takes process ids separated by commas, not '%s'", optarg);
+			targets++;
+			break;
+		case 'a':
+			o->target = TARGET_HOST;
+			targets++;
+			break;
+		case OPT_CGROUP:
+			o->target = TARGET_CGROUP;
+			o->target_arg = optarg;
+			targets++;
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration_ns) || !o->duration_ns)
+				BAD("-d takes a positive duration (e.g. 10, 2.5s, 500ms), not '%s'",
+				    optarg);
+			break;
+		case 'm':
+		case 'M':
+			if (parse_u64(optarg, UINT64_MAX / 1000, &v))
+				BAD("-%c takes microseconds, not '%s'", c, optarg);
+			*(c == 'm' ? &o->native.min_block_ns : &o->native.max_block_ns) = v * 1000;
+			break;
+		case OPT_STATE:
+			if (parse_states(optarg, &o->native.state_mask))
+				BAD("--state takes letters among S, D, R, O, not '%s'", optarg);
+			break;
+		case OPT_KTHREADS:
+			o->native.kernel_threads = true;
+			break;
+		case OPT_NO_USTACK:
+			o->native.no_user_stacks = true;
+			break;
+		case OPT_NO_KSTACK:
+			o->native.no_kernel_stacks = true;
+			break;
+		case OPT_NO_CACHE:
+			o->native.no_stack_cache = true;
+			break;
+		case OPT_RAWTP:
+			o->native.force_raw_tp = true;
+			break;
+		case OPT_STACK_N:
+		case OPT_AGG_N:
+		case OPT_THREAD_N:
+			if (parse_u64(optarg, 1u << 26, &v) || !v)
+				BAD("map sizes are whole numbers from 1 to %u, not '%s'", 1u << 26,
+				    optarg);
+			*(c == OPT_STACK_N ? &o->native.stack_entries :
+			  c == OPT_AGG_N   ? &o->native.agg_entries :
+					     &o->native.thread_entries) = (uint32_t)v;
+			break;
+		case OPT_USER:
+			o->user = optarg;
+			break;
+		case OPT_AS_ROOT:
+			o->as_root = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -121,15 +258,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			usage(stdout);
 			return 1;
 		default:
-			fprintf(stderr, "offcpu record: try 'offcpu record --help'\n");
-			return -EINVAL;
+			BAD("try 'offcpu record --help'");
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "offcpu record: no command to run; usage: offcpu record [OPTIONS] -- "
-				"COMMAND [ARGS...]\n");
-		return -EINVAL;
-	}
+	if (targets > 1)
+		BAD("give one target: a command, -p, -a or --cgroup");
+	if (o->native.max_block_ns && o->native.min_block_ns > o->native.max_block_ns)
+		BAD("-m is larger than -M");
+	if (targets && optind < argc)
+		BAD("a command and -p/-a/--cgroup exclude each other");
+	if (!targets && optind >= argc)
+		BAD("no command to run; usage: offcpu record [OPTIONS] -- COMMAND [ARGS...]");
 	o->argv = argv + optind;
 	return 0;
 }

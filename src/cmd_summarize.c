@@ -42,7 +42,7 @@ int cmd_summarize(int argc, char **argv)
 	const char *tool = NULL, *dir;
 	enum lane_mode mode = LANE_TIME;
 	bool mode_given = false, json = false, have_meta;
-	struct lane_evidence ev = { .tool_available = true };
+	struct lane_evidence ev = { .tool_available = true, .collector_ready = true };
 	struct summary_meta meta;
 	struct summary_run run = {};
 	struct lane_result res = {};
@@ -73,12 +73,13 @@ int cmd_summarize(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			fprintf(stderr, "offcpu summarize: try 'offcpu summarize --help'\n");
 			return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		fprintf(stderr, "offcpu summarize: give one lane directory; usage: offcpu summarize "
+				"[OPTIONS] DIR\n");
 		return 2;
 	}
 	dir = argv[optind];

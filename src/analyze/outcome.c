@@ -12,8 +12,10 @@ const char *outcome__errno_kind(int err)
 {
 	switch (err) {
 	case EPERM:
-	case EACCES:
 		return "permission_denied";
+	/* bpf() answers EACCES when the verifier rejects a program, not for privilege. */
+	case EACCES:
+	case E2BIG:
 	case ENOSYS:
 	case EOPNOTSUPP:
 	case EINVAL:
@@ -169,6 +171,10 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	if (!err && oi->rows && oi->collector.signal &&
 	    !(oi->collector_stopped && oi->collector.signal == SIGINT) && !oi->collector_timed_out)
 		err = integrity__add_loss(in, "collector_killed", 1, 0);
+	/* Not seen attached before the workload ran: its start may be missing. */
+	if (!err && oi->rows && oi->collector.started && !oi->collector_ready &&
+	    !oi->collector_errno)
+		err = integrity__add_loss(in, "attach_unconfirmed", 1, 0);
 	if (!err && oi->interrupted)
 		err = integrity__add_loss(in, "interrupted", 1, 0);
 	if (err)
@@ -181,6 +187,11 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	integrity_message(in);
 
 	if (!oi->rows) {
+		/* Nothing was captured: "complete" would claim a whole answer. */
+		if (in->status == INTEGRITY_COMPLETE) {
+			in->status = INTEGRITY_UNKNOWN;
+			integrity_message(in);
+		}
 		out->state = "tool_failed";
 		classify_failure(oi, out);
 		return 0;

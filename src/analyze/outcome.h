@@ -10,7 +10,8 @@
  *   tool_unavailable         the collector is not runnable on this host
  *   kernel_headers_missing   BCC could not compile its program (no headers)
  *   permission_denied        the collector lacked privilege (EPERM/EACCES)
- *   bpf_unsupported          the kernel lacks BPF, BTF or a needed feature
+ *   bpf_unsupported          the kernel lacks BPF, BTF or a needed feature, or its
+ *                            verifier rejects the program (EACCES, E2BIG)
  *   bpf_locked_down          kernel lockdown forbids BPF
  *   attach_failed            a tracepoint or probe could not be attached
  *   collector_killed         the collector died of a signal we did not send

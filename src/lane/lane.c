@@ -8,6 +8,7 @@
 #include "lane/lane.h"
 #include "parse/bpftrace.h"
 #include "parse/folded.h"
+#include "parse/profile_text.h"
 #include "parse/summary_json.h"
 
 const char *lane_mode__name(enum lane_mode m)
@@ -87,9 +88,16 @@ int lane__plan(struct lane *l, const char *dir, enum lane_mode mode, const char 
 
 int lane__parse_capture(const struct lane *l, struct profile *p, struct parse_stats *st)
 {
-	FILE *f = fopen(l->capture_path, "r");
+	FILE *f = fopen(l->profile_path, "r");
 	int err;
 
+	/* The native collector's lossless profile keeps threads, states and run-queue time. */
+	if (f) {
+		err = profile_text__parse(f, p, st);
+		fclose(f);
+		return err;
+	}
+	f = fopen(l->capture_path, "r");
 	if (!f)
 		return -errno;
 	if (l->mode == LANE_STACKS)
@@ -137,6 +145,7 @@ int lane__load(const char *dir, struct profile **out, struct lane *l, struct lan
 		goto cleanup;
 	}
 	ld->capture_found = true;
+	ld->from_profile = !access(l->profile_path, R_OK);
 	if (err)
 		goto cleanup;
 	*out = p;

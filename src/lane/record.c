@@ -11,9 +11,14 @@
 #include <unistd.h>
 
 #include "collect/external.h"
+#include "collect/identity.h"
 #include "collect/proc.h"
 #include "lane/record.h"
+#include "output/folded.h"
+#include "output/profile_text.h"
+#include "output/stacks_dump.h"
 #include "output/summary.h"
+#include "util/atomic_file.h"
 
 #define EXIT_OFFCPU_FAILED 125
 
@@ -108,8 +113,10 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 			res->outcome.caveat_message);
 }
 
-static int exit_status(const struct proc_end *w)
+static int exit_status(const struct record_opts *o, const struct proc_end *w)
 {
+	if (o->target != TARGET_COMMAND)
+		return 0;
 	if (!w->started)
 		return w->exec_errno == ENOENT ? 127 : 126;
 	if (w->signal)
@@ -118,7 +125,7 @@ static int exit_status(const struct proc_end *w)
 }
 
 /* Stop an external collector: SIGINT, then SIGTERM, then SIGKILL. */
-static void stop_collector(struct proc *c, int timeout_ms, struct lane_evidence *ev)
+static void stop_external(struct proc *c, int timeout_ms, struct lane_evidence *ev)
 {
 	if (c->pid <= 0 || c->end.exited)
 		return;
@@ -126,141 +133,401 @@ static void stop_collector(struct proc *c, int timeout_ms, struct lane_evidence 
 	ev->collector_stopped = true;
 	while (proc__wait(c, nr_signals >= 2 ? 0 : timeout_ms) == -EINTR)
 		;
-	if (c->end.exited)
-		return;
-	ev->collector_timed_out = true;
-	proc__kill(c, SIGTERM);
-	if (proc__wait(c, 1000) == 0)
-		return;
-	proc__kill(c, SIGKILL);
-	proc__wait(c, -1);
+	if (!c->end.exited) {
+		ev->collector_timed_out = true;
+		proc__kill(c, SIGTERM);
+		if (proc__wait(c, 1000))
+			proc__kill(c, SIGKILL), proc__wait(c, -1);
+	}
+	ev->collector = c->end;
+	ev->collector.started = true;
 }
 
-/* The seed's defaults until the native collector lands. */
-static const char *default_tool(enum lane_mode m)
-{
-	return m == LANE_STACKS ? "bpftrace" : "offcputime-bpfcc";
-}
-
-int record__run(const struct record_opts *o)
-{
+/* Everything one run holds, so the steps below stay small. */
+struct rec {
+	struct record_opts *o;
 	struct lane l;
-	struct lane_evidence ev = {};
-	struct lane_result res = {};
-	struct summary_run run = { .target = "command" };
-	struct proc work = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 };
-	struct proc coll = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 };
-	struct proc_opts wopts = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .held = true };
-	char tool_path[PATH_MAX];
-	char **cargv = NULL, **cenv = NULL;
-	int cap_fd = -1, diag_fd = -1, err, status = EXIT_OFFCPU_FAILED;
-	struct timespec rt;
-	uint64_t t0;
+	struct lane_evidence ev;
+	struct lane_result res;
+	struct summary_run run;
+	struct identity id;
+	struct proc work, coll;
+	char **cargv, **cenv, **wenv;
+	int cap_fd, diag_fd;
+	FILE *diag;
+	struct native *native;
+	struct symbolizer *sym;
+};
 
-	err = lane__plan(&l, o->out_dir, o->mode, o->tool ? o->tool : default_tool(o->mode));
+static int prepare(struct rec *r)
+{
+	struct record_opts *o = r->o;
+	char msg[256] = "";
+	int err;
+
+	err = identity__resolve(&r->id, o->user, o->as_root, msg, sizeof(msg));
+	if (err) {
+		fprintf(stderr, "offcpu: %s\n", msg);
+		return err;
+	}
+	err = lane__plan(&r->l, o->out_dir, o->mode, o->tool ? o->tool : "native");
 	if (!err)
 		err = mkdir_p(o->out_dir);
 	if (err) {
 		fprintf(stderr, "offcpu: cannot create output directory %s: %s\n", o->out_dir,
 			strerror(-err));
-		return EXIT_OFFCPU_FAILED;
+		return err;
 	}
-	diag_fd = open_out(l.diagnostics_path);
-	cap_fd = diag_fd < 0 ? diag_fd : open_out(l.capture_path);
-	if (diag_fd < 0 || cap_fd < 0) {
-		fprintf(stderr, "offcpu: cannot write in %s: %s\n", o->out_dir,
-			strerror(-(diag_fd < 0 ? diag_fd : cap_fd)));
-		goto cleanup;
+	r->diag_fd = open_out(r->l.diagnostics_path);
+	r->cap_fd = r->diag_fd < 0 ? r->diag_fd : open_out(r->l.capture_path);
+	if (r->diag_fd < 0 || r->cap_fd < 0) {
+		err = r->diag_fd < 0 ? r->diag_fd : r->cap_fd;
+		fprintf(stderr, "offcpu: cannot write in %s: %s\n", o->out_dir, strerror(-err));
+		return err;
 	}
-	install_handlers();
-	run.argv = o->argv;
+	/* A native lane's profile from an earlier run must not outlive it. */
+	if (unlink(r->l.profile_path) && errno != ENOENT) {
+		fprintf(stderr, "offcpu: cannot replace %s: %s\n", r->l.profile_path,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
 
-	ev.tool_available = !proc__resolve_exe(l.tool, tool_path, sizeof(tool_path));
-	err = proc__spawn(&work, o->argv, &wopts);
+static int spawn_workload(struct rec *r)
+{
+	struct proc_opts wo = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .held = true };
+	int err;
+
+	if (r->id.drop) {
+		wo.set_ids = true;
+		wo.uid = r->id.uid;
+		wo.gid = r->id.gid;
+		wo.groups = r->id.groups;
+		wo.nr_groups = (size_t)r->id.nr_groups;
+	}
+	r->wenv = identity__env(&r->id);
+	if (!r->wenv)
+		return -ENOMEM;
+	wo.envp = r->wenv;
+	err = proc__spawn(&r->work, r->o->argv, &wo);
 	if (err) {
 		fprintf(stderr, "offcpu: cannot start the workload: %s\n", strerror(-err));
-		goto cleanup;
+		return err;
 	}
-	run.pid = work.pid;
-	forward_pid = work.pid;
+	r->run.pid = r->work.pid;
+	forward_pid = r->work.pid;
+	return 0;
+}
 
-	if (ev.tool_available) {
-		struct proc_opts copts = { .stdin_fd = -1, .stdout_fd = cap_fd, .stderr_fd = diag_fd };
+static int parse_pids(const char *s, int **out, size_t *n)
+{
+	size_t cap = 8;
+	int *v = malloc(cap * sizeof(*v));
+	char *end;
 
-		cargv = external__argv(&l, tool_path, work.pid);
-		cenv = external__envp(&l);
-		if (!cargv || !cenv) {
-			fprintf(stderr, "offcpu: out of memory\n");
-			goto cleanup;
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	while (*s) {
+		long pid = strtol(s, &end, 10);
+
+		if (end == s || pid <= 0 || pid > 0x3fffffff || (*end && *end != ',')) {
+			free(v);
+			return -EINVAL;
 		}
-		copts.envp = cenv;
-		run.collector_argv = cargv;
-		err = proc__spawn(&coll, cargv, &copts);
-		if (err) {
-			ev.collector.exec_errno = -err;
-		} else {
-			ev.collector.started = true;
-			ev.collector_ready = proc__wait_attached(&coll, o->ready_timeout_ms) == 1;
-			if (!ev.collector_ready && proc__wait(&coll, 0) == -ETIMEDOUT && !o->quiet)
-				fprintf(stderr, "offcpu: the collector did not attach within %d ms; "
-						"running the workload anyway\n",
-					o->ready_timeout_ms);
+		if (*n == cap) {
+			int *nv = realloc(v, (cap *= 2) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
 		}
+		v[(*n)++] = (int)pid;
+		s = *end ? end + 1 : end;
 	}
-	/* bpftrace writes through -o itself; its stdout must not be the capture too. */
-	close(cap_fd);
-	cap_fd = -1;
+	*out = v;
+	return *n ? 0 : -EINVAL;
+}
+
+static int start_native(struct rec *r)
+{
+	struct native_opts *no = &r->o->native;
+	struct symbolizer_opts so = {};
+	int *pids = NULL;
+	size_t nr = 0;
+	int err = 0;
+
+	r->ev.tool_available = true;
+	r->diag = fdopen(r->diag_fd, "w");
+	if (!r->diag)
+		return -errno;
+	r->diag_fd = -1;
+	setvbuf(r->diag, NULL, _IOLBF, 0);
+	no->diag = r->diag;
+	switch (r->o->target) {
+	case TARGET_COMMAND:
+		no->follow_pid = r->work.pid;
+		break;
+	case TARGET_PIDS:
+		err = parse_pids(r->o->target_arg, &pids, &nr);
+		if (err)
+			return err;
+		no->pids = pids;
+		no->nr_pids = nr;
+		break;
+	case TARGET_CGROUP:
+		no->cgroup = r->o->target_arg;
+		break;
+	case TARGET_HOST:
+		no->all = true;
+		break;
+	}
+	r->sym = symbolizer__new(&so);
+	r->native = native__start(no);
+	if (!r->native) {
+		r->ev.collector_errno = errno ? errno : EINVAL;
+		r->ev.collector.started = false;
+		if (!r->o->quiet)
+			fprintf(stderr, "offcpu: the native collector could not start: %s; see %s\n",
+				strerror(r->ev.collector_errno), r->l.diagnostics_path);
+	} else {
+		r->ev.collector.started = true;
+		r->ev.collector_ready = true;
+	}
+	free(pids);
+	no->pids = NULL;
+	return 0;
+}
+
+static int start_external(struct rec *r)
+{
+	struct proc_opts co = { .stdin_fd = -1, .stdout_fd = r->cap_fd, .stderr_fd = r->diag_fd };
+	char tool_path[PATH_MAX];
+	int err;
+
+	if (r->o->target != TARGET_COMMAND) {
+		fprintf(stderr, "offcpu: --tool %s follows a command; -p, -a and --cgroup need the "
+				"native collector\n",
+			r->l.tool);
+		return -EINVAL;
+	}
+	r->ev.tool_available = !proc__resolve_exe(r->l.tool, tool_path, sizeof(tool_path));
+	if (!r->ev.tool_available)
+		return 0;
+	r->cargv = external__argv(&r->l, tool_path, r->work.pid);
+	r->cenv = external__envp(&r->l);
+	if (!r->cargv || !r->cenv)
+		return -ENOMEM;
+	co.envp = r->cenv;
+	r->run.collector_argv = r->cargv;
+	err = proc__spawn(&r->coll, r->cargv, &co);
+	if (err) {
+		r->ev.collector.exec_errno = -err;
+		return 0;
+	}
+	r->ev.collector.started = true;
+	r->ev.collector_ready = proc__wait_attached(&r->coll, r->o->ready_timeout_ms) == 1;
+	if (!r->ev.collector_ready && proc__wait(&r->coll, 0) == -ETIMEDOUT && !r->o->quiet)
+		fprintf(stderr, "offcpu: the collector did not attach within %d ms; running the "
+				"workload anyway\n",
+			r->o->ready_timeout_ms);
+	return 0;
+}
+
+/* Release the workload (or start the clock) and wait for the end of the capture. */
+static void run(struct rec *r)
+{
+	uint64_t t0, deadline;
+	struct timespec rt;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
-	run.started_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+	r->run.started_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
 	t0 = proc__now_ns();
-	proc__release(&work);
-	while (proc__wait(&work, -1) == -EINTR)
-		;
-	run.wall_ns = proc__now_ns() - t0;
-	forward_pid = 0;
-	ev.workload = work.end;
-	run.workload = work.end;
-	ev.interrupted = got_signal != 0;
+	deadline = r->o->duration_ns ? t0 + r->o->duration_ns : 0;
+	if (r->o->target == TARGET_COMMAND)
+		proc__release(&r->work);
+	for (;;) {
+		int wait_ms = 200;
 
-	if (coll.pid > 0) {
-		stop_collector(&coll, o->stop_timeout_ms, &ev);
-		ev.collector = coll.end;
-		ev.collector.started = true;
+		if (deadline) {
+			uint64_t now = proc__now_ns();
+
+			if (now >= deadline)
+				break;
+			if ((deadline - now) / 1000000 < 200)
+				wait_ms = (int)((deadline - now) / 1000000) + 1;
+		}
+		if (r->o->target == TARGET_COMMAND) {
+			int err = proc__wait(&r->work, r->native ? wait_ms : -1);
+
+			if (!err)
+				break;
+			/* A second interrupt aborts: stop waiting, but still leave a summary. */
+			if (err == -EINTR && nr_signals >= 2)
+				proc__kill(&r->work, SIGKILL);
+		} else {
+			if (got_signal)
+				break;
+			if (!r->native)
+				break;
+			native__poll(r->native, wait_ms);
+		}
+		if (r->native)
+			native__poll(r->native, 0);
 	}
-	err = lane__summarize(&l, &ev, &run, NULL, 0, &res);
+	r->run.wall_ns = proc__now_ns() - t0;
+	forward_pid = 0;
+	r->ev.workload = r->work.end;
+	r->run.workload = r->work.end;
+	r->ev.interrupted = got_signal != 0;
+}
+
+/* Write a capture file of the native lane atomically. */
+static int write_capture(const char *path, int (*writer)(FILE *, const struct profile *),
+			 const struct profile *p)
+{
+	struct atomic_file af;
+	FILE *f = atomic_file__open(&af, path);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = writer(f, p);
 	if (err) {
-		fprintf(stderr, "offcpu: cannot write %s: %s\n", l.summary_path, strerror(-err));
-		status = exit_status(&work.end);
-		goto cleanup;
+		atomic_file__abort(&af);
+		return err;
 	}
+	return atomic_file__commit(&af);
+}
+
+static int stop_native(struct rec *r)
+{
+	int err;
+
+	r->res.profile = profile__new();
+	if (!r->res.profile)
+		return -ENOMEM;
+	if (!r->native)
+		return 0;
+	err = native__stop(r->native, r->res.profile, &r->res.integrity, r->sym);
+	if (err) {
+		fprintf(r->diag, "offcpu: reading the collector's maps failed: %s\n", strerror(-err));
+		integrity__add_loss(&r->res.integrity, "drain_failed", 1, 0);
+	}
+	r->ev.collector.exited = true;
+	fflush(r->diag);
+	err = write_capture(r->l.capture_path,
+			    r->o->mode == LANE_STACKS ? stacks_dump__write : folded__write,
+			    r->res.profile);
+	if (!err)
+		err = write_capture(r->l.profile_path, profile_text__write, r->res.profile);
+	if (err)
+		fprintf(stderr, "offcpu: cannot write the capture in %s: %s\n", r->o->out_dir,
+			strerror(-err));
+	return err;
+}
+
+static void give_files_to_user(struct rec *r)
+{
+	const char *paths[] = { r->l.dir, r->l.capture_path, r->l.diagnostics_path,
+				r->l.summary_path, r->l.profile_path };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		identity__chown(&r->id, paths[i]);
+}
+
+static void cleanup(struct rec *r)
+{
+	if (r->work.pid > 0 && !r->work.end.exited) {
+		proc__kill(&r->work, SIGKILL);
+		proc__wait(&r->work, -1);
+	}
+	if (r->coll.pid > 0 && !r->coll.end.exited) {
+		proc__kill(&r->coll, SIGKILL);
+		proc__wait(&r->coll, -1);
+	}
+	proc__close(&r->work);
+	proc__close(&r->coll);
+	if (r->cap_fd >= 0)
+		close(r->cap_fd);
+	if (r->diag_fd >= 0)
+		close(r->diag_fd);
+	if (r->diag)
+		fclose(r->diag);
+	native__free(r->native);
+	symbolizer__free(r->sym);
+	external__argv_free(r->cargv);
+	external__envp_free(r->cenv);
+	identity__env_free(r->wenv);
+	lane_result__free(&r->res);
+}
+
+static const char *const target_names[] = { "command", "pids", "cgroup", "host" };
+
+int record__run(struct record_opts *o)
+{
+	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1 };
+	const struct sym_binary *bins = NULL;
+	size_t nr_bins = 0;
+	int status = EXIT_OFFCPU_FAILED, err;
+
+	r.work = r.coll = (struct proc){ .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 };
+	r.run.target = target_names[o->target];
+	r.run.target_arg = o->target_arg;
+	r.run.argv = o->target == TARGET_COMMAND ? o->argv : NULL;
+	if (prepare(&r))
+		goto out;
+	install_handlers();
+	if (o->target == TARGET_COMMAND && spawn_workload(&r))
+		goto out;
+	err = r.l.collector == COLLECTOR_NATIVE ? start_native(&r) : start_external(&r);
+	if (err) {
+		if (err != -EINVAL)
+			fprintf(stderr, "offcpu: cannot start the collector: %s\n", strerror(-err));
+		goto out;
+	}
+	if (o->target != TARGET_COMMAND && r.native && !o->quiet) {
+		char d[32] = "";
+
+		if (o->duration_ns)
+			snprintf(d, sizeof(d), " or after %.3g s", o->duration_ns / 1e9);
+		fprintf(stderr, "offcpu: tracing %s%s%s; stop with ^C%s\n", r.run.target,
+			o->target_arg ? " " : "", o->target_arg ? o->target_arg : "", d);
+	}
+	/* External collectors write the capture themselves (bpftrace through -o). */
+	close(r.cap_fd);
+	r.cap_fd = -1;
+	run(&r);
+	if (r.l.collector == COLLECTOR_NATIVE) {
+		if (stop_native(&r))
+			goto summary_failed;
+		if (r.sym)
+			bins = symbolizer__binaries(r.sym, &nr_bins);
+	} else if (r.coll.pid > 0) {
+		stop_external(&r.coll, o->stop_timeout_ms, &r.ev);
+	}
+	err = lane__summarize(&r.l, &r.ev, &r.run, bins, nr_bins, &r.res);
+	if (err) {
+		fprintf(stderr, "offcpu: cannot write %s: %s\n", r.l.summary_path, strerror(-err));
+		goto summary_failed;
+	}
+	give_files_to_user(&r);
 	if (!o->quiet)
-		print_human(&l, &res);
+		print_human(&r.l, &r.res);
 	if (o->json) {
-		struct summary_input si = { .lane = &l, .outcome = &res.outcome,
-					    .integrity = &res.integrity, .run = &run };
+		struct summary_input si = { .lane = &r.l, .outcome = &r.res.outcome,
+					    .integrity = &r.res.integrity, .run = &r.run };
 
 		summary__write_record(stdout, &si);
 		fflush(stdout);
 	}
-	status = exit_status(&work.end);
-cleanup:
-	if (work.pid > 0 && !work.end.exited) {
-		proc__kill(&work, SIGKILL);
-		proc__wait(&work, -1);
-	}
-	if (coll.pid > 0 && !coll.end.exited) {
-		proc__kill(&coll, SIGKILL);
-		proc__wait(&coll, -1);
-	}
-	proc__close(&work);
-	proc__close(&coll);
-	if (cap_fd >= 0)
-		close(cap_fd);
-	if (diag_fd >= 0)
-		close(diag_fd);
-	external__argv_free(cargv);
-	external__envp_free(cenv);
-	lane_result__free(&res);
+summary_failed:
+	/* Whatever happened to the summary, the workload's result is kept. */
+	status = exit_status(o, &r.work.end);
+out:
+	cleanup(&r);
 	return status;
 }

@@ -184,6 +184,11 @@ struct stack_rec {
 struct stack_key {
 	size_t n;
 	uint32_t id;
+	/*
+	 * The row last added on this stack. Callers intern a stack and then add
+	 * to it, so the key is still in cache: a hit skips the row table's slot.
+	 */
+	struct profile_row *row_hint;
 	uint32_t frames[];
 };
 
@@ -200,6 +205,7 @@ struct profile {
 	struct table frame_tab, stack_tab, thread_tab, row_tab;
 	struct profile_totals totals;
 	bool runq_known;
+	struct stack_key *last_stack; /* the one profile__stack() returned last */
 };
 
 struct profile *profile__new(void)
@@ -365,14 +371,17 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return err;
 	for (i = h & t->mask; (key = t->slots[i].key); i = (i + 1) & t->mask) {
 		if (t->slots[i].hash == h && key->n == n &&
-		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames)))
+		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames))) {
+			p->last_stack = key;
 			return (int)key->id;
+		}
 	}
 	if (p->stacks.n >= MAX_IDS)
 		return -EOVERFLOW;
 	if (n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
-	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames), _Alignof(struct stack_key));
+	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames),
+			  _Alignof(struct stack_key));
 	if (!key)
 		return -ENOMEM;
 	s = seg_push(&p->stacks);
@@ -382,6 +391,8 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		memcpy(key->frames, frames, n * sizeof(*frames));
 	key->n = n;
 	key->id = (uint32_t)(p->stacks.n - 1);
+	key->row_hint = NULL;
+	p->last_stack = key;
 	s->frames = key->frames;
 	s->n = n;
 	table_put(t, i, h, key);
@@ -443,6 +454,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 		 const struct profile_weight *w)
 {
 	struct table *t = &p->row_tab;
+	struct stack_key *sk = p->last_stack && p->last_stack->id == stack ? p->last_stack : NULL;
 	struct profile_row *r;
 	uint32_t h;
 	size_t i;
@@ -457,14 +469,20 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	 */
 	if (weight_add_overflows(&p->totals.all, w))
 		return -EOVERFLOW;
+	r = sk ? sk->row_hint : NULL;
+	if (r && r->thread == thread && r->state == state)
+		goto found;
 	err = table_reserve(t);
 	if (err)
 		return err;
 	h = (uint32_t)hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
 	for (i = h & t->mask; (r = t->slots[i].key); i = (i + 1) & t->mask) {
 		if (t->slots[i].hash == h && r->thread == thread && r->stack == stack &&
-		    r->state == state)
+		    r->state == state) {
+			if (sk)
+				sk->row_hint = r;
 			goto found;
+		}
 	}
 	r = seg_push(&p->rows);
 	if (!r)
@@ -473,6 +491,8 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	r->stack = stack;
 	r->state = state;
 	table_put(t, i, h, r);
+	if (sk)
+		sk->row_hint = r;
 found:
 	weight_add(&r->w, w);
 	weight_add(&p->totals.all, w);
@@ -480,7 +500,8 @@ found:
 	return 0;
 }
 
-int profile__set_thread_time(struct profile *p, uint32_t thread, const struct profile_thread_time *t)
+int profile__set_thread_time(struct profile *p, uint32_t thread,
+			     const struct profile_thread_time *t)
 {
 	struct thread_rec *r;
 
@@ -638,7 +659,7 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 	for (size_t s = 0, b = 0; s < nst; b = start[s], s++) {
 		size_t e = start[s];
 		struct profile_stack_sum *sum = &sums[nout];
-		struct profile_weight best = { 0 };
+		struct profile_weight best = {0};
 		bool have_best = false;
 
 		if (b == e)
@@ -647,13 +668,14 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 		memset(sum, 0, sizeof(*sum));
 		sum->stack = (uint32_t)s;
 		for (size_t i = b; i < e;) {
-			struct profile_weight tw = { 0 };
+			struct profile_weight tw = {0};
 			uint32_t th = order[i]->thread;
 
 			for (; i < e && order[i]->thread == th; i++)
 				weight_add(&tw, &order[i]->w);
 			weight_add(&sum->w, &tw);
-			/* Threads come in ascending id, so a strict win keeps the lowest id on ties. */
+			/* Threads come in ascending id, so a strict win keeps the lowest id on
+			 * ties. */
 			if (!have_best || weight_beats(&tw, &best)) {
 				best = tw;
 				sum->thread = th;

@@ -11,25 +11,19 @@
 #include <string.h>
 
 #include "output/chrome_trace.h"
+#include "analyze/reasons.h"
 #include "util/json_writer.h"
 
 /*
- * THE one place an event takes its name from a reason. analyze/reasons.h is
- * written on another branch; when it is in the tree this picks it up with no
- * other edit.
+ * THE one place an event takes its name from a reason. "other" says nothing a
+ * frame would not say better, so those events fall back to their leaf frame.
  */
-#if __has_include("analyze/reasons.h")
-#include "analyze/reasons.h"
 static const char *interval_reason(const struct profile *p, const struct timeline_interval *iv)
 {
-	return reasons__classify(p, iv->stack, iv->state);
+	enum reason r = reasons__classify(p, iv->stack, iv->state);
+
+	return r == REASON_OTHER ? NULL : reason__name(r);
 }
-#else
-static const char *interval_reason(const struct profile *p, const struct timeline_interval *iv)
-{
-	return NULL;
-}
-#endif
 
 /* Invalid UTF-8 becomes U+FFFD, so the output stays valid JSON whatever the names. */
 static void json_str(FILE *out, const char *s)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "analyze/reasons.h"
 #include "output/pprof.h"
 
 /* Field numbers of perftools.profiles (proto/profile.proto). */
@@ -59,22 +60,11 @@ enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 /* User first: pprof names the first mapping as the profile's "File". */
 enum { MAPPING_USER = 1, MAPPING_KERNEL = 2 };
 
-/*
- * THE one place a "reason" label comes from. analyze/reasons.h is written on
- * another branch; when it is in the tree this picks it up with no other edit.
- */
-#if __has_include("analyze/reasons.h")
-#include "analyze/reasons.h"
+/* THE one place the "reason" label comes from. */
 static const char *row_reason(const struct profile *p, const struct profile_row *r)
 {
-	return reasons__classify(p, r->stack, r->state);
+	return reason__name(reasons__classify(p, r->stack, r->state));
 }
-#else
-static const char *row_reason(const struct profile *p, const struct profile_row *r)
-{
-	return NULL;
-}
-#endif
 
 /* A growable byte buffer; an allocation failure sticks and is reported once. */
 struct pbuf {

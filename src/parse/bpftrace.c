@@ -114,7 +114,7 @@ static bool parse_hex(const char *s, size_t len, uint64_t *v)
 		if (!isxdigit((unsigned char)s[i]))
 			return false;
 		*v = *v << 4 | (uint64_t)(isdigit((unsigned char)s[i]) ? s[i] - '0'
-								  : (s[i] | 0x20) - 'a' + 10);
+								       : (s[i] | 0x20) - 'a' + 10);
 	}
 	return true;
 }
@@ -193,7 +193,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 	size_t n = 0;
 
 	for (;;) {
-		struct elem e = { .s = p, .len = 0, .stack = false };
+		struct elem e = {.s = p, .len = 0, .stack = false};
 
 		if (p < end && *p == '\n') {
 			e.stack = true;
@@ -204,7 +204,8 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 
 				p = nl ? nl : end;
 			}
-			e.len = p - e.s;
+			/* A bare "\n" (no frame lines) leaves p before e.s: an empty stack. */
+			e.len = p > e.s ? (size_t)(p - e.s) : 0;
 			if (p < end && *p == '\n')
 				p++;
 		} else if (p == end || *p == ',') {
@@ -231,7 +232,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 			if (n == bs->elems_cap &&
 			    grow((void **)&bs->elems, &bs->elems_cap, n + 1, sizeof(*bs->elems)))
 				return -ENOMEM;
-			bs->elems[n++] = (struct elem){ .s = p, .len = 0, .stack = true };
+			bs->elems[n++] = (struct elem){.s = p, .len = 0, .stack = true};
 			break;
 		}
 	}
@@ -322,7 +323,7 @@ static int finish_entry(struct bt_state *bs, const char *value, size_t vlen)
 	const char *name = bs->buf, *key = bs->buf + bs->name_len + 1;
 	size_t name_len = bs->name_len, key_len = bs->buf_len - bs->name_len - 1;
 	size_t nelems = 0, nids = 0, nstacks = 0, i;
-	struct profile_weight w = { 0 };
+	struct profile_weight w = {0};
 	bool user_named, kernel_named;
 	const char *comm = NULL;
 	size_t comm_len = 0;
@@ -454,7 +455,8 @@ static int parse_line(struct bt_state *bs, const char *line, size_t len, size_t 
 	if (bs->in_entry) {
 		if (len && (is_blank(line[0]) || line[0] == ',' || line[0] == ']')) {
 			close = is_blank(line[0]) ? NULL : closing(line, len);
-			if (append(bs, "\n", 1) || append(bs, line, close ? (size_t)(close - line) : len))
+			if (append(bs, "\n", 1) ||
+			    append(bs, line, close ? (size_t)(close - line) : len))
 				return -ENOMEM;
 			if (close)
 				return finish_entry(bs, close + 2, line + len - close - 2);
@@ -503,7 +505,7 @@ static int parse_line(struct bt_state *bs, const char *line, size_t len, size_t 
 int bpftrace__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 {
 	struct parse_stats local;
-	struct bt_state bs = { .p = p, .st = stats ? stats : &local };
+	struct bt_state bs = {.p = p, .st = stats ? stats : &local};
 	struct line_reader *lr;
 	const char *line;
 	size_t len;

@@ -23,9 +23,17 @@
  * the first non-numeric one is the comm, the first number the pid (tgid) and
  * the second the tid.
  *
+ * Frames: bpftrace prints them innermost first; the stack is stored root first,
+ * user stacks before kernel stacks. "sym+1576" and "sym+0x628" lose the offset;
+ * raw addresses ("0x7f7c36c5d503") are kept as they are; perf-mode lines
+ * ("7f7c36c5d503 sym+19 (/usr/lib/libc.so.6)") keep only the symbol.
+ *
  * Values: map names ending "_ns", "_us", "_ms" or "_s" hold time in that unit
  * (count 1 per key); any other name holds a count (off_ns 0). bpftrace's
  * histogram and stats output (lines starting "[" or "count ") is skipped.
+ * Malformed: a value that is not a non-negative integer, a key that does not
+ * split into elements, an entry cut short (by another entry or EOF), NUL bytes.
+ * Other lines (printf output, "Attaching N probes...") count as skipped.
  */
 #ifndef OFFCPU_PARSE_BPFTRACE_H
 #define OFFCPU_PARSE_BPFTRACE_H

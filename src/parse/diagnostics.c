@@ -38,96 +38,98 @@ struct pattern {
  */
 static const struct pattern patterns[] = {
 	/* bpftrace: "Kernel lockdown is enabled and set to 'confidentiality'..." */
-	{ DIAG_LOCKDOWN, CONTAINS, "lockdown" },
+	{DIAG_LOCKDOWN, CONTAINS, "lockdown"},
 	/* kernel: "Lockdown: bpftrace: use of bpf to read kernel RAM is restricted" */
-	{ DIAG_LOCKDOWN, CONTAINS, "locked down" },
+	{DIAG_LOCKDOWN, CONTAINS, "locked down"},
 
 	/* libbcc: "Unable to find kernel headers. Try rebuilding kernel with ..." */
-	{ DIAG_KERNEL_HEADERS, CONTAINS, "unable to find kernel headers" },
-	{ DIAG_KERNEL_HEADERS, CONTAINS, "CONFIG_IKHEADERS" },
-	{ DIAG_KERNEL_HEADERS, CONTAINS, "kernel development package" },
+	{DIAG_KERNEL_HEADERS, CONTAINS, "unable to find kernel headers"},
+	{DIAG_KERNEL_HEADERS, CONTAINS, "CONFIG_IKHEADERS"},
+	{DIAG_KERNEL_HEADERS, CONTAINS, "kernel development package"},
 	/* libbcc, right after: "chdir(/lib/modules/6.18.44-fc-v1045/build): No such file ..." */
-	{ DIAG_KERNEL_HEADERS, PREFIX, "chdir(/lib/modules/" },
+	{DIAG_KERNEL_HEADERS, PREFIX, "chdir(/lib/modules/"},
 
 	/* BCC offcputime: "WARNING: 2 stack traces lost and could not be displayed." */
-	{ DIAG_LOST_STACKS, CONTAINS, "stack traces lost" },
+	{DIAG_LOST_STACKS, CONTAINS, "stack traces lost"},
 	/*
 	 * bpftrace: "ERROR: failed to look up stack id -17 (pid 1234): -2", one line
 	 * per stack it printed as empty (map full, hash collision); it stays quiet
 	 * for -EFAULT, a thread without that stack.
 	 */
-	{ DIAG_LOST_STACKS, CONTAINS, "failed to look up stack id" },
+	{DIAG_LOST_STACKS, CONTAINS, "failed to look up stack id"},
 
 	/* bpftrace: "Lost 5 events"; libbcc perf buffer: "Possibly lost 5 samples" */
-	{ DIAG_LOST_EVENTS, PREFIX_NUM, "lost " },
-	{ DIAG_LOST_EVENTS, PREFIX_NUM, "possibly lost " },
+	{DIAG_LOST_EVENTS, PREFIX_NUM, "lost "},
+	{DIAG_LOST_EVENTS, PREFIX_NUM, "possibly lost "},
 	/* bpftrace -f json: {"type": "lost_events", "data": {"events": 5}} */
-	{ DIAG_LOST_EVENTS, CONTAINS, "\"lost_events\"" },
+	{DIAG_LOST_EVENTS, CONTAINS, "\"lost_events\""},
 
 	/* bpftrace: "Attaching 4 probes..." / "Attaching 1 probe..." */
-	{ DIAG_BENIGN, PREFIX_NUM, "attaching " },
+	{DIAG_BENIGN, PREFIX_NUM, "attaching "},
 	/*
 	 * bpftrace 0.17: "ERROR: Unknown error -1: couldn't set RLIMIT_MEMLOCK for
 	 * bpftrace. If your program is not loading, you can try ..." It is printed
 	 * whenever setrlimit fails; kernels >= 5.11 account BPF memory to memcg
 	 * and load the program anyway.
 	 */
-	{ DIAG_BENIGN, CONTAINS, "couldn't set RLIMIT_MEMLOCK" },
+	{DIAG_BENIGN, CONTAINS, "couldn't set RLIMIT_MEMLOCK"},
 	/* BCC tools' banner, when stdout and stderr were merged */
-	{ DIAG_BENIGN, CONTAINS, "Hit Ctrl-C to end" },
+	{DIAG_BENIGN, CONTAINS, "Hit Ctrl-C to end"},
 	/* libbpf: "libbpf: elf: skipping unrecognized data section(7) .rodata.str1.1" */
-	{ DIAG_BENIGN, PREFIX, "libbpf: elf: skipping " },
+	{DIAG_BENIGN, PREFIX, "libbpf: elf: skipping "},
 
 	/* libbpf, strerror(EPERM); libbpf's own "-EPERM" and its memlock hint */
-	{ DIAG_PERMISSION, CONTAINS, "operation not permitted" },
-	{ DIAG_PERMISSION, CONTAINS, "permission denied" },
-	{ DIAG_PERMISSION, CONTAINS, "-EPERM" },
-	{ DIAG_PERMISSION, CONTAINS, "permission error" },
+	{DIAG_PERMISSION, CONTAINS, "operation not permitted"},
+	{DIAG_PERMISSION, CONTAINS, "permission denied"},
+	{DIAG_PERMISSION, CONTAINS, "-EPERM"},
+	{DIAG_PERMISSION, CONTAINS, "permission error"},
 	/* BCC: "Exception: Need super-user privileges to run" */
-	{ DIAG_PERMISSION, CONTAINS, "need super-user privileges" },
+	{DIAG_PERMISSION, CONTAINS, "need super-user privileges"},
 	/* bpftrace: "ERROR: bpftrace currently only supports running as the root user." */
-	{ DIAG_PERMISSION, CONTAINS, "running as the root user" },
-	{ DIAG_PERMISSION, CONTAINS, "must be run as root" },
-	{ DIAG_PERMISSION, CONTAINS, "requires root" },
+	{DIAG_PERMISSION, CONTAINS, "running as the root user"},
+	{DIAG_PERMISSION, CONTAINS, "must be run as root"},
+	{DIAG_PERMISSION, CONTAINS, "requires root"},
 
-	/* libbpf: "libbpf: vmlinux BTF is not found", "BTF is required, but is missing or corrupted." */
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "vmlinux BTF is not found" },
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "BTF is required" },
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "Error loading vmlinux BTF" },
+	/* libbpf: "libbpf: vmlinux BTF is not found", "BTF is required, but is missing or
+	   corrupted." */
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "vmlinux BTF is not found"},
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "BTF is required"},
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "Error loading vmlinux BTF"},
 	/* bpftrace: "BTF: failed to find BTF data for vmlinux", "BTF data not available" */
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "failed to find BTF data" },
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "BTF data not available" },
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "failed to find BTF data"},
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "BTF data not available"},
 	/* bpf() missing: strerror(ENOSYS) */
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "function not implemented" },
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "CONFIG_BPF_SYSCALL" },
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "function not implemented"},
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "CONFIG_BPF_SYSCALL"},
 	/* the verifier on a helper the kernel lacks: "invalid func unknown#195" */
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "invalid func " },
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "not supported by the kernel" },
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "kernel doesn't support" },
-	{ DIAG_BPF_UNSUPPORTED, CONTAINS, "kernel does not support" },
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "invalid func "},
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "not supported by the kernel"},
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "kernel doesn't support"},
+	{DIAG_BPF_UNSUPPORTED, CONTAINS, "kernel does not support"},
 
 	/* bpftrace: "ERROR: Error attaching probe: 'kprobe:finish_task_switch'" */
-	{ DIAG_ATTACH_FAILED, CONTAINS, "error attaching probe" },
-	{ DIAG_ATTACH_FAILED, CONTAINS, "could not attach" },
-	/* libbpf: "libbpf: prog 'x': failed to attach to ..."; BCC: "Failed to attach BPF program ..." */
-	{ DIAG_ATTACH_FAILED, CONTAINS, "failed to attach" },
+	{DIAG_ATTACH_FAILED, CONTAINS, "error attaching probe"},
+	{DIAG_ATTACH_FAILED, CONTAINS, "could not attach"},
+	/* libbpf: "libbpf: prog 'x': failed to attach to ..."; BCC: "Failed to attach BPF program
+	   ..." */
+	{DIAG_ATTACH_FAILED, CONTAINS, "failed to attach"},
 	/* libbcc: "cannot attach kprobe, probe entry may not exist" */
-	{ DIAG_ATTACH_FAILED, CONTAINS, "cannot attach" },
+	{DIAG_ATTACH_FAILED, CONTAINS, "cannot attach"},
 	/* libbcc: "Unable to open or attach TRACEPOINT or BREAKPOINT events" */
-	{ DIAG_ATTACH_FAILED, CONTAINS, "unable to open or attach" },
+	{DIAG_ATTACH_FAILED, CONTAINS, "unable to open or attach"},
 	/* libbcc without kprobe support: "open(/sys/kernel/tracing/kprobe_events): No such ..." */
-	{ DIAG_ATTACH_FAILED, CONTAINS, "kprobe_events)" },
+	{DIAG_ATTACH_FAILED, CONTAINS, "kprobe_events)"},
 
-	{ DIAG_ERROR, PREFIX, "error" },
-	{ DIAG_ERROR, PREFIX, "fatal" },
-	{ DIAG_ERROR, PREFIX, "traceback (most recent call last)" },
+	{DIAG_ERROR, PREFIX, "error"},
+	{DIAG_ERROR, PREFIX, "fatal"},
+	{DIAG_ERROR, PREFIX, "traceback (most recent call last)"},
 	/* Python's last traceback line: "Exception: Failed to compile BPF module <text>" */
-	{ DIAG_ERROR, CONTAINS, "Exception: " },
-	{ DIAG_ERROR, CONTAINS, "Error: " },
+	{DIAG_ERROR, CONTAINS, "Exception: "},
+	{DIAG_ERROR, CONTAINS, "Error: "},
 	/* libbpf: "libbpf: failed to load object 'x'", "prog 'x': BPF program load failed: ..." */
-	{ DIAG_ERROR, PREFIX, "libbpf: failed" },
-	{ DIAG_ERROR, CONTAINS, "load failed" },
-	{ DIAG_ERROR, CONTAINS, "failed to load" },
+	{DIAG_ERROR, PREFIX, "libbpf: failed"},
+	{DIAG_ERROR, CONTAINS, "load failed"},
+	{DIAG_ERROR, CONTAINS, "failed to load"},
 };
 
 static const char *const kind_names[DIAG__COUNT] = {
@@ -191,7 +193,8 @@ static enum diag_kind classify(const char *s, size_t len)
 			hit = ci_prefix(s, len, pt->text);
 			break;
 		case PREFIX_NUM:
-			hit = ci_prefix(s, len, pt->text) && n < len && isdigit((unsigned char)s[n]);
+			hit = ci_prefix(s, len, pt->text) && n < len &&
+			      isdigit((unsigned char)s[n]);
 			break;
 		default:
 			hit = ci_find(s, len, pt->text) != NULL;

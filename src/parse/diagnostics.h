@@ -39,7 +39,7 @@ struct diagnostics {
 	size_t count[DIAG__COUNT];
 	uint64_t lost_stack_traces; /* sum over DIAG_LOST_STACKS lines */
 	uint64_t lost_events;	    /* sum over DIAG_LOST_EVENTS lines */
-	/* First line of each kind (trimmed, truncated, NUL-terminated) and its number. */
+	/* First line of each kind (trimmed, truncated, NUL-terminated) and its 1-based number. */
 	char first[DIAG__COUNT][DIAG_TEXT_MAX];
 	size_t first_line[DIAG__COUNT];
 };

@@ -3,6 +3,12 @@
  * Folded stacks. Each line is split in place (no copy, no allocation per line
  * or frame): find the value after the last space, cut the stack part at ';'
  * into a reused (pointer, length) array, decide each frame's kind, intern.
+ *
+ * Interning (hash, probe, compare) is most of the cost, and folded files are
+ * often sorted (stackcollapse-*.pl sort their output), so consecutive lines
+ * share long runs of root frames. The frames part of the previous line is kept
+ * with each frame's id and kind state; frames wholly inside the common prefix
+ * of the two lines reuse them instead of being interned again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +22,12 @@ struct span {
 	size_t len;
 };
 
+/* What one span of the previous line gave. */
+struct memo {
+	int32_t id;  /* -1: nothing interned (delimiter, empty span) */
+	bool kernel; /* the kind state after this span */
+};
+
 struct folded_state {
 	struct profile *p;
 	struct parse_stats *st;
@@ -25,6 +37,13 @@ struct folded_state {
 	size_t spans_cap;
 	uint32_t *ids;
 	size_t ids_cap;
+	/* The previous line's frames part (after "comm;") and what each span gave. */
+	char *prev;
+	size_t prev_len, prev_cap, prev_nspans;
+	bool prev_ok, prev_delim;
+	int prev_stack;
+	struct memo *memo;
+	size_t memo_cap;
 	char *comm; /* NUL-terminated copy for profile__thread() */
 	size_t comm_cap;
 	size_t comm_len;
@@ -65,8 +84,7 @@ static bool is_kernel_entry(const struct span *sp)
 	case 'r':
 		return PRE("ret_from_fork") || PRE("rest_init");
 	case 's':
-		return PRE("secondary_startup_64") || PRE("start_secondary") ||
-		       PRE("start_kernel");
+		return PRE("secondary_startup_64") || PRE("start_secondary") || PRE("start_kernel");
 	case 'x':
 		return PRE("x86_64_start_kernel");
 	case '_':
@@ -92,7 +110,7 @@ static inline const char *find_semi(const char *p, const char *end)
 		hit = (w - ones) & ~w & highs;
 		if (hit) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			/* A borrow only marks bytes above a real match: the lowest mark is exact. */
+			/* A borrow marks only bytes above a real match: the lowest is it. */
 			return p + (__builtin_ctzll(hit) >> 3);
 #else
 			break;
@@ -103,6 +121,28 @@ static inline const char *find_semi(const char *p, const char *end)
 		if (*p == ';')
 			return p;
 	return end;
+}
+
+/* The length of the common prefix of a and b. */
+static size_t common_prefix(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t n = alen < blen ? alen : blen, i = 0;
+	uint64_t x, y;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return i + (__builtin_ctzll(x ^ y) >> 3);
+#else
+			break;
+#endif
+		}
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
 }
 
 static void malformed(struct parse_stats *st, size_t line, const char *why)
@@ -167,9 +207,10 @@ static int parse_value(const char *s, size_t len, uint64_t *v)
 static int parse_line(struct folded_state *fs, const char *line, size_t len, size_t lineno)
 {
 	struct parse_stats *st = fs->st;
-	struct profile_weight w = { 0 };
-	const char *sp, *p, *end;
-	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX;
+	struct profile_weight w = {0};
+	const char *sp, *p, *end, *fp;
+	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX, reuse = 1, fp_len;
+	bool same = false; /* the frames part is the previous line's */
 	bool kernel = false;
 	uint64_t v;
 	int err, thread, stack;
@@ -229,20 +270,47 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		malformed(st, lineno, "empty comm");
 		return 0;
 	}
-	if (grow((void **)&fs->ids, &fs->ids_cap, nspans, sizeof(*fs->ids)))
+	if (grow((void **)&fs->ids, &fs->ids_cap, nspans, sizeof(*fs->ids)) ||
+	    grow((void **)&fs->memo, &fs->memo_cap, nspans, sizeof(*fs->memo)))
 		return -ENOMEM;
+
+	fp = nspans > 1 ? fs->spans[1].s : end;
+	fp_len = end - fp;
+	/*
+	 * Spans ending (with their ';') inside the common prefix are the previous
+	 * line's spans, byte for byte. Their kinds match too when both lines agree
+	 * on having a "-" delimiter: kinds then depend only on the frames before.
+	 */
+	if (fs->prev_ok && (delim != SIZE_MAX) == fs->prev_delim) {
+		size_t common = common_prefix(fp, fp_len, fs->prev, fs->prev_len);
+		same = common == fp_len && fp_len == fs->prev_len;
+
+		while (reuse < nspans && reuse < fs->prev_nspans &&
+		       (same || (size_t)(fs->spans[reuse].s + fs->spans[reuse].len - fp) < common))
+			reuse++;
+	}
 
 	for (i = 1; i < nspans; i++) {
 		struct span f = fs->spans[i];
 		enum frame_kind kind;
 		int id;
 
-		if (i == delim) {
-			kernel = true;
+		if (i < reuse) {
+			kernel = fs->memo[i].kernel;
+			if (fs->memo[i].id >= 0)
+				fs->ids[nids++] = fs->memo[i].id;
 			continue;
 		}
-		if (!f.len)
+		fs->memo[i].id = -1;
+		if (i == delim) {
+			kernel = true;
+			fs->memo[i].kernel = kernel;
+			continue;
+		}
+		if (!f.len) {
+			fs->memo[i].kernel = kernel;
 			continue; /* ";;": nothing to intern */
+		}
 		if (span_is(&f, "[Missed User Stack]")) {
 			kind = FRAME_MISSING;
 			/* BCC prints the kernel stack next, without "-" when a stack is missing. */
@@ -252,8 +320,6 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		} else if (f.len > 4 && !memcmp(f.s + f.len - 4, "_[k]", 4)) {
 			f.len -= 4;
 			kind = FRAME_KERNEL;
-			if (!f.len)
-				continue;
 		} else {
 			if (!kernel && delim == SIZE_MAX && is_kernel_entry(&f))
 				kernel = true;
@@ -262,14 +328,25 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		id = profile__frame(fs->p, kind, f.s, f.len);
 		if (id < 0)
 			return id;
+		fs->memo[i].id = id;
+		fs->memo[i].kernel = kernel;
 		fs->ids[nids++] = id;
 	}
+	if (grow((void **)&fs->prev, &fs->prev_cap, fp_len + 1, 1))
+		return -ENOMEM;
+	memcpy(fs->prev, fp, fp_len);
+	fs->prev_len = fp_len;
+	fs->prev_nspans = nspans;
+	fs->prev_delim = delim != SIZE_MAX;
+	fs->prev_ok = true;
+
 	thread = thread_of(fs, fs->spans[0].s, fs->spans[0].len);
 	if (thread < 0)
 		return thread;
-	stack = profile__stack(fs->p, fs->ids, nids);
+	stack = same ? fs->prev_stack : profile__stack(fs->p, fs->ids, nids);
 	if (stack < 0)
 		return stack;
+	fs->prev_stack = stack;
 	err = profile__add(fs->p, thread, stack, OFFCPU_STATE_UNKNOWN, &w);
 	if (err)
 		return err;
@@ -309,5 +386,7 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	free(fs.spans);
 	free(fs.ids);
 	free(fs.comm);
+	free(fs.prev);
+	free(fs.memo);
 	return err;
 }

@@ -10,13 +10,14 @@
  * is removed), and otherwise frames from the first well-known kernel entry point
  * (entry_SYSCALL_64*, do_syscall_64, ret_from_fork*, asm_*, ...) on are kernel.
  * "[Missed User Stack]" and "[Missed Kernel Stack]" become FRAME_MISSING frames.
- * VALUE is a decimal integer after the last space; it is multiplied by
+ * VALUE is a decimal integer after the last blank; it is multiplied by
  * value_scale_ns to give off_ns (BCC writes microseconds: 1000) and the row's
  * count is 1 per line unless count_only is set (VALUE is a count, off_ns 0).
  *
  * Accepted: CRLF line ends, blank lines, comment lines starting with '#'
  * (skipped), very long lines (no fixed limit). Malformed: no value, a value
  * that is not a non-negative integer, an empty comm, NUL bytes in a line.
+ * opts may be NULL (microseconds, not count_only); stats may be NULL.
  */
 #ifndef OFFCPU_PARSE_FOLDED_H
 #define OFFCPU_PARSE_FOLDED_H

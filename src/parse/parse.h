@@ -7,7 +7,7 @@
  * A parser returns 0 when it read to EOF (malformed lines included), or -errno:
  * -EOVERFLOW a count or sum would wrap 64 bits (stats->error_line says where),
  * -ENOMEM, -EIO on a read error. On error the profile keeps what was added
- * before the failing line.
+ * before the failing line. A parser zeroes *stats first; stats may be NULL.
  */
 #ifndef OFFCPU_PARSE_PARSE_H
 #define OFFCPU_PARSE_PARSE_H

@@ -12,6 +12,30 @@
  * Frame-pointer-less code gives truncated user stacks under FP unwinding;
  * symbolizer__binaries() reports per binary whether it was built with frame
  * pointers, so the summary can say so instead of showing junk.
+ *
+ * How a user address resolves: the executable mapping that holds it (from
+ * the snapshot of /proc/PID/maps) names a file; the file is opened while the
+ * process lives, through /proc/PID/root/PATH, or /proc/PID/map_files/ when
+ * the path was deleted or now names another file, and stays open. Each file
+ * is one libdwfl module, shared by every process that maps it, so symbol
+ * tables and DWARF are read once. Its load bias comes from the mapping's
+ * file offset and the file's PT_LOAD headers (PIE, shared objects and
+ * executables alike). Addresses in no file mapping are looked up in the JIT
+ * map /tmp/perf-PID.map (or the one in the process's own /tmp, under its
+ * namespace pid, for containers). Separate debuginfo is found by build-id and
+ * .gnu_debuglink as elfutils does; from debuginfod servers (DEBUGINFOD_URLS)
+ * only with opts->debuginfod, as downloads can take minutes.
+ *
+ * Names: C++ and legacy Rust names are demangled (see demangle.h) unless
+ * no_demangle. Unknown user addresses inside a known file are written
+ * "[FILE+0xVADDR]", FILE the basename and VADDR the address in the ELF
+ * file's own terms (what addr2line -e FILE takes); others "0xADDR".
+ *
+ * A return address points after its call, possibly into the next function
+ * or line; callers that want the call site pass return address - 1 for
+ * every frame but the innermost, as perf does.
+ *
+ * Results are cached per (pid, address); a symbolizer is not thread-safe.
  */
 #ifndef OFFCPU_SYMBOLIZE_SYMBOLIZE_H
 #define OFFCPU_SYMBOLIZE_SYMBOLIZE_H
@@ -29,6 +53,7 @@ struct symbolizer_opts {
 	const char *kallsyms_path;  /* default /proc/kallsyms */
 	const char *proc_root;	    /* default /proc; tests point it elsewhere */
 	const char *perf_map_dir;   /* default /tmp */
+	bool debuginfod;	    /* let elfutils download debuginfo (DEBUGINFOD_URLS) */
 };
 
 struct sym_frame {
@@ -39,32 +64,60 @@ struct sym_frame {
 /* Per-binary facts for the summary. */
 enum fp_verdict { FP_UNKNOWN = 0, FP_PRESENT, FP_ABSENT };
 struct sym_binary {
-	const char *path;
+	const char *path; /* as the process saw it */
 	enum fp_verdict frame_pointers;
-	bool has_symbols;
-	bool has_debuginfo;
+	bool has_symbols;   /* any symbol table, .dynsym included */
+	bool has_debuginfo; /* DWARF, in the file or found separately */
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
 
 /* Snapshot pid's mappings and open its binaries now, while it lives. Idempotent;
- * call again after exec to pick up the new image. */
+ * call again after exec to pick up the new image. Returns 0 or -errno (-ESRCH
+ * when the process is gone). Cost: one read of /proc/PID/maps (~0.1-0.2 ms),
+ * plus a few ms for each file not seen before (symbols, debuginfo, the
+ * frame-pointer verdict). Addresses in no mapping re-read the maps of a
+ * process still alive (dlopen) at most every 100 ms. */
 int symbolizer__track(struct symbolizer *s, int pid);
 
-/* A kernel address to "name" (kallsyms), or "0xADDR" when unknown. Returns 0 or -errno. */
+/*
+ * A kernel address to "name" (kallsyms, loaded at the first call so that BPF
+ * programs and modules loaded meanwhile are known), or "0xADDR" when unknown.
+ * buf is always written; returns 0, or -errno when kallsyms could not be read.
+ */
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, char *buf, size_t len);
 
 /*
  * A user address of pid to frames, outermost first (with inlines: the caller
- * of an inlined function comes before it). Unknown addresses give one frame
- * "[MODULE+0xOFF]" or "0xADDR". Returns the number of frames written (>= 1) or -errno.
+ * of an inlined function comes before it; at most max frames, the outermost).
+ * Unknown addresses give one frame "[MODULE+0xOFF]" or "0xADDR". Returns the
+ * number of frames written (>= 1) or -errno (-EINVAL when max is 0).
  */
 int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_frame *out,
 		     size_t max);
 
-/* The binaries seen so far; the array is owned by s and valid until the next call. */
+/*
+ * The binaries seen so far (files mapped executable by tracked processes, not
+ * the vdso); the array is owned by s and valid until the next call.
+ */
 const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n);
+
+/* Counters, for tests and benchmarks. */
+struct symbolizer_stats {
+	uint64_t user_lookups;	  /* calls of symbolizer__user() */
+	uint64_t user_cache_hits; /* ... answered from the cache */
+	uint64_t kernel_lookups;
+	size_t processes; /* pids tracked */
+	size_t binaries;  /* distinct files opened */
+};
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+/*
+ * The frame-pointer verdict for one ELF file, as symbolizer__binaries() gives
+ * it (see fp.h for how it is decided), for doctor and tests. Returns 0 or -errno.
+ */
+int sym_binary__frame_pointers(const char *path, enum fp_verdict *verdict);
 
 /*
  * kallsyms on its own, for tests and for doctor: parse "ADDR TYPE NAME [MODULE]"
@@ -73,7 +126,10 @@ const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n);
 struct ksyms;
 struct ksyms *ksyms__load(FILE *in);
 void ksyms__free(struct ksyms *k);
-/* The symbol containing addr, or NULL; *offset gets addr - start when not NULL. */
+/*
+ * The text symbol containing addr (up to the next symbol of any kind; the last
+ * one extends a page), or NULL; *offset gets addr - start when not NULL.
+ */
 const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset);
 size_t ksyms__count(const struct ksyms *k);
 

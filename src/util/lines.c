@@ -5,15 +5,15 @@
 
 #include "util/lines.h"
 
-/* Big enough that a read is one system call per megabyte of input. */
-#define LINES_CHUNK (1u << 20)
+/* Reads of 32-64 KiB: few system calls, and a small input costs no big buffer. */
+#define LINES_CHUNK (64u << 10)
 
 struct line_reader {
 	FILE *in;
 	char *buf;
 	size_t cap;
-	size_t start; /* first byte of the next line */
-	size_t end;   /* end of valid data */
+	size_t start;	/* first byte of the next line */
+	size_t end;	/* end of valid data */
 	size_t scanned; /* bytes after start known to hold no '\n' */
 	size_t lineno;
 	int eof;

@@ -23,7 +23,7 @@ if ! need_root || ! command -v bpftrace >/dev/null; then
 	skip $t "needs root and bpftrace"
 else
 	d=$SCRATCH/bt
-	"$OFFCPU_BIN" record --mode stacks -o "$d" -q -- sleep 0.3
+	"$OFFCPU_BIN" record --tool bpftrace --mode stacks -o "$d" -q -- sleep 0.3
 	rc=$?
 	s=$d/offcpu.summary.json
 	state=$(json "$s" .state)
@@ -50,7 +50,7 @@ elif [ -d "/lib/modules/$(uname -r)/build" ] || [ -e /sys/kernel/kheaders.tar.xz
 	skip $t "this host has kernel headers; BCC would work here"
 else
 	d=$SCRATCH/bcc
-	"$OFFCPU_BIN" record --mode time -o "$d" -q -- sh -c 'sleep 0.05; exit 3'
+	"$OFFCPU_BIN" record --tool offcputime-bpfcc --mode time -o "$d" -q -- sh -c 'sleep 0.05; exit 3'
 	rc=$?
 	s=$d/offcpu.summary.json
 	if [ $rc -ne 3 ]; then
@@ -87,7 +87,7 @@ else
 	# The test's own scratch space is private; nobody needs a directory it can reach.
 	d=$(mktemp -d /tmp/offcpu-perm.XXXXXX) && chmod 0777 "$d"
 	setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$OFFCPU_BIN" record --mode stacks -o "$d/out" -q -- true
+		"$OFFCPU_BIN" record --tool bpftrace --mode stacks -o "$d/out" -q -- true
 	rc=$?
 	s=$d/out/offcpu.summary.json
 	if [ $rc -ne 0 ]; then

@@ -74,10 +74,11 @@ TEST(bpftrace_real_offcpu_dump)
 	CHECK_INT(st.skipped, 2); /* "Attaching 4 probes...", "ready" */
 	CHECK_INT(profile__nr_rows(p), 1);
 	/* user stack root first, then kernel root first; offsets gone, addresses kept */
-	CHECK_STR(stack_str(p, 0), "U:0x11e1a300;U:0x7f7c36c5d503;"
-				   "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
-				   "K:__x64_sys_clock_nanosleep;K:common_nsleep;K:hrtimer_nanosleep;"
-				   "K:do_nanosleep;K:schedule;K:__schedule");
+	CHECK_STR(stack_str(p, 0),
+		  "U:0x11e1a300;U:0x7f7c36c5d503;"
+		  "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
+		  "K:__x64_sys_clock_nanosleep;K:common_nsleep;K:hrtimer_nanosleep;"
+		  "K:do_nanosleep;K:schedule;K:__schedule");
 	CHECK_STR(thread_of(p, 0)->comm, "sleep");
 	CHECK_INT(thread_of(p, 0)->pid, 2451);
 	CHECK_INT(thread_of(p, 0)->tid, 0);
@@ -227,6 +228,11 @@ TEST(bpftrace_all_empty_stacks_and_single_line_keys)
 	CHECK_STR(stack_str(p, 0), "");
 	CHECK_STR(thread_of(p, 0)->comm, "swapper/0");
 	CHECK_STR(stack_str(p, 1), "K:f");
+	/* A stack element that is a bare newline, found by fuzzing. */
+	CHECK_INT(parse_str("@x[a, \n]: 5\n", p, &st), 0);
+	CHECK_INT(st.records, 1);
+	CHECK_STR(stack_str(p, 2), "");
+	CHECK_STR(thread_of(p, 2)->comm, "a");
 	profile__free(p);
 }
 
@@ -295,8 +301,9 @@ TEST(bpftrace_overflow_is_fatal)
 
 TEST(bpftrace_crlf_empty_and_junk)
 {
-	static const char junk[] = "@a[\r\n    f+1\r\n, , x]: 2\r\n\0\0@\n@[\x01\xff\n    \0\n]: 3\n"
-				   "@[[[[\n]]]: 1\n@]: 4\n@:\n,,,]: 1\n";
+	static const char junk[] =
+		"@a[\r\n    f+1\r\n, , x]: 2\r\n\0\0@\n@[\x01\xff\n    \0\n]: 3\n"
+		"@[[[[\n]]]: 1\n@]: 4\n@:\n,,,]: 1\n";
 	struct profile *p = profile__new();
 	struct parse_stats st;
 

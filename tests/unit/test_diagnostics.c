@@ -55,8 +55,10 @@ TEST(diag_benign_lines)
 	CHECK_INT(kind_of("Attaching 4 probes..."), DIAG_BENIGN);
 	CHECK_INT(kind_of("Attaching 1 probe..."), DIAG_BENIGN);
 	/* Starts with "ERROR:" and says "Unknown error", yet the program loaded. */
-	CHECK_INT(kind_of("ERROR: Unknown error -1: couldn't set RLIMIT_MEMLOCK for bpftrace. If your "
-			  "program is not loading, you can try \"ulimit -l 8192\" to fix the problem"),
+	CHECK_INT(kind_of("ERROR: Unknown error -1: couldn't set RLIMIT_MEMLOCK for bpftrace. If "
+			  "your "
+			  "program is not loading, you can try \"ulimit -l 8192\" to fix the "
+			  "problem"),
 		  DIAG_BENIGN);
 	CHECK_INT(kind_of("Tracing off-CPU time (us) of all threads by user + kernel stack... Hit "
 			  "Ctrl-C to end."),

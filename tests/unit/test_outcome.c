@@ -12,6 +12,7 @@ static struct outcome_input base(void)
 	return (struct outcome_input){
 		.tool_available = true,
 		.collector = { .started = true, .exited = true, .exit_code = 1 },
+		.collector_ready = true,
 		.workload = { .started = true, .exited = true },
 	};
 }
@@ -156,6 +157,43 @@ TEST(benign_noise_keeps_a_capture_complete)
 	CHECK_STR(out.state, "summary_written");
 	CHECK(out.caveat_kind == NULL);
 	CHECK_INT(in.status, INTEGRITY_COMPLETE);
+}
+
+TEST(rows_from_a_collector_never_seen_attached_are_partial)
+{
+	struct outcome_input oi = base();
+	struct diagnostics d = {};
+	struct integrity in = {};
+	struct outcome out;
+
+	oi.diag = &d;
+	oi.rows = 1;
+	oi.collector_ready = false;
+	outcome__decide(&oi, &in, &out);
+	CHECK_STR(out.caveat_kind, "offcpu_capture_partial");
+	CHECK_U64(integrity__loss(&in, "attach_unconfirmed")->count, 1);
+}
+
+TEST(verifier_rejection_is_not_a_permission_problem)
+{
+	struct outcome_input oi = base();
+
+	oi.collector_errno = EACCES;
+	CHECK_STR(kind_for("", oi), "bpf_unsupported");
+}
+
+TEST(nothing_captured_is_never_called_complete)
+{
+	struct outcome_input oi = base();
+	struct diagnostics d = {};
+	struct integrity in = {};
+	struct outcome out;
+
+	oi.diag = &d;
+	oi.collector.exit_code = 0;
+	outcome__decide(&oi, &in, &out);
+	CHECK_STR(out.state, "tool_failed");
+	CHECK_INT(in.status, INTEGRITY_UNKNOWN);
 }
 
 int main(void)

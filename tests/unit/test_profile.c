@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <time.h>
 
 #include "model/profile.h"
 #include "unit.h"
 
 /* A pointer to a weight literal, for profile__add(). */
-#define WP(c, o, r) (&(struct profile_weight){ .count = (c), .off_ns = (o), .runq_ns = (r) })
+#define WP(c, o, r) (&(struct profile_weight){.count = (c), .off_ns = (o), .runq_ns = (r)})
 
-static struct profile_weight W(uint64_t count, uint64_t off, uint64_t runq)
-{
-	return (struct profile_weight){ .count = count, .off_ns = off, .runq_ns = runq };
+static struct profile_weight W(uint64_t count, uint64_t off, uint64_t runq) {
+	return (struct profile_weight){.count = count, .off_ns = off, .runq_ns = runq};
 }
 
 TEST(profile_state_letters_and_names)
@@ -140,6 +138,38 @@ TEST(profile_add_sums_same_row_and_totals)
 	profile__free(p);
 }
 
+/* Adds right after interning a stack take a shortcut; it must find the same rows. */
+TEST(profile_add_after_stack_finds_the_right_row)
+{
+	struct profile *p = profile__new();
+	uint32_t f[1];
+	int a, b;
+
+	CHECK(p);
+	f[0] = profile__frame(p, FRAME_USER, "f", 1);
+	CHECK_INT(profile__thread(p, 1, 1, "t0"), 0);
+	CHECK_INT(profile__thread(p, 1, 2, "t1"), 1);
+	a = profile__stack(p, f, 1);
+	CHECK_INT(profile__add(p, 0, a, OFFCPU_STATE_SLEEP, WP(1, 1, 0)), 0);
+	CHECK_INT(profile__add(p, 1, a, OFFCPU_STATE_SLEEP, WP(1, 2, 0)), 0);
+	CHECK_INT(profile__add(p, 0, a, OFFCPU_STATE_SLEEP, WP(1, 4, 0)), 0);
+	CHECK_INT(profile__add(p, 0, a, OFFCPU_STATE_DISK, WP(1, 8, 0)), 0);
+	b = profile__stack(p, NULL, 0);
+	CHECK_INT(profile__add(p, 0, b, OFFCPU_STATE_SLEEP, WP(1, 16, 0)), 0);
+	/* a stack id other than the one just interned */
+	CHECK_INT(profile__add(p, 1, a, OFFCPU_STATE_SLEEP, WP(1, 32, 0)), 0);
+	CHECK_INT(profile__stack(p, f, 1), a);
+	CHECK_INT(profile__add(p, 0, a, OFFCPU_STATE_SLEEP, WP(1, 64, 0)), 0);
+	CHECK_INT(profile__add(p, 0, a, OFFCPU_STATE_DISK, WP(1, 128, 0)), 0);
+	CHECK_INT(profile__nr_rows(p), 4);
+	CHECK_U64(profile__row_at(p, 0)->w.off_ns, 1 + 4 + 64);
+	CHECK_U64(profile__row_at(p, 1)->w.off_ns, 2 + 32);
+	CHECK_U64(profile__row_at(p, 2)->w.off_ns, 8 + 128);
+	CHECK_U64(profile__row_at(p, 3)->w.off_ns, 16);
+	CHECK_INT(profile__row_at(p, 3)->stack, b);
+	profile__free(p);
+}
+
 TEST(profile_add_rejects_bad_ids_and_weights)
 {
 	struct profile *p = profile__new();
@@ -187,7 +217,7 @@ TEST(profile_add_overflow_changes_nothing)
 TEST(profile_thread_time_and_runq_flag)
 {
 	struct profile *p = profile__new();
-	struct profile_thread_time tt = { .wall_ns = 1000, .oncpu_ns = 300, .runq_ns = 20 };
+	struct profile_thread_time tt = {.wall_ns = 1000, .oncpu_ns = 300, .runq_ns = 20};
 	const struct profile_thread_time *got;
 
 	CHECK(p);

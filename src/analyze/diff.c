@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/budget.h"
+#include "analyze/diff.h"
+
+/* One stack, thread or reason on one side. */
+struct entry {
+	char *name;
+	char *kinds; /* stacks only */
+	enum reason reason;
+	uint64_t off, blocked, runq, count;
+};
+
+struct entries {
+	struct entry *v;
+	size_t n, cap;
+};
+
+struct diff_side {
+	uint64_t off, blocked, runq, count, wall;
+	uint64_t reason_ns[REASON__COUNT]; /* blocked by reason; runqueue: run-queue time */
+	struct entries threads, stacks;
+	bool stacks_partial;
+};
+
+static struct entry *push(struct entries *es)
+{
+	if (es->n == es->cap) {
+		size_t cap = es->cap ? es->cap * 2 : 64;
+		struct entry *v = realloc(es->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		es->v = v;
+		es->cap = cap;
+	}
+	memset(&es->v[es->n], 0, sizeof(es->v[0]));
+	return &es->v[es->n++];
+}
+
+static void entries_free(struct entries *es)
+{
+	for (size_t i = 0; i < es->n; i++) {
+		free(es->v[i].name);
+		free(es->v[i].kinds);
+	}
+	free(es->v);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c || !x->kinds || !y->kinds)
+		return c;
+	return strcmp(x->kinds, y->kinds);
+}
+
+/* Sort by key and sum equal keys; the reason of the heaviest part wins. */
+static void sort_merge(struct entries *es)
+{
+	size_t out = 0;
+
+	if (!es->n)
+		return;
+	qsort(es->v, es->n, sizeof(es->v[0]), cmp_entry);
+	for (size_t i = 1; i < es->n; i++) {
+		struct entry *d = &es->v[out], *s = &es->v[i];
+
+		if (cmp_entry(d, s)) {
+			es->v[++out] = *s;
+			continue;
+		}
+		if (s->off > d->off)
+			d->reason = s->reason;
+		d->off += s->off;
+		d->blocked += s->blocked;
+		d->runq += s->runq;
+		d->count += s->count;
+		free(s->name);
+		free(s->kinds);
+	}
+	es->n = out + 1;
+}
+
+/* "name;name;..." and "uukk" for a frame list. */
+static int stack_key(const char *const *names, const enum frame_kind *kinds, size_t n, char **name,
+		     char **kind_str)
+{
+	size_t len = 1;
+	char clean[512], *s, *k;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(names[i]) + 1;
+	s = malloc(len);
+	k = malloc(n + 1);
+	if (!s || !k) {
+		free(s);
+		free(k);
+		return -ENOMEM;
+	}
+	s[0] = '\0';
+	for (size_t i = 0, pos = 0; i < n; i++) {
+		size_t l;
+
+		reasons__clean_name(kinds[i], names[i], clean, sizeof(clean));
+		l = strlen(clean);
+		if (i)
+			s[pos++] = ';';
+		memcpy(s + pos, clean, l + 1);
+		pos += l;
+		k[i] = kinds[i] == FRAME_KERNEL ? 'k' : kinds[i] == FRAME_MISSING ? 'm' : 'u';
+	}
+	k[n] = '\0';
+	*name = s;
+	*kind_str = k;
+	return 0;
+}
+
+static int add_profile_stack(struct diff_side *s, const struct profile *p, uint32_t stack,
+			     const struct entry *w)
+{
+	size_t n = 0;
+	const uint32_t *frames = profile__stack_at(p, stack, &n);
+	const char **names = malloc((n ? n : 1) * sizeof(*names));
+	enum frame_kind *kinds = malloc((n ? n : 1) * sizeof(*kinds));
+	struct entry *e;
+	int err = -ENOMEM;
+
+	if (!names || !kinds)
+		goto cleanup;
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile__frame_at(p, frames[i]);
+
+		names[i] = f->name;
+		kinds[i] = f->kind;
+	}
+	e = push(&s->stacks);
+	if (!e)
+		goto cleanup;
+	*e = *w;
+	err = stack_key(names, kinds, n, &e->name, &e->kinds);
+	if (err)
+		s->stacks.n--;
+cleanup:
+	free(names);
+	free(kinds);
+	return err;
+}
+
+struct diff_side *diff_side__from_profile(const struct profile *p)
+{
+	size_t nst = profile__nr_stacks(p), nrows = profile__nr_rows(p);
+	struct diff_side *s = calloc(1, sizeof(*s));
+	struct entry *per_stack = calloc(nst ? nst : 1, sizeof(*per_stack));
+	uint64_t *heaviest = calloc(nst ? nst : 1, sizeof(*heaviest));
+	bool *seen = calloc(nst ? nst : 1, sizeof(*seen));
+	struct reasons *rs = reasons__new(p);
+	struct budget *b = budget__new(p);
+	bool runq_known = profile__runq_known(p);
+	int err = -ENOMEM;
+
+	if (!s || !per_stack || !heaviest || !seen || !rs || !b)
+		goto cleanup;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct profile_row *row = profile__row_at(p, i);
+		struct entry *e = &per_stack[row->stack];
+		enum reason r = reasons__get(rs, row->stack, row->state);
+		uint64_t rq = r == REASON_RUNQUEUE ? row->w.off_ns : runq_known ? row->w.runq_ns : 0;
+
+		e->off += row->w.off_ns;
+		e->runq += rq;
+		e->blocked += row->w.off_ns - rq;
+		e->count += row->w.count;
+		if (!seen[row->stack] || row->w.off_ns > heaviest[row->stack]) {
+			heaviest[row->stack] = row->w.off_ns;
+			e->reason = r;
+		}
+		seen[row->stack] = true;
+	}
+	for (size_t st = 0; st < nst; st++) {
+		if (!seen[st])
+			continue;
+		err = add_profile_stack(s, p, (uint32_t)st, &per_stack[st]);
+		if (err)
+			goto cleanup;
+	}
+	err = -ENOMEM;
+	for (size_t i = 0; i < b->nr_threads; i++) {
+		const struct budget_entry *t = &b->threads[i];
+		struct entry *e = push(&s->threads);
+
+		if (!e || !(e->name = strdup(t->comm)))
+			goto cleanup;
+		e->off = t->off_ns;
+		e->runq = t->rows_runq_ns;
+		e->blocked = t->blocked_total_ns;
+		e->count = t->count;
+	}
+	sort_merge(&s->stacks);
+	sort_merge(&s->threads);
+	s->off = b->total.off_ns;
+	s->runq = b->total.rows_runq_ns;
+	s->blocked = b->total.blocked_total_ns;
+	s->count = b->total.count;
+	s->wall = b->total.time_known ? b->total.wall_ns : 0;
+	memcpy(s->reason_ns, b->total.blocked_ns, sizeof(s->reason_ns));
+	s->reason_ns[REASON_RUNQUEUE] = b->total.rows_runq_ns;
+	err = 0;
+cleanup:
+	budget__free(b);
+	reasons__free(rs);
+	free(seen);
+	free(heaviest);
+	free(per_stack);
+	if (err) {
+		diff_side__free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- summaries ---- */
+
+static bool get_u64(struct json_object *o, const char *key, uint64_t *v)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
+		return false;
+	*v = json_object_get_uint64(x);
+	return true;
+}
+
+static const char *get_str(struct json_object *o, const char *key)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_string))
+		return NULL;
+	return json_object_get_string(x);
+}
+
+/* off/blocked/runq/count of an object; false when runq is null (the collector did not split). */
+static bool read_weight(struct json_object *o, struct entry *e)
+{
+	bool split = get_u64(o, "runq_ns", &e->runq);
+
+	get_u64(o, "off_ns", &e->off);
+	get_u64(o, "count", &e->count);
+	if (!split)
+		e->runq = 0;
+	if (!get_u64(o, "blocked_ns", &e->blocked) || e->blocked > e->off)
+		e->blocked = e->off - (e->runq <= e->off ? e->runq : e->off);
+	return split;
+}
+
+static int read_stack(struct diff_side *s, struct json_object *st, struct profile *scratch)
+{
+	struct json_object *frames, *f;
+	size_t n;
+	const char **names = NULL;
+	enum frame_kind *kinds = NULL;
+	uint32_t *ids = NULL;
+	struct entry w = { 0 }, *e;
+	int id, err = -ENOMEM;
+
+	if (!json_object_object_get_ex(st, "frames", &frames) ||
+	    !json_object_is_type(frames, json_type_array))
+		return -EINVAL;
+	n = json_object_array_length(frames);
+	names = calloc(n ? n : 1, sizeof(*names));
+	kinds = calloc(n ? n : 1, sizeof(*kinds));
+	ids = calloc(n ? n : 1, sizeof(*ids));
+	if (!names || !kinds || !ids)
+		goto cleanup;
+	err = -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		const char *kind;
+
+		f = json_object_array_get_idx(frames, i);
+		names[i] = get_str(f, "name");
+		kind = get_str(f, "kind");
+		if (!names[i] || !kind)
+			goto cleanup;
+		kinds[i] = !strcmp(kind, "kernel") ? FRAME_KERNEL :
+			   !strcmp(kind, "missing") ? FRAME_MISSING : FRAME_USER;
+		id = profile__frame(scratch, kinds[i], names[i], strlen(names[i]));
+		if (id < 0) {
+			err = id;
+			goto cleanup;
+		}
+		ids[i] = (uint32_t)id;
+	}
+	/* The reason needs the rows' states, which a summary lacks: the stack alone decides. */
+	id = profile__stack(scratch, ids, n);
+	if (id < 0) {
+		err = id;
+		goto cleanup;
+	}
+	read_weight(st, &w);
+	w.reason = reasons__classify(scratch, (uint32_t)id, OFFCPU_STATE_UNKNOWN);
+	if (w.reason == REASON_RUNQUEUE) {
+		w.runq = w.off;
+		w.blocked = 0;
+	}
+	err = -ENOMEM;
+	e = push(&s->stacks);
+	if (!e)
+		goto cleanup;
+	*e = w;
+	err = stack_key(names, kinds, n, &e->name, &e->kinds);
+	if (err)
+		s->stacks.n--;
+	else
+		s->reason_ns[w.reason] += w.reason == REASON_RUNQUEUE ? w.off : w.blocked;
+cleanup:
+	free(names);
+	free(kinds);
+	free(ids);
+	return err;
+}
+
+int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t why_len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL, *totals, *arr, *wl;
+	struct profile *scratch = profile__new();
+	struct diff_side *s = calloc(1, sizeof(*s));
+	char buf[65536];
+	size_t n;
+	int err = -ENOMEM;
+	struct entry t = { 0 };
+	bool split;
+
+	*out = NULL;
+	if (!tok || !scratch || !s)
+		goto cleanup;
+	err = -EINVAL;
+	do {
+		enum json_tokener_error jerr;
+
+		n = fread(buf, 1, sizeof(buf), in);
+		root = json_tokener_parse_ex(tok, buf, (int)n);
+		jerr = json_tokener_get_error(tok);
+		if (jerr != json_tokener_continue && jerr != json_tokener_success) {
+			snprintf(why, why_len, "not JSON: %s", json_tokener_error_desc(jerr));
+			goto cleanup;
+		}
+	} while (!root && n == sizeof(buf));
+	if (!root) {
+		snprintf(why, why_len, "not JSON: the document ends early");
+		goto cleanup;
+	}
+	if (!json_object_object_get_ex(root, "totals", &totals) ||
+	    !json_object_is_type(totals, json_type_object)) {
+		snprintf(why, why_len, "not an offcpu summary: no \"totals\" object");
+		goto cleanup;
+	}
+	split = read_weight(totals, &t);
+	s->off = t.off;
+	s->blocked = t.blocked;
+	s->runq = t.runq;
+	s->count = t.count;
+	s->reason_ns[REASON_RUNQUEUE] = 0;
+	if (json_object_object_get_ex(root, "workload", &wl) && json_object_is_type(wl, json_type_object))
+		get_u64(wl, "wall_ns", &s->wall);
+	if (json_object_object_get_ex(root, "threads", &arr) &&
+	    json_object_is_type(arr, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			struct json_object *th = json_object_array_get_idx(arr, i);
+			const char *comm = get_str(th, "comm");
+			struct entry *e = push(&s->threads);
+
+			if (!e) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			read_weight(th, e);
+			e->name = strdup(comm ? comm : "");
+			if (!e->name) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+		}
+	}
+	if (json_object_object_get_ex(root, "top_stacks", &arr) &&
+	    json_object_is_type(arr, json_type_array)) {
+		uint64_t covered = 0;
+
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			err = read_stack(s, json_object_array_get_idx(arr, i), scratch);
+			if (err == -EINVAL)
+				snprintf(why, why_len, "top_stacks[%zu]: a frame without name or kind", i);
+			if (err)
+				goto cleanup;
+			covered += s->stacks.v[s->stacks.n - 1].off;
+		}
+		s->stacks_partial = covered < s->off;
+	} else {
+		s->stacks_partial = s->off > 0;
+	}
+	if (split) {
+		/* Run-queue time is in the totals even when the stacks are only the top ones. */
+		if (s->runq > s->reason_ns[REASON_RUNQUEUE])
+			s->reason_ns[REASON_RUNQUEUE] = s->runq;
+	} else if (s->reason_ns[REASON_RUNQUEUE] <= s->off) {
+		/*
+		 * As for a profile without the split: preempted stacks are run-queue
+		 * time (here only those among the top stacks), the rest is blocked.
+		 */
+		s->runq = s->reason_ns[REASON_RUNQUEUE];
+		s->blocked = s->off - s->runq;
+	}
+	sort_merge(&s->stacks);
+	sort_merge(&s->threads);
+	*out = s;
+	s = NULL;
+	err = 0;
+cleanup:
+	json_object_put(root);
+	if (tok)
+		json_tokener_free(tok);
+	profile__free(scratch);
+	diff_side__free(s);
+	return err;
+}
+
+void diff_side__free(struct diff_side *s)
+{
+	if (!s)
+		return;
+	entries_free(&s->threads);
+	entries_free(&s->stacks);
+	free(s);
+}
+
+uint64_t diff_side__wall_ns(const struct diff_side *s)
+{
+	return s->wall;
+}
+
+void diff_side__set_wall_ns(struct diff_side *s, uint64_t wall_ns)
+{
+	s->wall = wall_ns;
+}
+
+bool diff_side__stacks_partial(const struct diff_side *s)
+{
+	return s->stacks_partial;
+}
+
+/* ---- the diff ---- */
+
+const char *diff_norm__name(enum diff_norm n)
+{
+	return n == DIFF_NORM_TOTAL ? "total" : n == DIFF_NORM_WALL ? "wall" : "none";
+}
+
+static void value(struct diff_value *v, uint64_t base, uint64_t new, const struct diff *d)
+{
+	v->base = base;
+	v->new = new;
+	v->base_norm = d->base_denom > 0 ? (double)base / d->base_denom : 0;
+	v->new_norm = d->new_denom > 0 ? (double)new / d->new_denom : 0;
+}
+
+/* Interval counts are normalized by the total count, or per second of wall time. */
+static void count_value(struct diff_value *v, uint64_t base, uint64_t new, const struct diff *d)
+{
+	v->base = base;
+	v->new = new;
+	v->base_norm = d->base_count_denom > 0 ? (double)base / d->base_count_denom : 0;
+	v->new_norm = d->new_count_denom > 0 ? (double)new / d->new_count_denom : 0;
+}
+
+double diff_value__delta(const struct diff *d, const struct diff_value *v)
+{
+	if (d->norm != DIFF_NORM_NONE)
+		return v->new_norm - v->base_norm;
+	return (double)v->new - (double)v->base;
+}
+
+double diff_value__rel(const struct diff *d, const struct diff_value *v)
+{
+	double b = d->norm != DIFF_NORM_NONE ? v->base_norm : (double)v->base;
+	double n = d->norm != DIFF_NORM_NONE ? v->new_norm : (double)v->new;
+
+	if (b == 0)
+		return n == 0 ? 0 : INFINITY;
+	return (n - b) / b;
+}
+
+static int fill_item(struct diff_item *it, const struct entry *b, const struct entry *n,
+		     const struct diff *d)
+{
+	static const struct entry zero;
+	const struct entry *bb = b ? b : &zero, *nn = n ? n : &zero;
+	const struct entry *e = n ? n : b;
+
+	/* The diff outlives its sides: it keeps its own copies of the names. */
+	it->name = strdup(e->name);
+	it->kinds = e->kinds ? strdup(e->kinds) : NULL;
+	if (!it->name || (e->kinds && !it->kinds))
+		return -ENOMEM;
+	it->reason = (n ? n : b)->reason;
+	it->only_base = !n;
+	it->only_new = !b;
+	value(&it->off, bb->off, nn->off, d);
+	value(&it->blocked, bb->blocked, nn->blocked, d);
+	value(&it->runq, bb->runq, nn->runq, d);
+	count_value(&it->count, bb->count, nn->count, d);
+	return 0;
+}
+
+/* Merge two sorted entry lists into items. */
+static int merge(const struct entries *b, const struct entries *n, enum diff_item_kind kind,
+		 const struct diff *d, struct diff_item **out, size_t *nout)
+{
+	struct diff_item *items = calloc(b->n + n->n + 1, sizeof(*items));
+	size_t i = 0, j = 0, k = 0;
+	int err = 0;
+
+	if (!items)
+		return -ENOMEM;
+	/* Handed over first, so diff__free() frees what was copied even on error. */
+	*out = items;
+	while (!err && (i < b->n || j < n->n)) {
+		int c = i == b->n ? 1 : j == n->n ? -1 : cmp_entry(&b->v[i], &n->v[j]);
+
+		items[k].kind = kind;
+		if (c < 0)
+			err = fill_item(&items[k++], &b->v[i++], NULL, d);
+		else if (c > 0)
+			err = fill_item(&items[k++], NULL, &n->v[j++], d);
+		else
+			err = fill_item(&items[k++], &b->v[i++], &n->v[j++], d);
+		*nout = k;
+	}
+	return err;
+}
+
+static int cmp_item(const void *a, const void *b, void *ctx)
+{
+	const struct diff_item *x = a, *y = b;
+	double dx = fabs(diff_value__delta(ctx, &x->off));
+	double dy = fabs(diff_value__delta(ctx, &y->off));
+	int c;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	if (c || !x->kinds || !y->kinds)
+		return c;
+	return strcmp(x->kinds, y->kinds);
+}
+
+static void sort_items(const struct diff *d, struct diff_item *items, size_t n)
+{
+	qsort_r(items, n, sizeof(*items), cmp_item, (void *)d);
+}
+
+int diff__new(const struct diff_side *base, const struct diff_side *new, enum diff_norm norm,
+	      struct diff **out)
+{
+	struct diff *d = calloc(1, sizeof(*d));
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!d)
+		return -ENOMEM;
+	d->norm = norm;
+	if (norm == DIFF_NORM_TOTAL) {
+		d->base_denom = (double)base->off;
+		d->new_denom = (double)new->off;
+		d->base_count_denom = (double)base->count;
+		d->new_count_denom = (double)new->count;
+	} else if (norm == DIFF_NORM_WALL) {
+		if (!base->wall || !new->wall) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		d->base_denom = (double)base->wall;
+		d->new_denom = (double)new->wall;
+		d->base_count_denom = (double)base->wall / 1e9;
+		d->new_count_denom = (double)new->wall / 1e9;
+	}
+	value(&d->off, base->off, new->off, d);
+	value(&d->blocked, base->blocked, new->blocked, d);
+	value(&d->runq, base->runq, new->runq, d);
+	count_value(&d->count, base->count, new->count, d);
+	d->stacks_partial = base->stacks_partial || new->stacks_partial;
+
+	d->reasons = calloc(REASON__COUNT, sizeof(*d->reasons));
+	if (!d->reasons)
+		goto cleanup;
+	for (int r = 0; r < REASON__COUNT; r++) {
+		struct diff_item *it = &d->reasons[d->nr_reasons];
+
+		if (!base->reason_ns[r] && !new->reason_ns[r])
+			continue;
+		it->kind = DIFF_REASON;
+		it->name = reason__name(r);
+		it->reason = r;
+		it->only_base = !new->reason_ns[r];
+		it->only_new = !base->reason_ns[r];
+		value(&it->off, base->reason_ns[r], new->reason_ns[r], d);
+		if (r == REASON_RUNQUEUE)
+			it->runq = it->off;
+		else
+			it->blocked = it->off;
+		d->nr_reasons++;
+	}
+	err = merge(&base->threads, &new->threads, DIFF_THREAD, d, &d->threads, &d->nr_threads);
+	if (!err)
+		err = merge(&base->stacks, &new->stacks, DIFF_STACK, d, &d->stacks, &d->nr_stacks);
+	if (err)
+		goto cleanup;
+	sort_items(d, d->reasons, d->nr_reasons);
+	sort_items(d, d->threads, d->nr_threads);
+	sort_items(d, d->stacks, d->nr_stacks);
+	*out = d;
+	return 0;
+cleanup:
+	diff__free(d);
+	return err;
+}
+
+void diff__free(struct diff *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nr_threads; i++) {
+		free((char *)d->threads[i].name);
+		free((char *)d->threads[i].kinds);
+	}
+	for (size_t i = 0; i < d->nr_stacks; i++) {
+		free((char *)d->stacks[i].name);
+		free((char *)d->stacks[i].kinds);
+	}
+	free(d->reasons);
+	free(d->threads);
+	free(d->stacks);
+	free(d);
+}
+
+/* ---- gates ---- */
+
+static int gate_fail(char *why, size_t why_len, const char *expr, const char *what)
+{
+	snprintf(why, why_len, "--fail-on '%s': %s", expr, what);
+	return -EINVAL;
+}
+
+int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t why_len)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = { { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 } };
+	const char *gt = strrchr(expr, '>'), *num;
+	char metric[256], *end;
+	double v;
+	size_t mlen;
+
+	memset(g, 0, sizeof(*g));
+	snprintf(g->expr, sizeof(g->expr), "%s", expr);
+	if (!gt)
+		return gate_fail(why, why_len, expr, "expected METRIC>+THRESHOLD, e.g. 'blocked>+10%'");
+	mlen = (size_t)(gt - expr);
+	if (mlen >= sizeof(metric))
+		return gate_fail(why, why_len, expr, "metric too long");
+	memcpy(metric, expr, mlen);
+	metric[mlen] = '\0';
+	if (!strcmp(metric, "blocked")) {
+		g->metric = DIFF_METRIC_BLOCKED;
+	} else if (!strcmp(metric, "runq")) {
+		g->metric = DIFF_METRIC_RUNQ;
+	} else if (!strcmp(metric, "off")) {
+		g->metric = DIFF_METRIC_OFF;
+	} else if (!strcmp(metric, "count")) {
+		g->metric = DIFF_METRIC_COUNT;
+	} else if (!strncmp(metric, "reason:", 7)) {
+		g->metric = DIFF_METRIC_REASON;
+		if (reason__parse(metric + 7, &g->reason))
+			return gate_fail(why, why_len, expr,
+					 "unknown reason (lock, sleep, disk_io, network, poll, pipe, "
+					 "child, memory, runqueue, other)");
+	} else if (!strncmp(metric, "stack:", 6)) {
+		char msg[128];
+		int rc;
+
+		g->metric = DIFF_METRIC_STACK;
+		/*
+		 * The regex may itself hold '>': the threshold starts at the last
+		 * '>', and a regex with a later '>' is not one we can tell apart.
+		 */
+		rc = regcomp(&g->re, metric + 6, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			regerror(rc, &g->re, msg, sizeof(msg));
+			return gate_fail(why, why_len, expr, msg);
+		}
+		g->has_re = true;
+	} else {
+		return gate_fail(why, why_len, expr,
+				 "unknown metric (blocked, runq, off, count, reason:NAME, stack:REGEX)");
+	}
+
+	num = gt + 1;
+	if (*num != '+') {
+		diff_gate__free(g);
+		return gate_fail(why, why_len, expr, "the threshold is a growth and starts with '+'");
+	}
+	num++;
+	errno = 0;
+	v = strtod(num, &end);
+	if (end == num || errno || !(v >= 0) || isinf(v)) {
+		diff_gate__free(g);
+		return gate_fail(why, why_len, expr, "the threshold is not a number");
+	}
+	if (!strcmp(end, "%")) {
+		g->percent = true;
+		g->pct = v;
+		return 0;
+	}
+	if (!*end) {
+		if (g->metric != DIFF_METRIC_COUNT) {
+			diff_gate__free(g);
+			return gate_fail(why, why_len, expr, "a time threshold needs a unit: ns, us, ms or s");
+		}
+		g->abs = (uint64_t)v;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (g->metric == DIFF_METRIC_COUNT) {
+			diff_gate__free(g);
+			return gate_fail(why, why_len, expr, "count takes +N or +N%, not a time");
+		}
+		if (v * (double)units[i].ns >= 18446744073709551615.0) {
+			diff_gate__free(g);
+			return gate_fail(why, why_len, expr, "the threshold is too large");
+		}
+		g->abs = (uint64_t)(v * (double)units[i].ns + 0.5);
+		return 0;
+	}
+	diff_gate__free(g);
+	return gate_fail(why, why_len, expr, "unknown unit (%, ns, us, ms, s)");
+}
+
+void diff_gate__free(struct diff_gate *g)
+{
+	if (g && g->has_re) {
+		regfree(&g->re);
+		g->has_re = false;
+	}
+}
+
+void diff_gate__eval(const struct diff_gate *g, const struct diff *d, struct diff_gate_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	switch (g->metric) {
+	case DIFF_METRIC_BLOCKED:
+		r->v = d->blocked;
+		break;
+	case DIFF_METRIC_RUNQ:
+		r->v = d->runq;
+		break;
+	case DIFF_METRIC_OFF:
+		r->v = d->off;
+		break;
+	case DIFF_METRIC_COUNT:
+		r->v = d->count;
+		break;
+	case DIFF_METRIC_REASON:
+		for (size_t i = 0; i < d->nr_reasons; i++)
+			if (d->reasons[i].reason == g->reason)
+				r->v = d->reasons[i].off;
+		break;
+	case DIFF_METRIC_STACK:
+		for (size_t i = 0; i < d->nr_stacks; i++) {
+			const struct diff_item *it = &d->stacks[i];
+
+			if (regexec(&g->re, it->name, 0, NULL, 0))
+				continue;
+			r->matched_stacks++;
+			r->v.base += it->off.base;
+			r->v.new += it->off.new;
+			r->v.base_norm += it->off.base_norm;
+			r->v.new_norm += it->off.new_norm;
+		}
+		break;
+	}
+	if (g->percent) {
+		double b = d->norm != DIFF_NORM_NONE ? r->v.base_norm : (double)r->v.base;
+		double n = d->norm != DIFF_NORM_NONE ? r->v.new_norm : (double)r->v.new;
+
+		r->crossed = b == 0 ? n > 0 : n > b * (1.0 + g->pct / 100.0);
+	} else {
+		r->crossed = r->v.new > r->v.base && r->v.new - r->v.base > g->abs;
+	}
+}

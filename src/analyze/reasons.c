@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The reason rules. docs/reasons.md explains the order; keep it in step with
+ * the table below.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/reasons.h"
+
+enum match {
+	EXACT,	 /* the cleaned name equals the pattern */
+	PREFIX,	 /* the cleaned name starts with the pattern */
+	SYSCALL, /* a syscall wrapper of that name: __x64_sys_X, __do_sys_X, __se_sys_X, ksys_X, ... */
+};
+
+enum tier {
+	PLUMBING, /* scheduler and entry frames: say nothing, match nothing */
+	SPECIFIC, /* kernel frames that name the wait */
+	GENERIC,  /* kernel wait primitives that only hint */
+	USER,	  /* user frames (names normalized, see user_name()) */
+};
+
+struct rule {
+	const char *pattern;
+	enum match how;
+	enum tier tier;
+	enum reason reason;
+};
+
+#define K(pat, how, r) { pat, how, SPECIFIC, REASON_##r }
+#define G(pat, how, r) { pat, how, GENERIC, REASON_##r }
+#define U(pat, how, r) { pat, how, USER, REASON_##r }
+#define P(pat, how) { pat, how, PLUMBING, REASON_OTHER }
+
+/*
+ * The one table. Within a tier a frame takes the first rule it matches, so a
+ * narrower pattern sits above a broader one that would also match.
+ */
+static const struct rule rules[] = {
+	/* Scheduler core, wait loops and syscall entry: never the reason. */
+	P("__schedule", EXACT),
+	P("schedule", EXACT),
+	P("schedule_idle", EXACT),
+	P("schedule_preempt_disabled", EXACT),
+	P("schedule_timeout", EXACT),
+	P("schedule_timeout_interruptible", EXACT),
+	P("schedule_timeout_killable", EXACT),
+	P("schedule_timeout_uninterruptible", EXACT),
+	P("wait_woken", EXACT),
+	P("__wait_on_bit", EXACT),
+	P("out_of_line_wait_on_bit", PREFIX),
+	P("wait_for_completion", EXACT),
+	P("wait_for_completion_timeout", EXACT),
+	P("wait_for_completion_killable", PREFIX),
+	P("wait_for_completion_interruptible", PREFIX),
+	P("wait_for_common", EXACT),
+	P("do_wait_for_common", EXACT),
+	P("__wait_for_common", EXACT),
+	P("prepare_to_wait", PREFIX),
+	P("finish_task_switch", EXACT),
+	P("entry_SYSCALL_64", PREFIX),
+	P("entry_SYSENTER", PREFIX),
+	P("do_syscall_64", EXACT),
+	P("x64_sys_call", EXACT),
+	P("el0_svc", PREFIX),
+	P("invoke_syscall", EXACT),
+	P("ret_from_fork", PREFIX),
+	P("kthread", EXACT),
+
+	/* Runnable throughout: preempted or yielding, waiting only for a CPU. */
+	K("preempt_schedule", PREFIX, RUNQUEUE),
+	K("arm64_preempt_schedule_irq", EXACT, RUNQUEUE),
+	K("__cond_resched", PREFIX, RUNQUEUE),
+	K("_cond_resched", PREFIX, RUNQUEUE),
+	K("cond_resched", PREFIX, RUNQUEUE),
+	K("dynamic_cond_resched", PREFIX, RUNQUEUE),
+	K("irqentry_exit_cond_resched", PREFIX, RUNQUEUE),
+	K("raw_irqentry_exit_cond_resched", PREFIX, RUNQUEUE),
+	K("irqentry_exit_to_user_mode", EXACT, RUNQUEUE),
+	K("irqentry_exit", EXACT, RUNQUEUE),
+	K("exit_to_user_mode_loop", EXACT, RUNQUEUE),
+	K("exit_to_user_mode_prepare", EXACT, RUNQUEUE),
+	K("do_sched_yield", EXACT, RUNQUEUE),
+	K("sched_yield", SYSCALL, RUNQUEUE),
+
+	/*
+	 * Stopped by a signal or a tracer, frozen: listed so that an outer
+	 * exit_to_user_mode_loop does not make them run-queue time.
+	 */
+	K("do_signal_stop", EXACT, OTHER),
+	K("ptrace_stop", PREFIX, OTHER),
+	K("do_freezer_trap", EXACT, OTHER),
+	K("__refrigerator", EXACT, OTHER),
+
+	/* Locks: futexes and the kernel's sleeping locks. */
+	K("futex_", PREFIX, LOCK),
+	K("__futex_", PREFIX, LOCK),
+	K("do_futex", EXACT, LOCK),
+	K("futex", SYSCALL, LOCK),
+	K("futex_wait", SYSCALL, LOCK),
+	K("futex_waitv", SYSCALL, LOCK),
+	K("__mutex_lock", PREFIX, LOCK),
+	K("mutex_lock", PREFIX, LOCK),
+	K("__ww_mutex_lock", PREFIX, LOCK),
+	K("ww_mutex_lock", PREFIX, LOCK),
+	K("rt_mutex", PREFIX, LOCK),
+	K("__rt_mutex", PREFIX, LOCK),
+	K("rwsem_down_", PREFIX, LOCK),
+	K("__rwsem_down_", PREFIX, LOCK),
+	K("percpu_rwsem_wait", EXACT, LOCK),
+	K("__percpu_down_", PREFIX, LOCK),
+	K("percpu_down_", PREFIX, LOCK),
+	K("down_", PREFIX, LOCK),
+	K("down", EXACT, LOCK),
+	K("__down", PREFIX, LOCK),
+	K("flock_lock_inode_wait", EXACT, LOCK),
+	K("locks_lock_inode_wait", EXACT, LOCK),
+	K("flock", SYSCALL, LOCK),
+
+	/* Sleeps and timers. */
+	K("do_nanosleep", EXACT, SLEEP),
+	K("hrtimer_nanosleep", EXACT, SLEEP),
+	K("common_nsleep", PREFIX, SLEEP),
+	K("alarmtimer_do_nsleep", EXACT, SLEEP),
+	K("nanosleep", SYSCALL, SLEEP),
+	K("clock_nanosleep", SYSCALL, SLEEP),
+	K("msleep", PREFIX, SLEEP),
+	K("usleep_range", PREFIX, SLEEP),
+	K("ssleep", EXACT, SLEEP),
+	K("timerfd_read", PREFIX, SLEEP),
+	/* Waiting for a signal is sleeping until something happens. */
+	K("pause", SYSCALL, SLEEP),
+	K("rt_sigsuspend", SYSCALL, SLEEP),
+	K("rt_sigtimedwait", SYSCALL, SLEEP),
+	K("sigsuspend", SYSCALL, SLEEP),
+
+	/* Poll, select, epoll (before the socket and pipe rules: the wait is here). */
+	K("poll_schedule_timeout", PREFIX, POLL),
+	K("do_sys_poll", EXACT, POLL),
+	K("do_poll", EXACT, POLL),
+	K("do_select", EXACT, POLL),
+	K("core_sys_select", EXACT, POLL),
+	K("do_pselect", PREFIX, POLL),
+	K("do_epoll_wait", EXACT, POLL),
+	K("do_epoll_pwait", PREFIX, POLL),
+	K("ep_poll", EXACT, POLL),
+	K("poll", SYSCALL, POLL),
+	K("ppoll", SYSCALL, POLL),
+	K("select", SYSCALL, POLL),
+	K("pselect6", SYSCALL, POLL),
+	K("epoll_wait", SYSCALL, POLL),
+	K("epoll_pwait", SYSCALL, POLL),
+	K("epoll_pwait2", SYSCALL, POLL),
+
+	/* Pipes and FIFOs. */
+	K("pipe_", PREFIX, PIPE),
+	K("anon_pipe_", PREFIX, PIPE),
+	K("wait_for_partner", EXACT, PIPE),
+	K("fifo_open", EXACT, PIPE),
+
+	/* Waiting for a child (or a vfork child to exec). */
+	K("do_wait", EXACT, CHILD),
+	K("kernel_wait4", EXACT, CHILD),
+	K("kernel_waitid", EXACT, CHILD),
+	K("wait4", SYSCALL, CHILD),
+	K("waitid", SYSCALL, CHILD),
+	K("waitpid", SYSCALL, CHILD),
+	K("wait_for_vfork_done", EXACT, CHILD),
+
+	/* Sockets. */
+	K("sk_wait_data", EXACT, NETWORK),
+	K("sk_wait_event", EXACT, NETWORK),
+	K("sk_stream_wait_", PREFIX, NETWORK),
+	K("__skb_wait_for_more_packets", EXACT, NETWORK),
+	K("__skb_recv_", PREFIX, NETWORK),
+	K("skb_recv_", PREFIX, NETWORK),
+	K("tcp_", PREFIX, NETWORK),
+	K("inet_", PREFIX, NETWORK),
+	K("inet6_", PREFIX, NETWORK),
+	K("udp_", PREFIX, NETWORK),
+	K("udpv6_", PREFIX, NETWORK),
+	K("unix_", PREFIX, NETWORK),
+	K("netlink_", PREFIX, NETWORK),
+	K("sock_", PREFIX, NETWORK),
+	K("lock_sock", PREFIX, NETWORK),
+	K("recvfrom", SYSCALL, NETWORK),
+	K("recvmsg", SYSCALL, NETWORK),
+	K("recvmmsg", SYSCALL, NETWORK),
+	K("sendto", SYSCALL, NETWORK),
+	K("sendmsg", SYSCALL, NETWORK),
+	K("sendmmsg", SYSCALL, NETWORK),
+	K("accept", SYSCALL, NETWORK),
+	K("accept4", SYSCALL, NETWORK),
+	K("connect", SYSCALL, NETWORK),
+
+	/* Page faults, reclaim, compaction, dirty throttling. */
+	K("handle_mm_fault", EXACT, MEMORY),
+	K("__handle_mm_fault", EXACT, MEMORY),
+	K("do_fault", EXACT, MEMORY),
+	K("__do_fault", EXACT, MEMORY),
+	K("filemap_fault", EXACT, MEMORY),
+	K("do_read_fault", EXACT, MEMORY),
+	K("do_swap_page", EXACT, MEMORY),
+	K("swap_read_folio", EXACT, MEMORY),
+	K("swap_readpage", EXACT, MEMORY),
+	K("migration_entry_wait", PREFIX, MEMORY),
+	K("do_user_addr_fault", EXACT, MEMORY),
+	K("exc_page_fault", EXACT, MEMORY),
+	K("do_page_fault", EXACT, MEMORY),
+	K("__alloc_pages_slowpath", EXACT, MEMORY),
+	K("__alloc_pages_direct_", PREFIX, MEMORY),
+	K("__alloc_frozen_pages_noprof", EXACT, MEMORY),
+	K("try_to_free_pages", EXACT, MEMORY),
+	K("try_to_free_mem_cgroup_pages", EXACT, MEMORY),
+	K("shrink_", PREFIX, MEMORY),
+	K("__perform_reclaim", EXACT, MEMORY),
+	K("throttle_direct_reclaim", EXACT, MEMORY),
+	K("reclaim_throttle", EXACT, MEMORY),
+	K("mem_cgroup_handle_over_high", EXACT, MEMORY),
+	K("compact_zone", PREFIX, MEMORY),
+	K("balance_dirty_pages", PREFIX, MEMORY),
+
+	/* Disk: block layer, direct I/O, fsync and writeback, journals, page-cache reads. */
+	K("blk", PREFIX, DISK_IO),
+	K("__blk", PREFIX, DISK_IO),
+	K("submit_bio_wait", EXACT, DISK_IO),
+	K("__iomap_dio_rw", EXACT, DISK_IO),
+	K("iomap_dio_rw", EXACT, DISK_IO),
+	K("__blockdev_direct_IO", EXACT, DISK_IO),
+	K("do_blockdev_direct_IO", EXACT, DISK_IO),
+	K("folio_wait_writeback", PREFIX, DISK_IO),
+	K("wait_on_page_writeback", PREFIX, DISK_IO),
+	K("__filemap_fdatawait_range", EXACT, DISK_IO),
+	K("filemap_fdatawait", PREFIX, DISK_IO),
+	K("file_fdatawait_range", EXACT, DISK_IO),
+	K("filemap_write_and_wait", PREFIX, DISK_IO),
+	K("file_write_and_wait_range", EXACT, DISK_IO),
+	K("__wait_on_buffer", EXACT, DISK_IO),
+	K("wait_on_buffer", EXACT, DISK_IO),
+	K("__sync_dirty_buffer", EXACT, DISK_IO),
+	K("sync_dirty_buffer", EXACT, DISK_IO),
+	K("fsync_buffers_list", EXACT, DISK_IO),
+	K("generic_buffers_fsync", PREFIX, DISK_IO),
+	K("vfs_fsync", PREFIX, DISK_IO),
+	K("do_fsync", EXACT, DISK_IO),
+	K("fsync", SYSCALL, DISK_IO),
+	K("fdatasync", SYSCALL, DISK_IO),
+	K("sync", SYSCALL, DISK_IO),
+	K("syncfs", SYSCALL, DISK_IO),
+	K("sync_file_range", SYSCALL, DISK_IO),
+	K("msync", SYSCALL, DISK_IO),
+	K("jbd2", PREFIX, DISK_IO),
+	K("__jbd2", PREFIX, DISK_IO),
+	K("ext4_sync_file", EXACT, DISK_IO),
+	K("ext4_fsync_", PREFIX, DISK_IO),
+	K("xfs_file_fsync", EXACT, DISK_IO),
+	K("xfs_log_force", PREFIX, DISK_IO),
+	K("xfs_buf_iowait", EXACT, DISK_IO),
+	K("btrfs_sync_file", EXACT, DISK_IO),
+	K("filemap_read", EXACT, DISK_IO),
+	K("filemap_get_pages", EXACT, DISK_IO),
+	K("filemap_update_page", EXACT, DISK_IO),
+	K("generic_file_buffered_read", EXACT, DISK_IO),
+	K("read_pages", EXACT, DISK_IO),
+	K("io_getevents", SYSCALL, DISK_IO),
+
+	/* Wait primitives: only when no frame above said more. */
+	G("io_schedule", PREFIX, DISK_IO),
+	G("bit_wait_io", PREFIX, DISK_IO),
+	G("wait_for_completion_io", PREFIX, DISK_IO),
+	G("folio_wait_bit", PREFIX, DISK_IO),
+	G("wait_on_page_bit", PREFIX, DISK_IO),
+	G("__folio_lock", PREFIX, DISK_IO),
+	G("__lock_page", PREFIX, DISK_IO),
+	G("schedule_hrtimeout", PREFIX, SLEEP),
+
+	/* User frames, for stacks whose kernel part is missing or says nothing. */
+	U("lll_lock_wait", PREFIX, LOCK),
+	U("pthread_mutex_lock", EXACT, LOCK),
+	U("pthread_mutex_timedlock", PREFIX, LOCK),
+	U("pthread_mutex_clocklock", PREFIX, LOCK),
+	U("pthread_mutex_cond_lock", EXACT, LOCK),
+	U("pthread_cond_", PREFIX, LOCK),
+	U("pthread_rwlock_", PREFIX, LOCK),
+	U("pthread_barrier_wait", EXACT, LOCK),
+	U("pthread_join", EXACT, LOCK),
+	U("pthread_clockjoin_ex", EXACT, LOCK),
+	U("pthread_timedjoin_np", EXACT, LOCK),
+	U("futex_", PREFIX, LOCK),
+	U("sem_wait", EXACT, LOCK),
+	U("sem_timedwait", EXACT, LOCK),
+	U("sem_clockwait", EXACT, LOCK),
+	U("std::mutex::lock", PREFIX, LOCK),
+	U("std::condition_variable::wait", PREFIX, LOCK),
+	U("nanosleep", EXACT, SLEEP),
+	U("clock_nanosleep", PREFIX, SLEEP),
+	U("usleep", EXACT, SLEEP),
+	U("sleep", EXACT, SLEEP),
+	U("thrd_sleep", EXACT, SLEEP),
+	U("pause", EXACT, SLEEP),
+	U("sigsuspend", EXACT, SLEEP),
+	U("sigwait", PREFIX, SLEEP),
+	U("sigtimedwait", EXACT, SLEEP),
+	U("poll", EXACT, POLL),
+	U("ppoll", PREFIX, POLL),
+	U("select", EXACT, POLL),
+	U("pselect", PREFIX, POLL),
+	U("epoll_wait", EXACT, POLL),
+	U("epoll_pwait", PREFIX, POLL),
+	U("recv", PREFIX, NETWORK),
+	U("send", EXACT, NETWORK),
+	U("sendto", EXACT, NETWORK),
+	U("sendmsg", EXACT, NETWORK),
+	U("sendmmsg", EXACT, NETWORK),
+	U("accept", PREFIX, NETWORK),
+	U("connect", EXACT, NETWORK),
+	U("waitpid", EXACT, CHILD),
+	U("wait", EXACT, CHILD),
+	U("wait3", EXACT, CHILD),
+	U("wait4", EXACT, CHILD),
+	U("waitid", EXACT, CHILD),
+	U("fsync", EXACT, DISK_IO),
+	U("fdatasync", EXACT, DISK_IO),
+	U("sync", EXACT, DISK_IO),
+	U("syncfs", EXACT, DISK_IO),
+	U("sync_file_range", EXACT, DISK_IO),
+	U("msync", EXACT, DISK_IO),
+	U("io_getevents", EXACT, DISK_IO),
+	U("sched_yield", EXACT, RUNQUEUE),
+};
+
+#define NR_RULES (sizeof(rules) / sizeof(rules[0]))
+
+static const char *const reason_names[REASON__COUNT] = {
+	[REASON_LOCK] = "lock",	      [REASON_SLEEP] = "sleep",	  [REASON_DISK_IO] = "disk_io",
+	[REASON_NETWORK] = "network", [REASON_POLL] = "poll",	  [REASON_PIPE] = "pipe",
+	[REASON_CHILD] = "child",     [REASON_MEMORY] = "memory", [REASON_RUNQUEUE] = "runqueue",
+	[REASON_OTHER] = "other",
+};
+
+const char *reason__name(enum reason r)
+{
+	if ((unsigned)r >= REASON__COUNT)
+		return "other";
+	return reason_names[r];
+}
+
+int reason__parse(const char *name, enum reason *r)
+{
+	for (int i = 0; i < REASON__COUNT; i++) {
+		if (!strcmp(name, reason_names[i])) {
+			*r = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+char *reasons__clean_name(enum frame_kind kind, const char *name, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	/*
+	 * "+0x1a/0x40" (kernel oops style) and "+123" (bpftrace) are offsets,
+	 * a '+' anywhere else (C++ operator+) is part of the name.
+	 */
+	for (const char *s = name; *s && n + 1 < size; s++) {
+		if (s[0] == '+' && s[1] >= '0' && s[1] <= '9')
+			break;
+		if (kind == FRAME_KERNEL && s[0] == '.' && s != name)
+			break;
+		buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * glibc exports the same entry under several names (__GI___poll, __poll,
+ * __libc_read, __GI___lll_lock_wait); the rules use the plain one.
+ */
+static const char *user_name(const char *name)
+{
+	for (;;) {
+		if (name[0] == '_')
+			name++;
+		else if (!strncmp(name, "GI_", 3))
+			name += 3;
+		else if (!strncmp(name, "libc_", 5))
+			name += 5;
+		else
+			return name;
+	}
+}
+
+/* The X of a syscall wrapper (__x64_sys_X, __do_sys_X, __se_sys_X, __sys_X, ksys_X, sys_X). */
+static const char *syscall_name(const char *name)
+{
+	static const char *const wrappers[] = { "__x64_sys_", "__ia32_sys_", "__arm64_sys_",
+						"__riscv_sys_", "__s390x_sys_", "__do_sys_",
+						"__se_sys_", "__sys_", "ksys_", "sys_" };
+
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+		size_t n = strlen(wrappers[i]);
+
+		if (!strncmp(name, wrappers[i], n))
+			return name + n;
+	}
+	return NULL;
+}
+
+static bool rule_matches(const struct rule *r, const char *name, const char *sys)
+{
+	switch (r->how) {
+	case EXACT:
+		return !strcmp(name, r->pattern);
+	case PREFIX:
+		return !strncmp(name, r->pattern, strlen(r->pattern));
+	case SYSCALL:
+		return sys && !strcmp(sys, r->pattern);
+	}
+	return false;
+}
+
+/* The first rule of the frame's kind that its name matches; NULL if none. */
+static const struct rule *frame_rule(enum frame_kind kind, const char *raw)
+{
+	char buf[256];
+	const char *name, *sys;
+
+	if (kind == FRAME_MISSING)
+		return NULL;
+	name = reasons__clean_name(kind, raw, buf, sizeof(buf));
+	if (kind == FRAME_USER) {
+		name = user_name(name);
+		for (size_t i = 0; i < NR_RULES; i++)
+			if (rules[i].tier == USER && rule_matches(&rules[i], name, NULL))
+				return &rules[i];
+		return NULL;
+	}
+	sys = syscall_name(name);
+	for (size_t i = 0; i < NR_RULES; i++)
+		if (rules[i].tier != USER && rule_matches(&rules[i], name, sys))
+			return &rules[i];
+	return NULL;
+}
+
+int reasons__is_plumbing(const char *name)
+{
+	const struct rule *r = frame_rule(FRAME_KERNEL, name);
+
+	return r && r->tier == PLUMBING;
+}
+
+static enum reason_step tier_step(enum tier t)
+{
+	switch (t) {
+	case SPECIFIC:
+		return REASON_BY_SPECIFIC;
+	case GENERIC:
+		return REASON_BY_GENERIC;
+	case USER:
+		return REASON_BY_USER;
+	case PLUMBING:
+		break;
+	}
+	return REASON_BY_NOTHING;
+}
+
+enum reason_step reasons__frame(enum frame_kind kind, const char *name, enum reason *r)
+{
+	const struct rule *rule = frame_rule(kind, name);
+
+	if (!rule || rule->tier == PLUMBING)
+		return REASON_BY_NOTHING;
+	*r = rule->reason;
+	return tier_step(rule->tier);
+}
+
+/*
+ * The decision of reasons.h over a stack whose frames' rules are given by
+ * rule_of(i), so the memoizing and the plain classifiers share one walk.
+ */
+static void decide(const struct profile *p, uint32_t stack, enum offcpu_state st,
+		   const struct rule *(*rule_of)(void *ctx, uint32_t frame), void *ctx,
+		   struct reason_match *m)
+{
+	static const enum tier passes[] = { SPECIFIC, GENERIC, USER };
+	const uint32_t *frames;
+	size_t n = 0;
+
+	*m = (struct reason_match){ .reason = REASON_OTHER, .step = REASON_BY_NOTHING, .frame = -1 };
+	if (st == OFFCPU_STATE_PREEMPT || st == OFFCPU_STATE_OTHER) {
+		m->reason = st == OFFCPU_STATE_PREEMPT ? REASON_RUNQUEUE : REASON_OTHER;
+		m->step = REASON_BY_STATE;
+		return;
+	}
+	frames = profile__stack_at(p, stack, &n);
+	if (!frames)
+		return;
+	for (size_t t = 0; t < sizeof(passes) / sizeof(passes[0]); t++) {
+		/* Root first: the innermost frame is the last. */
+		for (size_t i = n; i-- > 0;) {
+			const struct rule *r = rule_of(ctx, frames[i]);
+
+			if (r && r->tier == passes[t]) {
+				m->reason = r->reason;
+				m->step = tier_step(r->tier);
+				m->frame = (int)i;
+				m->pattern = r->pattern;
+				return;
+			}
+		}
+	}
+}
+
+static const struct rule *plain_rule(void *ctx, uint32_t frame)
+{
+	const struct profile_frame *f = profile__frame_at(ctx, frame);
+
+	return f ? frame_rule(f->kind, f->name) : NULL;
+}
+
+void reasons__explain(const struct profile *p, uint32_t stack, enum offcpu_state st,
+		      struct reason_match *m)
+{
+	decide(p, stack, st, plain_rule, (void *)p, m);
+}
+
+enum reason reasons__classify(const struct profile *p, uint32_t stack, enum offcpu_state st)
+{
+	struct reason_match m;
+
+	reasons__explain(p, stack, st, &m);
+	return m.reason;
+}
+
+/* Memo: per frame, the index of its rule + 2 (0 = not looked up, 1 = no rule). */
+struct reasons {
+	const struct profile *p;
+	uint16_t *frame_rule;
+	size_t nr_frames;
+};
+
+struct reasons *reasons__new(const struct profile *p)
+{
+	struct reasons *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->p = p;
+	return r;
+}
+
+void reasons__free(struct reasons *r)
+{
+	if (!r)
+		return;
+	free(r->frame_rule);
+	free(r);
+}
+
+static const struct rule *memo_rule(void *ctx, uint32_t frame)
+{
+	struct reasons *r = ctx;
+	const struct rule *rule;
+
+	if (frame >= r->nr_frames) {
+		size_t n = profile__nr_frames(r->p);
+		uint16_t *grown;
+
+		if (frame >= n)
+			return NULL;
+		grown = realloc(r->frame_rule, n * sizeof(*grown));
+		if (!grown)
+			return plain_rule((void *)r->p, frame); /* slower, still right */
+		memset(grown + r->nr_frames, 0, (n - r->nr_frames) * sizeof(*grown));
+		r->frame_rule = grown;
+		r->nr_frames = n;
+	}
+	if (r->frame_rule[frame])
+		return r->frame_rule[frame] == 1 ? NULL : &rules[r->frame_rule[frame] - 2];
+	rule = plain_rule((void *)r->p, frame);
+	r->frame_rule[frame] = rule ? (uint16_t)(rule - rules + 2) : 1;
+	return rule;
+}
+
+enum reason reasons__get(struct reasons *r, uint32_t stack, enum offcpu_state st)
+{
+	struct reason_match m;
+
+	decide(r->p, stack, st, memo_rule, r, &m);
+	return m.reason;
+}

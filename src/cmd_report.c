@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* offcpu report DIR: the terminal report of a capture directory. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "lane/lane.h"
+#include "output/report.h"
+#include "output/term_opts.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: offcpu report [OPTIONS] DIR\n"
+		"\n"
+		"Where the threads of a capture waited, and why: the integrity banner (when\n"
+		"events were lost), off-CPU time by reason, the wall-clock budget per process\n"
+		"and thread, and the top blocking stacks.\n"
+		"\n"
+		"  --top N              stacks to show (default 10)\n"
+		"  --width N            columns (default: the terminal's, else 80)\n"
+		"  --color=WHEN         auto (default: a terminal and NO_COLOR unset), always, never\n"
+		"  --json               the same content as JSON\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Exit status: 0 success, 2 usage or input error.\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", required_argument, NULL, 't' },   { "width", required_argument, NULL, 'w' },
+		{ "color", optional_argument, NULL, 'c' }, { "colour", optional_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },	   { "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct report_opts o = { 0 };
+	const char *color = "auto";
+	struct profile *p = NULL;
+	struct lane lane;
+	struct lane_load ld;
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (term_opts__int(optarg, 1, 100000, &o.top)) {
+				fprintf(stderr, "offcpu report: --top wants a number from 1, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'w':
+			if (term_opts__int(optarg, 40, 10000, &o.width)) {
+				fprintf(stderr, "offcpu report: --width wants a number from 40, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			color = optarg ? optarg : "always";
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "offcpu report: expected one capture directory; try 'offcpu report --help'\n");
+		return 2;
+	}
+	if (term_opts__color(color, &o.color)) {
+		fprintf(stderr, "offcpu report: --color is auto, always or never, not '%s'\n", color);
+		return 2;
+	}
+	if (!o.width)
+		o.width = term_opts__width();
+	err = lane__load(argv[optind], &p, &lane, &ld);
+	if (err == -ENOENT) {
+		fprintf(stderr, "offcpu report: %s holds no capture (offcpu.time.txt or offcpu.stacks.txt); "
+				"record one with 'offcpu record'\n", argv[optind]);
+		return 2;
+	}
+	if (err) {
+		fprintf(stderr, "offcpu report: cannot load %s: %s\n", argv[optind], strerror(-err));
+		return 2;
+	}
+	term_opts__settle_integrity(&ld.integrity);
+	err = report__write(stdout, p, &ld.integrity, &o);
+	profile__free(p);
+	if (err) {
+		fprintf(stderr, "offcpu report: writing the report failed: %s\n", strerror(-err));
+		return 2;
+	}
+	return 0;
+}

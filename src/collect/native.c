@@ -1,0 +1,1091 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The built-in collector, user-space side: load and attach offcpu.bpf.c,
+ * drain its aggregates while it runs, then turn them into a profile.
+ * The kernel side's design notes are at the top of src/bpf/offcpu.bpf.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/membarrier.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/offcpu.h"
+#include "collect/native.h"
+#include "collect/native_table.h"
+#include "offcpu.skel.h"
+
+_Static_assert(OFFCPU_ST_UNKNOWN == (int)OFFCPU_STATE_UNKNOWN, "state numbering");
+_Static_assert(OFFCPU_ST_SLEEP == (int)OFFCPU_STATE_SLEEP, "state numbering");
+_Static_assert(OFFCPU_ST_DISK == (int)OFFCPU_STATE_DISK, "state numbering");
+_Static_assert(OFFCPU_ST_PREEMPT == (int)OFFCPU_STATE_PREEMPT, "state numbering");
+_Static_assert(OFFCPU_ST_OTHER == (int)OFFCPU_STATE_OTHER, "state numbering");
+
+/* Drain the aggregation map at least this often, and whenever it is half full. */
+#define DRAIN_NS 1000000000ULL
+#define NS_PER_SEC 1000000000ULL
+
+/* A traced thread's identity and ground truth, from an exit record or at stop. */
+struct native_thread {
+	uint32_t tgid;
+	uint32_t tid;
+	char comm[OFFCPU_COMM_LEN];
+	bool have_time;
+	struct profile_thread_time time;
+};
+
+struct native {
+	struct offcpu_bpf *skel;
+	struct bpf_link *links[6];
+	size_t nr_links;
+	struct ring_buffer *rb;
+	struct symbolizer *sym;
+	FILE *diag;
+	bool raw_tp;
+	bool stopped;
+	bool membarrier_broken;
+	int nr_cpus;
+	enum offcpu_target target;
+	uint32_t agg_entries;
+	uint64_t sched_lo, sched_hi;
+	uint64_t cgroup_id;
+	uint32_t cgroup_level;
+	uint64_t start_ns, stop_ns, last_drain_ns;
+	uint64_t inserts_at_flip;
+	uint64_t tracked;
+	struct ntable agg; /* struct offcpu_agg_key -> struct offcpu_agg_val */
+	struct native_thread *exits;
+	size_t nr_exits, cap_exits;
+};
+
+/* libbpf's print hook is process-wide; it writes to the diag of the collector in use. */
+static FILE *libbpf_diag;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || !libbpf_diag)
+		return 0;
+	fputs("libbpf: ", libbpf_diag);
+	return vfprintf(libbpf_diag, fmt, ap);
+}
+
+static void note(struct native *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!n->diag)
+		return;
+	va_start(ap, fmt);
+	fputs("offcpu native: ", n->diag);
+	vfprintf(n->diag, fmt, ap);
+	fputc('\n', n->diag);
+	va_end(ap);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* Wait until no BPF program still runs with an old view (an RCU grace period). */
+static void quiesce(struct native *n)
+{
+	if (!n->membarrier_broken && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	if (!n->membarrier_broken)
+		note(n, "membarrier(GLOBAL) failed (%s): waiting 50 ms instead of a grace period",
+		     strerror(errno));
+	n->membarrier_broken = true;
+	usleep(50000);
+}
+
+/*
+ * Address range of __schedule, where the sched_switch tracepoint fires: the
+ * BPF side drops the tracer frames above it. /proc/kallsyms lists the core
+ * kernel in address order, so the next symbol ends it. 0 when hidden.
+ */
+static void sched_range(uint64_t *lo, uint64_t *hi)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+	bool found = false;
+
+	*lo = *hi = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, ' '), *end;
+		uint64_t addr;
+
+		if (!name || !name[1] || name[2] != ' ')
+			continue;
+		name += 3;
+		end = name + strcspn(name, " \t\n");
+		if (!found && !(end - name == 10 && !strncmp(name, "__schedule", 10)) &&
+		    strncmp(name, "__schedule.", 11))
+			continue;
+		addr = strtoull(line, NULL, 16);
+		if (!found) {
+			*lo = addr;
+			found = true;
+		} else if (addr > *lo) {
+			*hi = addr;
+			break;
+		}
+	}
+	fclose(f);
+	if (!*hi || !*lo)
+		*lo = *hi = 0;
+}
+
+/* Whether raw_tp/sched_switch passes prev_state as its 4th argument (5.18+). */
+static bool switch_has_state(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	bool has = true;
+	int id;
+
+	if (!btf)
+		return true;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	if (id > 0) {
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type); /* pointer */
+		if (t && btf_is_ptr(t))
+			t = btf__type_by_id(btf, t->type);
+		if (t && btf_is_func_proto(t))
+			has = btf_vlen(t) >= 5; /* void *, preempt, prev, next, prev_state */
+	}
+	btf__free(btf);
+	return has;
+}
+
+/* cgroup v2 id (the kernfs id a file handle carries) and depth of dir. */
+static int cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	char real[PATH_MAX], line[4096];
+	int mnt_id, best = -1;
+	FILE *f;
+
+	if (!realpath(dir, real))
+		return -errno;
+	if (name_to_handle_at(AT_FDCWD, real, &h.fh, &mnt_id, 0))
+		return -errno;
+	*id = h.id;
+	/* Depth = components of the mount's root inside the hierarchy + below the mount point. */
+	f = fopen("/proc/self/mountinfo", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char root[PATH_MAX], mnt[PATH_MAX], *sep = strstr(line, " - ");
+		int len;
+
+		if (!sep || strncmp(sep, " - cgroup2 ", 11))
+			continue;
+		if (sscanf(line, "%*d %*d %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		len = strlen(mnt);
+		if (strncmp(real, mnt, len) || (real[len] && real[len] != '/') || len <= best)
+			continue;
+		best = len;
+		*level = 0;
+		for (const char *p = root; *p; p++)
+			*level += *p == '/' && p[1];
+		for (const char *p = real + len; *p; p++)
+			*level += *p == '/' && p[1];
+	}
+	fclose(f);
+	return best < 0 ? -ENOTDIR : 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct native *n = ctx;
+	const struct offcpu_event *ev = data;
+	struct native_thread *t;
+
+	if (len < sizeof(*ev))
+		return 0;
+	if (ev->type == OFFCPU_EV_TRACK) {
+		if (n->sym)
+			symbolizer__track(n->sym, ev->tgid);
+		n->tracked++;
+		return 0;
+	}
+	if (ev->type != OFFCPU_EV_EXIT)
+		return 0;
+	if (n->nr_exits == n->cap_exits) {
+		size_t cap = n->cap_exits ? n->cap_exits * 2 : 256;
+		void *p = realloc(n->exits, cap * sizeof(*n->exits));
+
+		if (!p)
+			return -ENOMEM;
+		n->exits = p;
+		n->cap_exits = cap;
+	}
+	t = &n->exits[n->nr_exits++];
+	memset(t, 0, sizeof(*t));
+	t->tgid = ev->tgid;
+	t->tid = ev->tid;
+	memcpy(t->comm, ev->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	t->have_time = true;
+	t->time.wall_ns = ev->end_ns > ev->first_ns ? ev->end_ns - ev->first_ns : 0;
+	t->time.oncpu_ns = ev->exec_ns;
+	t->time.runq_ns = ev->delay_ns;
+	return 0;
+}
+
+static int read_stats(struct native *n, struct offcpu_stats *sum)
+{
+	struct offcpu_stats *per = calloc(n->nr_cpus, sizeof(*per));
+	uint32_t zero = 0;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(n->skel->maps.stats), &zero, per)) {
+		err = -errno;
+		goto cleanup;
+	}
+	for (int c = 0; c < n->nr_cpus; c++) {
+		const uint64_t *src = (const uint64_t *)&per[c];
+		uint64_t *dst = (uint64_t *)sum;
+
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
+			dst[i] += src[i];
+	}
+cleanup:
+	free(per);
+	return err;
+}
+
+static int agg_merge(struct native *n, const struct offcpu_agg_key *k,
+		     const struct offcpu_agg_val *v)
+{
+	struct offcpu_agg_val *dst;
+	bool created;
+
+	dst = ntable_get(&n->agg, k, &created);
+	if (!dst)
+		return -ENOMEM;
+	dst->count += v->count;
+	dst->off_ns += v->off_ns;
+	dst->runq_ns += v->runq_ns;
+	return 0;
+}
+
+/* Move every entry of a map no program writes any more into n->agg. */
+static int drain_map(struct native *n, struct bpf_map *map)
+{
+	enum { BATCH = 1024 };
+	int fd = bpf_map__fd(map), err = 0;
+	struct offcpu_agg_key *keys = calloc(BATCH, sizeof(*keys));
+	struct offcpu_agg_val *vals = calloc(BATCH, sizeof(*vals));
+	struct offcpu_agg_key key;
+	struct offcpu_agg_val val;
+	uint32_t in_b = 0, out_b = 0;
+	bool first = true;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		uint32_t count = BATCH;
+		int ret = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in_b, &out_b, keys,
+							  vals, &count, NULL);
+
+		if (ret && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				break; /* no batch ops: the slow way below */
+			err = -errno;
+			goto cleanup;
+		}
+		for (uint32_t i = 0; i < count; i++)
+			if ((err = agg_merge(n, &keys[i], &vals[i])))
+				goto cleanup;
+		if (ret)
+			goto cleanup; /* ENOENT: done */
+		first = false;
+		in_b = out_b;
+	}
+	while (!bpf_map_get_next_key(fd, NULL, &key)) {
+		if (!bpf_map_lookup_elem(fd, &key, &val) && (err = agg_merge(n, &key, &val)))
+			goto cleanup;
+		if (bpf_map_delete_elem(fd, &key)) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+cleanup:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Switch the BPF side to the other aggregation map and empty the one it left. */
+static int drain(struct native *n)
+{
+	uint32_t old = n->skel->bss->gen & 1;
+	struct offcpu_stats st;
+
+	__atomic_store_n(&n->skel->bss->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	quiesce(n);
+	if (!read_stats(n, &st))
+		n->inserts_at_flip = st.agg_inserts;
+	n->last_drain_ns = mono_ns();
+	return drain_map(n, old ? n->skel->maps.agg1 : n->skel->maps.agg0);
+}
+
+static uint32_t pick(uint32_t opt, uint32_t small, uint32_t large, enum offcpu_target t)
+{
+	if (opt)
+		return opt;
+	return t == OFFCPU_TARGET_TGIDS ? small : large;
+}
+
+static void destroy_skel(struct native *n)
+{
+	for (size_t i = 0; i < n->nr_links; i++)
+		bpf_link__destroy(n->links[i]);
+	n->nr_links = 0;
+	offcpu_bpf__destroy(n->skel);
+	n->skel = NULL;
+}
+
+/* Open, configure, load and attach one flavour (tp_btf or raw_tp). 0 or -errno + reason. */
+static int load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
+		       size_t whylen)
+{
+	struct offcpu_bpf *s;
+	struct bpf_program *btf_progs[6], *raw_progs[6];
+	uint32_t threads, aggs, stacks;
+	int err;
+
+	s = n->skel = offcpu_bpf__open();
+	if (!s) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	s->rodata->target = n->target;
+	s->rodata->kernel_threads = o->kernel_threads;
+	s->rodata->self_tgid = getpid();
+	s->rodata->hold_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
+	s->rodata->state_mask = o->state_mask;
+	s->rodata->min_block_ns = o->min_block_ns;
+	s->rodata->max_block_ns = o->max_block_ns;
+	s->rodata->kernel_stacks = !o->no_kernel_stacks;
+	s->rodata->user_stacks = !o->no_user_stacks;
+	s->rodata->stack_cache = !o->no_stack_cache;
+	s->rodata->sched_lo = n->sched_lo;
+	s->rodata->sched_hi = n->sched_hi;
+	s->rodata->switch_has_state = raw ? switch_has_state() : true;
+	s->rodata->cgroup_id = n->cgroup_id;
+	s->rodata->cgroup_level = n->cgroup_level;
+
+	threads = pick(o->thread_entries, 8192, 32768, n->target);
+	aggs = n->agg_entries = pick(o->agg_entries, 16384, 65536, n->target);
+	stacks = pick(o->stack_entries, 16384, 65536, n->target);
+	if ((err = bpf_map__set_max_entries(s->maps.threads, threads)) ||
+	    (err = bpf_map__set_max_entries(s->maps.procs, threads)) ||
+	    (err = bpf_map__set_max_entries(s->maps.agg0, aggs)) ||
+	    (err = bpf_map__set_max_entries(s->maps.agg1, aggs)) ||
+	    (err = bpf_map__set_max_entries(s->maps.stacks, stacks)) ||
+	    (err = bpf_map__set_max_entries(s->maps.events,
+					    n->target == OFFCPU_TARGET_TGIDS ? 1 << 20 : 1 << 22))) {
+		snprintf(why, whylen, "cannot size the BPF maps: %s", strerror(-err));
+		return err;
+	}
+
+	/* Attach order: process and wakeup bookkeeping before the switches that use it. */
+	btf_progs[0] = s->progs.fork_btf, raw_progs[0] = s->progs.fork_raw;
+	btf_progs[1] = s->progs.exec_btf, raw_progs[1] = s->progs.exec_raw;
+	btf_progs[2] = s->progs.exit_btf, raw_progs[2] = s->progs.exit_raw;
+	btf_progs[3] = s->progs.wkn_btf, raw_progs[3] = s->progs.wkn_raw;
+	btf_progs[4] = s->progs.wk_btf, raw_progs[4] = s->progs.wk_raw;
+	btf_progs[5] = s->progs.sw_btf, raw_progs[5] = s->progs.sw_raw;
+	for (int i = 0; i < 6; i++) {
+		bpf_program__set_autoload(btf_progs[i], !raw);
+		bpf_program__set_autoload(raw_progs[i], raw);
+	}
+
+	if ((err = offcpu_bpf__load(s))) {
+		snprintf(why, whylen, "the kernel refused the %s programs: %s",
+			 raw ? "raw_tp" : "tp_btf", strerror(-err));
+		return err;
+	}
+
+	if (n->target == OFFCPU_TARGET_TGIDS) {
+		int fd = bpf_map__fd(s->maps.procs);
+		struct offcpu_proc zero = {};
+		int root = o->follow_pid;
+
+		for (size_t i = 0; i <= o->nr_pids; i++) {
+			int pid = i < o->nr_pids ? o->pids[i] : root;
+
+			if (pid <= 0)
+				continue;
+			if (bpf_map_update_elem(fd, &pid, &zero, BPF_ANY)) {
+				err = -errno;
+				snprintf(why, whylen, "cannot add process %d: %s", pid,
+					 strerror(-err));
+				return err;
+			}
+		}
+	}
+
+	n->start_ns = n->last_drain_ns = mono_ns();
+	s->bss->start_ns = n->start_ns;
+	for (int i = 0; i < 6; i++) {
+		struct bpf_program *p = raw ? raw_progs[i] : btf_progs[i];
+		struct bpf_link *l = bpf_program__attach(p);
+
+		if (!l) {
+			err = -errno;
+			snprintf(why, whylen, "cannot attach %s: %s", bpf_program__section_name(p),
+				 strerror(-err));
+			return err;
+		}
+		n->links[n->nr_links++] = l;
+	}
+	n->raw_tp = raw;
+	return 0;
+}
+
+struct native *native__start(const struct native_opts *o)
+{
+	struct native *n = NULL;
+	char why[256] = "";
+	int targets, err;
+
+	if (!o) {
+		errno = EINVAL;
+		return NULL;
+	}
+	targets = (o->follow_pid > 0) + (o->nr_pids > 0) + (o->cgroup != NULL) + o->all;
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	n->diag = o->diag;
+	n->sym = o->sym;
+	libbpf_diag = o->diag;
+	libbpf_set_print(libbpf_print);
+	if (targets != 1 || (o->nr_pids && !o->pids)) {
+		err = -EINVAL;
+		snprintf(why, sizeof(why), "give exactly one target: a command, -p, --cgroup or -a");
+		goto cleanup;
+	}
+	n->target = o->all		? OFFCPU_TARGET_ALL
+		    : o->cgroup != NULL ? OFFCPU_TARGET_CGROUP
+					: OFFCPU_TARGET_TGIDS;
+	n->nr_cpus = libbpf_num_possible_cpus();
+	if (n->nr_cpus <= 0) {
+		err = n->nr_cpus ? n->nr_cpus : -EINVAL;
+		snprintf(why, sizeof(why), "cannot count the CPUs");
+		goto cleanup;
+	}
+	if (ntable_init(&n->agg, sizeof(struct offcpu_agg_key), sizeof(struct offcpu_agg_val))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		err = -EOPNOTSUPP;
+		snprintf(why, sizeof(why),
+			 "the kernel has no BTF (/sys/kernel/btf/vmlinux): it needs "
+			 "CONFIG_DEBUG_INFO_BTF; use the bcc or bpftrace collector");
+		goto cleanup;
+	}
+	for (size_t i = 0; i <= o->nr_pids; i++) {
+		int pid = i < o->nr_pids ? o->pids[i] : o->follow_pid;
+		char path[64];
+
+		if (pid <= 0 && i < o->nr_pids) {
+			err = -EINVAL;
+			snprintf(why, sizeof(why), "%d is not a process id", pid);
+			goto cleanup;
+		}
+		snprintf(path, sizeof(path), "/proc/%d", pid);
+		if (pid > 0 && access(path, F_OK)) {
+			err = -ESRCH;
+			snprintf(why, sizeof(why), "no process %d", pid);
+			goto cleanup;
+		}
+	}
+	if (o->cgroup && (err = cgroup_lookup(o->cgroup, &n->cgroup_id, &n->cgroup_level))) {
+		snprintf(why, sizeof(why), "%s is not a cgroup v2 directory: %s", o->cgroup,
+			 strerror(-err));
+		goto cleanup;
+	}
+	sched_range(&n->sched_lo, &n->sched_hi);
+	if (!n->sched_lo)
+		note(n, "__schedule not found in /proc/kallsyms: tracer frames are not stripped "
+			"in the kernel");
+
+	err = load_attach(n, o, o->force_raw_tp, why, sizeof(why));
+	if (err && !o->force_raw_tp) {
+		note(n, "tp_btf failed (%s); falling back to raw_tp", why);
+		destroy_skel(n);
+		err = load_attach(n, o, true, why, sizeof(why));
+	}
+	if (err)
+		goto cleanup;
+	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), on_event, n, NULL);
+	if (!n->rb) {
+		err = -errno;
+		snprintf(why, sizeof(why), "cannot map the event ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
+	note(n, "attached %s programs (sched_switch, sched_wakeup, sched_wakeup_new, "
+		"sched_process_fork/exec/exit)",
+	     n->raw_tp ? "raw_tp" : "tp_btf");
+	return n;
+
+cleanup:
+	if (err == -EPERM || err == -EACCES)
+		snprintf(why, sizeof(why),
+			 "not allowed to load BPF programs: run as root (or with CAP_BPF and "
+			 "CAP_PERFMON)");
+	if (n && n->diag)
+		fprintf(n->diag, "offcpu native: %s\n", why[0] ? why : strerror(-err));
+	native__free(n);
+	errno = -err;
+	return NULL;
+}
+
+int native__poll(struct native *n, int timeout_ms)
+{
+	struct offcpu_stats st;
+	int err;
+
+	if (!n || n->stopped)
+		return -EINVAL;
+	err = ring_buffer__poll(n->rb, timeout_ms);
+	if (err < 0 && err != -EINTR)
+		return err;
+	/* Exit records do not wake us (BPF_RB_NO_WAKEUP): take them now. */
+	ring_buffer__consume(n->rb);
+	if (mono_ns() - n->last_drain_ns >= DRAIN_NS ||
+	    (!read_stats(n, &st) && st.agg_inserts - n->inserts_at_flip > n->agg_entries / 2))
+		return drain(n);
+	return 0;
+}
+
+
+/* ---- stop: from BPF maps to the profile ---------------------------------- */
+
+struct thread_key {
+	uint32_t tgid;
+	uint32_t tid;
+};
+
+/* A stack half (kernel or user), as frame ids root first. */
+struct part_key {
+	uint64_t id;
+	uint32_t tgid; /* user stacks only: addresses mean something per process */
+	uint32_t user;
+};
+
+struct part {
+	uint32_t *ids;
+	size_t n;
+};
+
+struct build {
+	struct native *n;
+	struct profile *p;
+	struct symbolizer *sym;
+	struct ntable threads; /* thread_key -> native_thread */
+	struct ntable parts;   /* part_key -> part */
+	int stacks_fd;
+	uint64_t stripped;     /* kernel stacks whose tracer frames were dropped here */
+	uint64_t unresolved;   /* stack ids not found in the stacks map */
+};
+
+static const char *errno_name(unsigned int e, bool upper)
+{
+	static const struct {
+		unsigned int e;
+		const char *lo, *up;
+	} names[] = {
+		{ EFAULT, "efault", "EFAULT" }, { ENOMEM, "enomem", "ENOMEM" },
+		{ EEXIST, "eexist", "EEXIST" }, { EINVAL, "einval", "EINVAL" },
+		{ ENOENT, "enoent", "ENOENT" }, { EPERM, "eperm", "EPERM" },
+		{ EBUSY, "ebusy", "EBUSY" },	{ EOPNOTSUPP, "eopnotsupp", "EOPNOTSUPP" },
+		{ ENOSPC, "enospc", "ENOSPC" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == e)
+			return upper ? names[i].up : names[i].lo;
+	return NULL;
+}
+
+static int missing_frame(struct profile *p, bool user, uint64_t id)
+{
+	const char *side = user ? "user" : "kernel";
+	const char *name;
+	char buf[96];
+
+	if (id == OFFCPU_STACK_BEFORE_START)
+		snprintf(buf, sizeof(buf), "[%s stack unknown: off-CPU since before start]", side);
+	else if (id == OFFCPU_STACK_NEW_THREAD)
+		snprintf(buf, sizeof(buf), "[new thread: waiting for its first run]");
+	else if (id == E2BIG)
+		snprintf(buf, sizeof(buf), "[missing %s stack: stack map full]", side);
+	else if ((name = errno_name(id, true)))
+		snprintf(buf, sizeof(buf), "[missing %s stack: %s]", side, name);
+	else
+		snprintf(buf, sizeof(buf), "[missing %s stack: errno %" PRIu64 "]", side, id);
+	return profile__frame(p, FRAME_MISSING, buf, strlen(buf));
+}
+
+static bool tracer_frame(const char *name)
+{
+	return !strncmp(name, "bpf_prog_", 9) || !strncmp(name, "bpf_trace_run", 13) ||
+	       !strncmp(name, "__bpf_trace_", 12) || !strncmp(name, "__traceiter_", 12) ||
+	       !strncmp(name, "bpf_trampoline_", 15);
+}
+
+static int part_push(struct part *pt, int id)
+{
+	uint32_t *ids;
+
+	if (id < 0)
+		return id;
+	ids = realloc(pt->ids, (pt->n + 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	ids[pt->n++] = id;
+	pt->ids = ids;
+	return 0;
+}
+
+/* Frames of stack id of one side, root first, interned into the profile. */
+static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid, uint64_t id)
+{
+	struct offcpu_stack st;
+	char name[256];
+	size_t first;
+
+	if (id == OFFCPU_STACK_NONE)
+		return 0;
+	if (!(id & OFFCPU_STACK_REAL))
+		return part_push(pt, missing_frame(b->p, user, id));
+	if (bpf_map_lookup_elem(b->stacks_fd, &id, &st) || st.nr > OFFCPU_MAX_STACK ||
+	    st.first >= st.nr) {
+		b->unresolved++;
+		return part_push(pt, missing_frame(b->p, user, ENOENT));
+	}
+	first = st.first;
+	if (!user && !b->n->sched_lo && b->sym) {
+		/* No __schedule anchor in the kernel: drop tracer frames by name. */
+		size_t f = first;
+
+		while (f + 1 < st.nr && !symbolizer__kernel(b->sym, st.ips[f] - 1, name,
+							     sizeof(name)) &&
+		       tracer_frame(name))
+			f++;
+		b->stripped += f != first;
+		first = f;
+	}
+	for (size_t i = st.nr; i-- > first;) {
+		uint64_t ip = st.ips[i];
+		int err = 0;
+
+		if (!b->sym) {
+			snprintf(name, sizeof(name), "0x%" PRIx64, ip);
+			err = part_push(pt, profile__frame(b->p, user ? FRAME_USER : FRAME_KERNEL,
+							   name, strlen(name)));
+		} else if (!user) {
+			/* Return addresses: look up the call instruction, not the one after. */
+			if (symbolizer__kernel(b->sym, ip - 1, name, sizeof(name)))
+				snprintf(name, sizeof(name), "0x%" PRIx64, ip);
+			err = part_push(pt, profile__frame(b->p, FRAME_KERNEL, name, strlen(name)));
+		} else {
+			struct sym_frame fr[8];
+			int k = symbolizer__user(b->sym, tgid, i == 0 ? ip : ip - 1, fr, 8);
+
+			if (k <= 0) {
+				snprintf(fr[0].name, sizeof(fr[0].name), "0x%" PRIx64, ip);
+				k = 1;
+			}
+			for (int j = 0; j < k && !err; j++)
+				err = part_push(pt, profile__frame(b->p, FRAME_USER, fr[j].name,
+								   strnlen(fr[j].name,
+									   sizeof(fr[j].name))));
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int part_get(struct build *b, bool user, uint32_t tgid, uint64_t id,
+		    const struct part **out)
+{
+	struct part_key key = { .id = id, .tgid = user ? tgid : 0, .user = user };
+	struct part *pt, built = {};
+	bool created;
+	int err;
+
+	pt = ntable_find(&b->parts, &key);
+	if (pt) {
+		*out = pt;
+		return 0;
+	}
+	if ((err = part_build(b, &built, user, tgid, id))) {
+		free(built.ids);
+		return err;
+	}
+	pt = ntable_get(&b->parts, &key, &created);
+	if (!pt) {
+		free(built.ids);
+		return -ENOMEM;
+	}
+	*pt = built;
+	*out = pt;
+	return 0;
+}
+
+/* The profile stack of a row: user part then kernel part, each root first. */
+static int stack_of(struct build *b, const struct offcpu_agg_key *k)
+{
+	const struct part *u = NULL, *kp = NULL;
+	uint32_t *ids;
+	size_t nr;
+	int err, id;
+
+	/* Both sides unknown for the same reason: one placeholder says it. */
+	if (k->kstack == k->ustack &&
+	    (k->kstack == OFFCPU_STACK_BEFORE_START || k->kstack == OFFCPU_STACK_NEW_THREAD)) {
+		uint32_t one;
+
+		if ((id = missing_frame(b->p, false, k->kstack)) < 0)
+			return id;
+		one = id;
+		return profile__stack(b->p, &one, 1);
+	}
+	if ((err = part_get(b, true, k->tgid, k->ustack, &u)) ||
+	    (err = part_get(b, false, k->tgid, k->kstack, &kp)))
+		return err;
+	nr = u->n + kp->n;
+	ids = malloc((nr ? nr : 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	if (u->n)
+		memcpy(ids, u->ids, u->n * sizeof(*ids));
+	if (kp->n)
+		memcpy(ids + u->n, kp->ids, kp->n * sizeof(*ids));
+	id = profile__stack(b->p, ids, nr);
+	free(ids);
+	return id;
+}
+
+static int read_u64s(const char *path, uint64_t *v, int nr)
+{
+	FILE *f = fopen(path, "r");
+	int got = 0;
+
+	if (!f)
+		return -errno;
+	while (got < nr && fscanf(f, "%" SCNu64, &v[got]) == 1)
+		got++;
+	fclose(f);
+	return got == nr ? 0 : -EINVAL;
+}
+
+static void read_comm(uint32_t tgid, uint32_t tid, char *comm)
+{
+	char path[96], buf[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(comm, OFFCPU_COMM_LEN, "%s", buf);
+	}
+	fclose(f);
+}
+
+/*
+ * Threads still known to the BPF side at stop: their identity and ground
+ * truth (schedstat now minus at first sight), and the open interval of those
+ * still off the CPU, recorded up to stop.
+ */
+static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *inflight_ns,
+			     uint64_t *both, uint64_t *both_ns)
+{
+	struct native *n = b->n;
+	int fd = bpf_map__fd(n->skel->maps.threads);
+	struct offcpu_thread th;
+	uint32_t tid, next;
+	bool first = true;
+	int err;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
+		struct thread_key tk;
+		struct native_thread *t;
+		char path[96];
+		uint64_t ss[2];
+
+		first = false;
+		tid = next;
+		if (bpf_map_lookup_elem(fd, &tid, &th))
+			continue;
+		tk = (struct thread_key){ th.tgid, tid };
+		t = ntable_get(&b->threads, &tk, NULL);
+		if (!t)
+			return -ENOMEM;
+		t->tgid = th.tgid;
+		t->tid = tid;
+		memcpy(t->comm, th.comm, sizeof(t->comm));
+		t->comm[sizeof(t->comm) - 1] = '\0';
+		read_comm(th.tgid, tid, t->comm);
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", th.tgid, tid);
+		if (!read_u64s(path, ss, 2)) {
+			t->have_time = true;
+			t->time.wall_ns = n->stop_ns > th.first_ns ? n->stop_ns - th.first_ns : 0;
+			t->time.oncpu_ns = ss[0] > th.base_exec_ns ? ss[0] - th.base_exec_ns : 0;
+			t->time.runq_ns = ss[1] > th.base_delay_ns ? ss[1] - th.base_delay_ns : 0;
+		}
+
+		if (!th.off_ns || (th.flags & (OFFCPU_TH_FILTERED | OFFCPU_TH_HELD)) ||
+		    n->stop_ns <= th.off_ns)
+			continue;
+		struct offcpu_agg_key k = {
+			.kstack = th.kstack,
+			.ustack = th.ustack,
+			.tgid = th.tgid,
+			.tid = tid,
+			.state = th.state,
+		};
+		struct offcpu_agg_val v = { .count = 1, .off_ns = n->stop_ns - th.off_ns };
+
+		if (th.state == OFFCPU_ST_PREEMPT || (th.flags & OFFCPU_TH_NEW))
+			v.runq_ns = v.off_ns;
+		else if (th.wake_ns && th.wake_ns < n->stop_ns)
+			v.runq_ns = n->stop_ns - th.wake_ns;
+		if (v.runq_ns > v.off_ns)
+			v.runq_ns = v.off_ns;
+		if (th.flags & OFFCPU_TH_BEFORE_START) {
+			k.kstack = k.ustack = OFFCPU_STACK_BEFORE_START;
+			k.state = OFFCPU_ST_UNKNOWN;
+			(*both)++;
+			*both_ns += v.off_ns;
+		}
+		if ((err = agg_merge(n, &k, &v)))
+			return err;
+		(*inflight)++;
+		*inflight_ns += v.off_ns;
+	}
+	return 0;
+}
+
+static uint64_t missed_events(struct native *n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n->nr_links; i++) {
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_link__fd(n->links[i]);
+		struct bpf_link_info li = {};
+		uint32_t llen = sizeof(li);
+		int pfd;
+
+		if (bpf_obj_get_info_by_fd(fd, &li, &llen))
+			continue;
+		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		if (pfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(pfd, &info, &len))
+			sum += info.recursion_misses;
+		close(pfd);
+	}
+	return sum;
+}
+
+static void add_loss(struct integrity *in, const char *name, uint64_t count, uint64_t ns)
+{
+	if (in)
+		integrity__add_loss(in, name, count, ns);
+}
+
+int native__stop(struct native *n, struct profile *p, struct integrity *in,
+		 struct symbolizer *sym)
+{
+	struct build b = { .n = n, .p = p, .sym = sym };
+	struct offcpu_stats st;
+	uint64_t inflight = 0, inflight_ns = 0, both = 0, both_ns = 0, misses;
+	uint64_t stack_map_full = 0, stack_map_full_ns = 0;
+	const void *key;
+	void *val;
+	size_t pos;
+	int err;
+
+	if (!n || !p || n->stopped)
+		return -EINVAL;
+	n->stopped = true;
+	n->stop_ns = mono_ns();
+	misses = missed_events(n);
+	for (size_t i = 0; i < n->nr_links; i++)
+		bpf_link__destroy(n->links[i]);
+	n->nr_links = 0;
+	quiesce(n); /* a program that started before the detach has finished */
+
+	if ((err = ntable_init(&b.threads, sizeof(struct thread_key), sizeof(struct native_thread))) ||
+	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))))
+		goto cleanup;
+	b.stacks_fd = bpf_map__fd(n->skel->maps.stacks);
+	ring_buffer__consume(n->rb);
+	if ((err = drain_map(n, n->skel->maps.agg0)) || (err = drain_map(n, n->skel->maps.agg1)))
+		goto cleanup;
+	if ((err = read_stats(n, &st)))
+		goto cleanup;
+	for (size_t i = 0; i < n->nr_exits; i++) {
+		struct thread_key tk = { n->exits[i].tgid, n->exits[i].tid };
+		struct native_thread *t = ntable_get(&b.threads, &tk, NULL);
+
+		if (!t) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		*t = n->exits[i];
+	}
+	if ((err = read_live_threads(&b, &inflight, &inflight_ns, &both, &both_ns)))
+		goto cleanup;
+
+	for (pos = 0; ntable_next(&n->agg, &pos, &key, &val);) {
+		const struct offcpu_agg_key *k = key;
+		const struct offcpu_agg_val *v = val;
+		struct thread_key tk = { k->tgid, k->tid };
+		const struct native_thread *t = ntable_find(&b.threads, &tk);
+		struct profile_weight w = { v->count, v->off_ns, v->runq_ns };
+		int tid, sid;
+
+		tid = profile__thread(p, k->tgid, k->tid, t ? t->comm : NULL);
+		if (tid < 0) {
+			err = tid;
+			goto cleanup;
+		}
+		sid = stack_of(&b, k);
+		if (sid < 0) {
+			err = sid;
+			goto cleanup;
+		}
+		if ((err = profile__add(p, tid, sid, k->state, &w)) < 0)
+			goto cleanup;
+		for (int side = 0; side < 2; side++) {
+			uint64_t id = side ? k->ustack : k->kstack;
+			char name[INTEGRITY_NAME_MAX];
+			const char *e;
+
+			if (id == OFFCPU_STACK_NONE || id > OFFCPU_STACK_ERRNO_MAX)
+				continue;
+			if (id == E2BIG) {
+				stack_map_full += v->count;
+				stack_map_full_ns += v->off_ns;
+				continue;
+			}
+			e = errno_name(id, false);
+			if (e)
+				snprintf(name, sizeof(name), "%s_stack_errors_%s",
+					 side ? "user" : "kernel", e);
+			else
+				snprintf(name, sizeof(name), "%s_stack_errors_errno%u",
+					 side ? "user" : "kernel", (unsigned int)id);
+			add_loss(in, name, v->count, v->off_ns);
+		}
+	}
+	for (pos = 0; ntable_next(&b.threads, &pos, &key, &val);) {
+		const struct native_thread *t = val;
+		int tid;
+
+		if (!t->have_time)
+			continue;
+		tid = profile__thread(p, t->tgid, t->tid, t->comm);
+		if (tid < 0 || (err = profile__set_thread_time(p, tid, &t->time)) < 0) {
+			err = tid < 0 ? tid : err;
+			goto cleanup;
+		}
+	}
+	profile__set_runq_known(p, true);
+
+	add_loss(in, "inflight_at_start", st.inflight_start + both, st.inflight_start_ns + both_ns);
+	add_loss(in, "inflight_at_stop", inflight, inflight_ns);
+	add_loss(in, "map_full_agg", st.map_full_agg, st.map_full_agg_ns);
+	add_loss(in, "map_full_stacks", stack_map_full, stack_map_full_ns);
+	add_loss(in, "map_full_threads", st.map_full_threads, 0);
+	add_loss(in, "map_full_procs", st.map_full_procs, 0);
+	add_loss(in, "unmatched_switch_in", st.unmatched_switch_in, 0);
+	add_loss(in, "unmatched_wakeups", st.unmatched_wakeups, 0);
+	add_loss(in, "stack_cache_mismatch", st.cache_mismatch, st.cache_mismatch_ns);
+	add_loss(in, "lost_thread_records", st.lost_records, 0);
+	add_loss(in, "missed_events", misses, 0);
+	if (in)
+		in->evidence = 1;
+
+	note(n, "%s, %.3f s: %" PRIu64 " switch-outs, %" PRIu64 " intervals recorded, %" PRIu64
+		" filtered; stack walks %" PRIu64 " kernel / %" PRIu64 " user; call-site cache %" PRIu64
+		" hits, %" PRIu64 " checks, %" PRIu64 " intervals in failed checks",
+	     n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, st.switch_out,
+	     st.recorded, st.filtered, st.walks_kernel, st.walks_user, st.cache_hits,
+	     st.cache_checks, st.cache_mismatch);
+	note(n, "%" PRIu64 " tracer-frame strips, %" PRIu64 " kernel stacks without __schedule, %"
+		PRIu64 " truncated at %d frames, %" PRIu64 " wakeups while running, %" PRIu64
+		" sleeps without a seen wakeup, %" PRIu64 " processes tracked, %zu threads exited",
+	     st.tracer_frames + b.stripped, st.unanchored, st.stack_truncated, OFFCPU_MAX_STACK,
+	     st.wakeup_running, st.no_wakeup, n->tracked, n->nr_exits);
+	if (b.unresolved)
+		note(n, "%" PRIu64 " stack ids not found in the stacks map", b.unresolved);
+	err = 0;
+cleanup:
+	for (pos = 0; b.parts.slots && ntable_next(&b.parts, &pos, &key, &val);)
+		free(((struct part *)val)->ids);
+	ntable_free(&b.parts);
+	ntable_free(&b.threads);
+	return err;
+}
+
+void native__free(struct native *n)
+{
+	if (!n)
+		return;
+	ring_buffer__free(n->rb);
+	if (n->skel)
+		destroy_skel(n);
+	ntable_free(&n->agg);
+	free(n->exits);
+	if (libbpf_diag == n->diag) {
+		libbpf_diag = NULL;
+		libbpf_set_print(NULL);
+	}
+	free(n);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A small open-addressing hash table with fixed-size keys and values, for the
+ * native collector's user-space aggregation (rows, threads, stack parts).
+ *
+ * Values are zeroed when created. Pointers returned stay valid until the next
+ * ntable_get() that creates an entry (the table may grow then).
+ */
+#ifndef OFFCPU_COLLECT_NATIVE_TABLE_H
+#define OFFCPU_COLLECT_NATIVE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ntable {
+	unsigned char *slots;
+	size_t cap;    /* slots, a power of two */
+	size_t n;      /* entries */
+	size_t ksz;    /* key bytes */
+	size_t vsz;    /* value bytes */
+	size_t voff;   /* value offset in a slot (8-aligned) */
+	size_t stride; /* bytes per slot: used flag, key, value, aligned to 8 */
+};
+
+/* 0 or -ENOMEM. */
+int ntable_init(struct ntable *t, size_t ksz, size_t vsz);
+void ntable_free(struct ntable *t);
+/* The value of key, created (zeroed) when absent; NULL on -ENOMEM. */
+void *ntable_get(struct ntable *t, const void *key, bool *created);
+/* The value of key, or NULL. */
+void *ntable_find(const struct ntable *t, const void *key);
+/*
+ * Iterate: start with *pos = 0; returns false at the end. Entries come in
+ * slot order (unspecified); do not create entries while iterating.
+ */
+bool ntable_next(const struct ntable *t, size_t *pos, const void **key, void **val);
+
+#endif

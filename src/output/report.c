@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/budget.h"
+#include "analyze/reasons.h"
+#include "output/report.h"
+#include "output/term.h"
+#include "util/json_writer.h"
+
+#define KEY_FRAMES 3
+
+/* One of the top stacks, with the split the budget uses. */
+struct top_stack {
+	uint32_t stack;
+	uint32_t thread;
+	uint64_t off_ns, runq_ns, count;
+	uint64_t by_reason[REASON__COUNT], by_count[REASON__COUNT];
+	/* The reason with most off-CPU time on this stack (then most intervals). */
+	enum reason reason;
+	double share;
+};
+
+struct ctx {
+	FILE *out;
+	const struct profile *p;
+	const struct integrity *in;
+	struct report_opts o;
+	struct budget *b;
+	struct top_stack *top;
+	size_t nr_top, nr_stacks;
+	uint64_t total_off;
+};
+
+static const char *reason_color(enum reason r)
+{
+	static const char *const colors[REASON__COUNT] = {
+		[REASON_LOCK] = "31",	  [REASON_SLEEP] = "34",    [REASON_DISK_IO] = "33",
+		[REASON_NETWORK] = "36",  [REASON_POLL] = "35",	    [REASON_PIPE] = "32",
+		[REASON_CHILD] = "32",	  [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
+		[REASON_OTHER] = "2",
+	};
+
+	return (unsigned)r < REASON__COUNT ? colors[r] : NULL;
+}
+
+static double frac(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+static const char *kind_name(enum frame_kind k)
+{
+	return k == FRAME_KERNEL ? "kernel" : k == FRAME_MISSING ? "missing" : "user";
+}
+
+void report__key_frames(const struct profile *p, uint32_t stack, size_t max, size_t *kernel,
+			size_t *nk, size_t *user, size_t *nu)
+{
+	size_t n = 0, from;
+	const uint32_t *frames = profile__stack_at(p, stack, &n);
+	struct reason_match m;
+
+	*nk = *nu = 0;
+	if (!frames)
+		return;
+	/*
+	 * Kernel frames start at the one that decided the reason (a wait
+	 * primitive inside it, like io_schedule, says less), else at the leaf.
+	 */
+	reasons__explain(p, stack, OFFCPU_STATE_UNKNOWN, &m);
+	from = n;
+	if (m.frame >= 0 && (m.step == REASON_BY_SPECIFIC || m.step == REASON_BY_GENERIC))
+		from = (size_t)m.frame + 1;
+	for (size_t i = from; i-- > 0 && *nk < max;) {
+		const struct profile_frame *f = profile__frame_at(p, frames[i]);
+
+		if (f->kind == FRAME_KERNEL && !reasons__is_plumbing(f->name))
+			kernel[(*nk)++] = i;
+		else if (f->kind == FRAME_MISSING && i + 1 < n &&
+			 profile__frame_at(p, frames[i + 1])->kind != FRAME_KERNEL)
+			kernel[(*nk)++] = i; /* "[Missed Kernel Stack]" after the user frames */
+	}
+	for (size_t i = n; i-- > 0 && *nu < max;) {
+		const struct profile_frame *f = profile__frame_at(p, frames[i]);
+
+		if (f->kind == FRAME_USER)
+			user[(*nu)++] = i;
+		else if (f->kind == FRAME_MISSING && (i + 1 == n ||
+			 profile__frame_at(p, frames[i + 1])->kind == FRAME_KERNEL))
+			user[(*nu)++] = i; /* "[Missed User Stack]" where the user frames would be */
+	}
+}
+
+static int compute_top(struct ctx *c)
+{
+	struct profile_stack_sum *ss = NULL;
+	struct reasons *rs = NULL;
+	int32_t *slot = NULL;
+	size_t n = 0, nst = profile__nr_stacks(c->p);
+	bool runq_known = profile__runq_known(c->p);
+	int err;
+
+	err = profile__sum_by_stack(c->p, &ss, &n);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	c->nr_stacks = n;
+	c->nr_top = n < (size_t)c->o.top ? n : (size_t)c->o.top;
+	c->top = calloc(c->nr_top ? c->nr_top : 1, sizeof(*c->top));
+	slot = malloc((nst ? nst : 1) * sizeof(*slot));
+	rs = reasons__new(c->p);
+	if (!c->top || !slot || !rs)
+		goto cleanup;
+	for (size_t s = 0; s < nst; s++)
+		slot[s] = -1;
+	for (size_t i = 0; i < c->nr_top; i++) {
+		c->top[i].stack = ss[i].stack;
+		c->top[i].thread = ss[i].thread;
+		c->top[i].off_ns = ss[i].w.off_ns;
+		c->top[i].count = ss[i].w.count;
+		c->top[i].share = frac(ss[i].w.off_ns, c->total_off);
+		slot[ss[i].stack] = (int32_t)i;
+	}
+	for (size_t i = 0; i < profile__nr_rows(c->p); i++) {
+		const struct profile_row *row = profile__row_at(c->p, i);
+		struct top_stack *t;
+		enum reason r;
+
+		if (slot[row->stack] < 0)
+			continue;
+		t = &c->top[slot[row->stack]];
+		r = reasons__get(rs, row->stack, row->state);
+		t->by_reason[r] += row->w.off_ns;
+		t->by_count[r] += row->w.count;
+		t->runq_ns += r == REASON_RUNQUEUE ? row->w.off_ns : runq_known ? row->w.runq_ns : 0;
+	}
+	for (size_t i = 0; i < c->nr_top; i++) {
+		struct top_stack *t = &c->top[i];
+
+		t->reason = REASON_OTHER;
+		for (int r = 0; r < REASON__COUNT; r++) {
+			bool more = t->by_reason[r] > t->by_reason[t->reason];
+			bool tie = t->by_reason[r] == t->by_reason[t->reason] &&
+				   t->by_count[r] > t->by_count[t->reason];
+
+			if (more || tie)
+				t->reason = r;
+		}
+	}
+	err = 0;
+cleanup:
+	reasons__free(rs);
+	free(slot);
+	free(ss);
+	return err;
+}
+
+/* ---- text ---- */
+
+static void banner(struct ctx *c)
+{
+	const struct integrity *in = c->in;
+	struct term_line l;
+	char t[32], line[160];
+	size_t shown = 0, nonzero = 0;
+
+	if (!in || in->status == INTEGRITY_COMPLETE)
+		return;
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__color(&l, in->status == INTEGRITY_PARTIAL ? "1;31" : "1;33");
+	if (in->status == INTEGRITY_PARTIAL)
+		term_line__text(&l, "!! capture PARTIAL: events were lost, the numbers below undercount", -1);
+	else
+		term_line__text(&l, "!! capture integrity UNKNOWN: no loss counters were read", -1);
+	term_line__end(&l);
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		const struct integrity_loss *ls = &in->losses[i];
+
+		if (!ls->count)
+			continue;
+		nonzero++;
+		if (shown == 6)
+			continue;
+		shown++;
+		if (ls->affected_ns)
+			snprintf(line, sizeof(line), "!!   %s: %llu (%s off-CPU affected)", ls->name,
+				 (unsigned long long)ls->count, term__ns(ls->affected_ns, t, sizeof(t)));
+		else
+			snprintf(line, sizeof(line), "!!   %s: %llu", ls->name,
+				 (unsigned long long)ls->count);
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__color(&l, "31");
+		term_line__text(&l, line, -1);
+		term_line__end(&l);
+	}
+	if (nonzero > shown) {
+		snprintf(line, sizeof(line), "!!   and %zu more losses (--json lists all)", nonzero - shown);
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, line, -1);
+		term_line__end(&l);
+	}
+	if (in->message[0]) {
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, "!!   ", -1);
+		term_line__text(&l, in->message, -1);
+		term_line__end(&l);
+	}
+	fputc('\n', c->out);
+}
+
+static void heading(struct ctx *c, const char *title)
+{
+	struct term_line l;
+
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__color(&l, "1");
+	term_line__text(&l, title, -1);
+	term_line__end(&l);
+}
+
+static void totals_line(struct ctx *c)
+{
+	const struct budget_entry *t = &c->b->total;
+	char off[16], line[160];
+	struct term_line l;
+
+	snprintf(line, sizeof(line), "%s off-CPU in %llu intervals; %zu threads in %zu processes",
+		 term__ns(t->off_ns, off, sizeof(off)), (unsigned long long)t->count,
+		 c->b->nr_threads, c->b->nr_procs);
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__text(&l, line, -1);
+	term_line__end(&l);
+	if (c->b->runq_known)
+		return;
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__text(&l, "(no run-queue split from this collector: only preempted stacks count as runq)", -1);
+	term_line__end(&l);
+}
+
+/* Reasons with time, largest first (runqueue included, as the rows saw it). */
+static size_t reasons_sorted(const struct budget_entry *t, enum reason *order, uint64_t *ns)
+{
+	size_t n = 0;
+
+	for (int r = 0; r < REASON__COUNT; r++) {
+		uint64_t v = r == REASON_RUNQUEUE ? t->rows_runq_ns : t->blocked_ns[r];
+		size_t j;
+
+		if (!v)
+			continue;
+		for (j = n; j > 0 && ns[j - 1] < v; j--) {
+			ns[j] = ns[j - 1];
+			order[j] = order[j - 1];
+		}
+		ns[j] = v;
+		order[j] = r;
+		n++;
+	}
+	return n;
+}
+
+static void reasons_table(struct ctx *c)
+{
+	enum reason order[REASON__COUNT];
+	uint64_t ns[REASON__COUNT];
+	size_t n = reasons_sorted(&c->b->total, order, ns);
+	struct term_line l;
+	char t[16], pct[16];
+
+	heading(c, "Off-CPU time by reason");
+	for (size_t i = 0; i < n; i++) {
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, "  ", -1);
+		term_line__color(&l, reason_color(order[i]));
+		term_line__left_in(&l, reason__name(order[i]), 10);
+		term_line__color(&l, NULL);
+		term_line__right(&l, term__ns(ns[i], t, sizeof(t)), 8);
+		term_line__right(&l, term__pct(frac(ns[i], c->b->total.off_ns), pct, sizeof(pct)), 8);
+		term_line__end(&l);
+	}
+	if (!n) {
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, "  (no off-CPU time recorded)", -1);
+		term_line__end(&l);
+	}
+	fputc('\n', c->out);
+}
+
+/* Budget columns after the name: wall, on-CPU, runq, blocked, unacct (8 each), cover (6), reason (9). */
+#define BUDGET_FIXED (5 * 8 + 6 + 9)
+
+static void budget_row(struct ctx *c, const struct budget_entry *e, const char *name, bool bold)
+{
+	int name_cols = c->o.width - BUDGET_FIXED;
+	char t[16], pct[16];
+	enum reason top = budget_entry__top_reason(e);
+	struct term_line l;
+
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	if (bold)
+		term_line__color(&l, "1");
+	term_line__left_in(&l, name, name_cols);
+	term_line__color(&l, NULL);
+	term_line__right(&l, e->time_known ? term__ns(e->wall_ns, t, sizeof(t)) : "-", 8);
+	term_line__right(&l, e->time_known ? term__ns(e->oncpu_ns, t, sizeof(t)) : "-", 8);
+	term_line__right(&l, term__ns(e->runq_ns, t, sizeof(t)), 8);
+	term_line__right(&l, term__ns(e->blocked_total_ns, t, sizeof(t)), 8);
+	term_line__right(&l, e->time_known ? term__ns(e->unaccounted_ns, t, sizeof(t)) : "-", 8);
+	term_line__right(&l, e->coverage >= 0 ? term__pct(e->coverage, pct, sizeof(pct)) : "-", 6);
+	term_line__text(&l, " ", -1);
+	if (e->blocked_total_ns) {
+		term_line__color(&l, reason_color(top));
+		term_line__text(&l, reason__name(top), -1);
+	}
+	term_line__end(&l);
+}
+
+static void budget_table(struct ctx *c)
+{
+	const struct budget *b = c->b;
+	size_t nprocs = b->nr_procs < (size_t)c->o.max_procs ? b->nr_procs : (size_t)c->o.max_procs;
+	struct term_line l;
+	char name[96];
+
+	heading(c, "Wall-clock budget (thread time)");
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__color(&l, "2");
+	term_line__left_in(&l, "process / thread", c->o.width - BUDGET_FIXED);
+	term_line__right(&l, "wall", 8);
+	term_line__right(&l, "on-CPU", 8);
+	term_line__right(&l, "runq", 8);
+	term_line__right(&l, "blocked", 8);
+	term_line__right(&l, "unacct", 8);
+	term_line__right(&l, "cover", 6);
+	term_line__text(&l, " main", -1);
+	term_line__end(&l);
+	for (size_t i = 0; i < nprocs; i++) {
+		const struct budget_entry *pe = &b->procs[i];
+		size_t shown = 0, hidden = 0;
+
+		if (pe->pid)
+			snprintf(name, sizeof(name), "%d %s", pe->pid, pe->comm);
+		else
+			snprintf(name, sizeof(name), "%s", pe->comm);
+		budget_row(c, pe, name, true);
+		/* One thread: the process line says it all. */
+		for (size_t j = 0; pe->nr_threads > 1 && j < b->nr_threads; j++) {
+			const struct budget_entry *te = &b->threads[j];
+
+			if (te->pid != pe->pid || (!pe->pid && strcmp(te->comm, pe->comm)))
+				continue;
+			if (shown == (size_t)c->o.max_threads) {
+				hidden++;
+				continue;
+			}
+			shown++;
+			if (te->tid)
+				snprintf(name, sizeof(name), "  %d %s", te->tid, te->comm);
+			else
+				snprintf(name, sizeof(name), "  %s", te->comm);
+			budget_row(c, te, name, false);
+		}
+		if (hidden) {
+			snprintf(name, sizeof(name), "  (%zu more threads)", hidden);
+			term_line__begin(&l, c->out, c->o.width, c->o.color);
+			term_line__text(&l, name, -1);
+			term_line__end(&l);
+		}
+	}
+	if (b->nr_procs > nprocs) {
+		snprintf(name, sizeof(name), "(%zu more processes)", b->nr_procs - nprocs);
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, name, -1);
+		term_line__end(&l);
+	}
+	if (b->nr_procs > 1)
+		budget_row(c, &b->total, "total", true);
+	fputc('\n', c->out);
+}
+
+/* "label a <- b <- c" with each frame cut to fit what is left. */
+static void frames_line(struct ctx *c, const char *label, const uint32_t *frames, const size_t *idx,
+			size_t n)
+{
+	struct term_line l;
+	char buf[256];
+
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__text(&l, "      ", -1);
+	term_line__color(&l, "2");
+	term_line__text(&l, label, -1);
+	term_line__color(&l, NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile__frame_at(c->p, frames[idx[i]]);
+		int left = term_line__left(&l) - (i + 1 < n ? 4 : 0);
+
+		if (i)
+			term_line__text(&l, " <- ", -1);
+		reasons__clean_name(f->kind, f->name, buf, sizeof(buf));
+		/* Leave room for the next frame unless this is the last one. */
+		term_line__text(&l, buf, i + 1 < n ? (left > 8 ? left - 8 : left) : -1);
+		if (!term_line__left(&l))
+			break;
+	}
+	term_line__end(&l);
+}
+
+static void stacks_table(struct ctx *c)
+{
+	struct term_line l;
+	char title[96], t[16], pct[16], cnt[24], who[128];
+
+	snprintf(title, sizeof(title), "Top %zu of %zu stacks by off-CPU time", c->nr_top, c->nr_stacks);
+	heading(c, title);
+	for (size_t i = 0; i < c->nr_top; i++) {
+		const struct top_stack *ts = &c->top[i];
+		const struct profile_thread *th = profile__thread_at(c->p, ts->thread);
+		size_t kidx[KEY_FRAMES], uidx[KEY_FRAMES], nk, nu, n;
+		const uint32_t *frames = profile__stack_at(c->p, ts->stack, &n);
+		char rank[24];
+
+		snprintf(rank, sizeof(rank), "%2zu ", i + 1);
+		snprintf(cnt, sizeof(cnt), "%llux", (unsigned long long)ts->count);
+		if (th->tid)
+			snprintf(who, sizeof(who), "%s %d/%d", th->comm, th->pid, th->tid);
+		else
+			snprintf(who, sizeof(who), "%s", th->comm);
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, rank, -1);
+		term_line__color(&l, reason_color(ts->reason));
+		term_line__left_in(&l, reason__name(ts->reason), 9);
+		term_line__color(&l, NULL);
+		term_line__right(&l, term__ns(ts->off_ns, t, sizeof(t)), 8);
+		term_line__right(&l, term__pct(ts->share, pct, sizeof(pct)), 7);
+		term_line__right(&l, cnt, 9);
+		term_line__text(&l, "  ", -1);
+		term_line__text(&l, who, -1);
+		term_line__end(&l);
+		report__key_frames(c->p, ts->stack, KEY_FRAMES, kidx, &nk, uidx, &nu);
+		if (nk)
+			frames_line(c, "kernel: ", frames, kidx, nk);
+		if (nu)
+			frames_line(c, "user:   ", frames, uidx, nu);
+		if (!nk && !nu)
+			frames_line(c, "(empty stack)", frames, kidx, 0);
+	}
+	if (!c->nr_top) {
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, "  (no stacks)", -1);
+		term_line__end(&l);
+	}
+}
+
+static void write_text(struct ctx *c)
+{
+	banner(c);
+	totals_line(c);
+	fputc('\n', c->out);
+	reasons_table(c);
+	budget_table(c);
+	stacks_table(c);
+}
+
+/* ---- JSON ---- */
+
+static void json_u64_or_null(struct jw *w, const char *key, bool known, uint64_t v)
+{
+	jw_key(w, key);
+	if (known)
+		jw_u64(w, v);
+	else
+		jw_null(w);
+}
+
+static void json_entry(struct jw *w, const struct budget_entry *e, bool with_ids)
+{
+	if (with_ids) {
+		jw_key(w, "pid");
+		jw_i64(w, e->pid);
+		jw_key(w, "tid");
+		jw_i64(w, e->tid);
+		jw_key(w, "comm");
+		jw_string(w, e->comm);
+	}
+	jw_key(w, "threads");
+	jw_u64(w, e->nr_threads);
+	json_u64_or_null(w, "wall_ns", e->time_known, e->wall_ns);
+	json_u64_or_null(w, "oncpu_ns", e->time_known, e->oncpu_ns);
+	jw_key(w, "runq_ns");
+	jw_u64(w, e->runq_ns);
+	jw_key(w, "blocked_ns");
+	jw_u64(w, e->blocked_total_ns);
+	jw_key(w, "blocked_by_reason");
+	jw_object_begin(w);
+	for (int r = 0; r < REASON__COUNT; r++) {
+		if (!e->blocked_ns[r])
+			continue;
+		jw_key(w, reason__name(r));
+		jw_u64(w, e->blocked_ns[r]);
+	}
+	jw_object_end(w);
+	json_u64_or_null(w, "unaccounted_ns", e->time_known, e->unaccounted_ns);
+	json_u64_or_null(w, "excess_ns", e->time_known, e->excess_ns);
+	jw_key(w, "off_ns");
+	jw_u64(w, e->off_ns);
+	jw_key(w, "count");
+	jw_u64(w, e->count);
+	jw_key(w, "coverage");
+	if (e->coverage >= 0)
+		jw_double(w, e->coverage, 4);
+	else
+		jw_null(w);
+}
+
+static void json_integrity(struct jw *w, const struct integrity *in)
+{
+	jw_key(w, "integrity");
+	if (!in) {
+		jw_null(w);
+		return;
+	}
+	jw_object_begin(w);
+	jw_key(w, "status");
+	jw_string(w, integrity_status__name(in->status));
+	jw_key(w, "message");
+	jw_string(w, in->message);
+	jw_key(w, "lost_total");
+	jw_u64(w, integrity__total_lost(in));
+	jw_key(w, "losses");
+	jw_array_begin(w);
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		jw_object_begin(w);
+		jw_key(w, "name");
+		jw_string(w, in->losses[i].name);
+		jw_key(w, "count");
+		jw_u64(w, in->losses[i].count);
+		jw_key(w, "affected_ns");
+		jw_u64(w, in->losses[i].affected_ns);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_object_end(w);
+}
+
+static void json_frames(struct jw *w, const struct profile *p, const uint32_t *frames,
+			const size_t *idx, size_t n)
+{
+	char buf[256];
+
+	jw_array_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile__frame_at(p, frames[idx[i]]);
+
+		jw_string(w, reasons__clean_name(f->kind, f->name, buf, sizeof(buf)));
+	}
+	jw_array_end(w);
+}
+
+static int write_json(struct ctx *c)
+{
+	const struct budget_entry *t = &c->b->total;
+	enum reason order[REASON__COUNT];
+	uint64_t ns[REASON__COUNT];
+	size_t nr = reasons_sorted(t, order, ns);
+	struct jw w;
+
+	jw_init(&w, c->out, false);
+	jw_object_begin(&w);
+	json_integrity(&w, c->in);
+
+	jw_key(&w, "totals");
+	jw_object_begin(&w);
+	jw_key(&w, "off_ns");
+	jw_u64(&w, t->off_ns);
+	jw_key(&w, "blocked_ns");
+	jw_u64(&w, t->blocked_total_ns);
+	jw_key(&w, "runq_ns");
+	jw_u64(&w, t->rows_runq_ns);
+	jw_key(&w, "count");
+	jw_u64(&w, t->count);
+	jw_key(&w, "threads");
+	jw_u64(&w, c->b->nr_threads);
+	jw_key(&w, "processes");
+	jw_u64(&w, c->b->nr_procs);
+	jw_key(&w, "runq_known");
+	jw_bool(&w, c->b->runq_known);
+	jw_object_end(&w);
+
+	jw_key(&w, "reasons");
+	jw_array_begin(&w);
+	for (size_t i = 0; i < nr; i++) {
+		jw_object_begin(&w);
+		jw_key(&w, "reason");
+		jw_string(&w, reason__name(order[i]));
+		jw_key(&w, "ns");
+		jw_u64(&w, ns[i]);
+		jw_key(&w, "share");
+		jw_double(&w, frac(ns[i], t->off_ns), 4);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+
+	jw_key(&w, "budget");
+	jw_object_begin(&w);
+	jw_key(&w, "total");
+	jw_object_begin(&w);
+	json_entry(&w, t, false);
+	jw_object_end(&w);
+	jw_key(&w, "processes");
+	jw_array_begin(&w);
+	for (size_t i = 0; i < c->b->nr_procs; i++) {
+		const struct budget_entry *pe = &c->b->procs[i];
+
+		jw_object_begin(&w);
+		json_entry(&w, pe, true);
+		jw_key(&w, "thread_list");
+		jw_array_begin(&w);
+		for (size_t j = 0; j < c->b->nr_threads; j++) {
+			const struct budget_entry *te = &c->b->threads[j];
+
+			if (te->pid != pe->pid || (!pe->pid && strcmp(te->comm, pe->comm)))
+				continue;
+			jw_object_begin(&w);
+			json_entry(&w, te, true);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_end(&w);
+
+	jw_key(&w, "top_stacks");
+	jw_array_begin(&w);
+	for (size_t i = 0; i < c->nr_top; i++) {
+		const struct top_stack *ts = &c->top[i];
+		const struct profile_thread *th = profile__thread_at(c->p, ts->thread);
+		size_t kidx[KEY_FRAMES], uidx[KEY_FRAMES], nk, nu, n;
+		const uint32_t *frames = profile__stack_at(c->p, ts->stack, &n);
+
+		jw_object_begin(&w);
+		jw_key(&w, "rank");
+		jw_u64(&w, i + 1);
+		jw_key(&w, "reason");
+		jw_string(&w, reason__name(ts->reason));
+		jw_key(&w, "off_ns");
+		jw_u64(&w, ts->off_ns);
+		jw_key(&w, "blocked_ns");
+		jw_u64(&w, ts->off_ns - ts->runq_ns);
+		jw_key(&w, "runq_ns");
+		jw_u64(&w, ts->runq_ns);
+		jw_key(&w, "count");
+		jw_u64(&w, ts->count);
+		jw_key(&w, "share");
+		jw_double(&w, ts->share, 4);
+		jw_key(&w, "thread");
+		jw_object_begin(&w);
+		jw_key(&w, "pid");
+		jw_i64(&w, th->pid);
+		jw_key(&w, "tid");
+		jw_i64(&w, th->tid);
+		jw_key(&w, "comm");
+		jw_string(&w, th->comm);
+		jw_object_end(&w);
+		report__key_frames(c->p, ts->stack, KEY_FRAMES, kidx, &nk, uidx, &nu);
+		jw_key(&w, "key_frames");
+		jw_object_begin(&w);
+		jw_key(&w, "kernel");
+		json_frames(&w, c->p, frames, kidx, nk);
+		jw_key(&w, "user");
+		json_frames(&w, c->p, frames, uidx, nu);
+		jw_object_end(&w);
+		jw_key(&w, "frames");
+		jw_array_begin(&w);
+		for (size_t f = 0; f < n; f++) {
+			const struct profile_frame *fr = profile__frame_at(c->p, frames[f]);
+
+			jw_object_begin(&w);
+			jw_key(&w, "name");
+			jw_string(&w, fr->name);
+			jw_key(&w, "kind");
+			jw_string(&w, kind_name(fr->kind));
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_end(&w);
+	return jw_finish(&w);
+}
+
+int report__write(FILE *out, const struct profile *p, const struct integrity *in,
+		  const struct report_opts *o)
+{
+	struct ctx c = { .out = out, .p = p, .in = in };
+	int err;
+
+	if (o)
+		c.o = *o;
+	if (!c.o.width)
+		c.o.width = 80;
+	if (c.o.width < 40)
+		c.o.width = 40;
+	if (c.o.top <= 0)
+		c.o.top = 10;
+	if (c.o.max_procs <= 0)
+		c.o.max_procs = 10;
+	if (c.o.max_threads <= 0)
+		c.o.max_threads = 5;
+	c.total_off = profile__totals(p)->all.off_ns;
+	c.b = budget__new(p);
+	if (!c.b)
+		return -errno;
+	err = compute_top(&c);
+	if (err)
+		goto cleanup;
+	if (c.o.json) {
+		err = write_json(&c);
+	} else {
+		write_text(&c);
+		err = 0;
+	}
+	if (!err && (fflush(out) || ferror(out)))
+		err = -EIO;
+cleanup:
+	budget__free(c.b);
+	free(c.top);
+	return err;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The terminal report: what `offcpu report` prints.
+ *
+ * Text, in this order:
+ *   1. the integrity banner, when in says the capture is not complete
+ *      (status, every non-zero loss with its count and affected time, the
+ *      collector's message). Nothing else comes before it.
+ *   2. one line of totals;
+ *   3. blocked time by reason (reasons.h), largest first;
+ *   4. the wall-clock budget (budget.h): processes, largest first, each with
+ *      its threads indented under it; wall, on-CPU, run queue, blocked,
+ *      unaccounted, coverage and the main reason. "-" where not known;
+ *   5. the top stacks by off-CPU time: rank, reason, time, share of all
+ *      off-CPU time, intervals, the thread with most time on it; then the
+ *      leaf-most meaningful kernel frames (scheduler plumbing skipped) and the
+ *      user frames nearest the syscall, innermost first, joined by " <- ".
+ * Every line fits in o->width columns; longer names end in "...". Colour
+ * (ANSI SGR) only when o->color.
+ *
+ * JSON (o->json): the same content as data, one document:
+ *   { "integrity": {status, message, lost_total, losses: [{name, count,
+ *     affected_ns}]} | null,
+ *     "totals": {off_ns, blocked_ns, runq_ns, count, threads, processes, runq_known},
+ *     "reasons": [{reason, ns, share}],   (runqueue: the rows' run-queue part)
+ *     "budget": {"total": E, "processes": [E + "thread_list": [E]]},
+ *     "top_stacks": [{rank, reason, off_ns, blocked_ns, runq_ns, count, share,
+ *       thread: {pid, tid, comm}, key_frames: {kernel: [..], user: [..]},
+ *       frames: [{name, kind}]}] }
+ * where E is {pid, tid, comm, threads, wall_ns, oncpu_ns, runq_ns, blocked_ns,
+ * blocked_by_reason: {reason: ns}, unaccounted_ns, excess_ns, off_ns, count,
+ * coverage}; values not known are null. frames are root first, as in the
+ * profile; key_frames innermost first. Shares are fractions (0..1).
+ *
+ * in may be NULL: no integrity is known, no banner is printed and "integrity"
+ * is null. Returns 0, -ENOMEM, or -EIO when writing failed.
+ */
+#ifndef OFFCPU_OUTPUT_REPORT_H
+#define OFFCPU_OUTPUT_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model/integrity.h"
+#include "model/profile.h"
+
+struct report_opts {
+	bool color;
+	bool json;
+	int width;	      /* columns; 0 means 80, at least 40 is used */
+	int top;	      /* stacks; 0 means 10 */
+	int max_procs;	      /* budget rows for processes; 0 means 10 */
+	int max_threads;      /* threads under each process; 0 means 5 */
+};
+
+int report__write(FILE *out, const struct profile *p, const struct integrity *in,
+		  const struct report_opts *o);
+
+/*
+ * The key frames of a stack, innermost first: up to max kernel frames that are
+ * not scheduler plumbing, and up to max user frames. Indexes into the stack
+ * (root first); returns how many were stored in each.
+ */
+void report__key_frames(const struct profile *p, uint32_t stack, size_t max, size_t *kernel,
+			size_t *nk, size_t *user, size_t *nu);
+
+#endif

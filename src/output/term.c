@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <string.h>
+
+#include "output/term.h"
+
+/* Unit thresholds are set where the rounded value would need a fourth digit. */
+char *term__ns(uint64_t ns, char *buf, size_t size)
+{
+	static const struct {
+		uint64_t div;
+		const char *unit;
+	} units[] = { { 1000000000ull, "s" }, { 1000000ull, "ms" }, { 1000ull, "us" } };
+	double v;
+
+	if (ns == 0) {
+		snprintf(buf, size, "0");
+		return buf;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (ns < units[i].div - units[i].div / 2000)
+			continue;
+		v = (double)ns / (double)units[i].div;
+		if (v < 9.995)
+			snprintf(buf, size, "%.2f%s", v, units[i].unit);
+		else if (v < 99.95)
+			snprintf(buf, size, "%.1f%s", v, units[i].unit);
+		else
+			snprintf(buf, size, "%.0f%s", v, units[i].unit);
+		return buf;
+	}
+	snprintf(buf, size, "%lluns", (unsigned long long)ns);
+	return buf;
+}
+
+char *term__ns_delta(uint64_t from, uint64_t to, char *buf, size_t size)
+{
+	if (from == to) {
+		snprintf(buf, size, "0");
+		return buf;
+	}
+	buf[0] = to > from ? '+' : '-';
+	term__ns(to > from ? to - from : from - to, buf + 1, size - 1);
+	return buf;
+}
+
+char *term__pct(double share, char *buf, size_t size)
+{
+	double pct = share * 100.0;
+
+	if (share <= 0)
+		snprintf(buf, size, "0%%");
+	else if (pct < 0.05)
+		snprintf(buf, size, "<0.1%%");
+	else if (pct >= 99.95)
+		snprintf(buf, size, "%.0f%%", pct);
+	else
+		snprintf(buf, size, "%.1f%%", pct);
+	return buf;
+}
+
+static bool is_cont(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+int term__cols(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += !is_cont((unsigned char)*s);
+	return n;
+}
+
+void term_line__begin(struct term_line *l, FILE *out, int width, bool color)
+{
+	*l = (struct term_line){ .out = out, .width = width > 0 ? width : 80, .color = color };
+}
+
+int term_line__left(const struct term_line *l)
+{
+	return l->width > l->col ? l->width - l->col : 0;
+}
+
+/* Write the first `cols` columns of s, control bytes as '?'. */
+static void put_cols(struct term_line *l, const char *s, int cols)
+{
+	int n = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (!is_cont(c) && n++ == cols)
+			break;
+		fputc(c < 0x20 || c == 0x7f ? '?' : c, l->out);
+	}
+	l->col += n < cols ? n : cols;
+}
+
+void term_line__text(struct term_line *l, const char *s, int max)
+{
+	int left = term_line__left(l), cols = term__cols(s);
+
+	if (max < 0 || max > left)
+		max = left;
+	if (cols <= max) {
+		put_cols(l, s, cols);
+		return;
+	}
+	if (max <= 3) {
+		for (int i = 0; i < max; i++)
+			fputc('.', l->out);
+		l->col += max;
+		return;
+	}
+	put_cols(l, s, max - 3);
+	fputs("...", l->out);
+	l->col += 3;
+}
+
+void term_line__right(struct term_line *l, const char *s, int field)
+{
+	int cols = term__cols(s);
+
+	if (cols < field)
+		term_line__pad(l, l->col + field - cols);
+	term_line__text(l, s, cols < field ? cols : field);
+}
+
+void term_line__left_in(struct term_line *l, const char *s, int field)
+{
+	int start = l->col;
+
+	term_line__text(l, s, field);
+	term_line__pad(l, start + field);
+}
+
+void term_line__pad(struct term_line *l, int col)
+{
+	if (col > l->width)
+		col = l->width;
+	for (; l->col < col; l->col++)
+		fputc(' ', l->out);
+}
+
+void term_line__color(struct term_line *l, const char *sgr)
+{
+	if (!l->color)
+		return;
+	if (sgr) {
+		fprintf(l->out, "\033[%sm", sgr);
+		l->colored = true;
+	} else if (l->colored) {
+		fputs("\033[0m", l->out);
+		l->colored = false;
+	}
+}
+
+void term_line__end(struct term_line *l)
+{
+	term_line__color(l, NULL);
+	fputc('\n', l->out);
+	l->col = 0;
+}

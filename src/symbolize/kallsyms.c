@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * /proc/kallsyms: "ADDR TYPE NAME[\t[MODULE]]" lines, in no particular order,
+ * with several names at one address and no sizes. Every symbol bounds the one
+ * before it; only text symbols can be the answer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/symbolize.h"
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name; /* offset into the string arena */
+	uint32_t seq;  /* line number, for a stable choice among aliases */
+	uint8_t type_rank;
+	uint8_t underscores;
+	bool text;
+};
+
+struct ksyms {
+	struct ksym *syms;
+	size_t nr, cap;
+	char *str;
+	size_t str_len, str_cap;
+};
+
+/* An address past the last symbol of all is still inside it only this far. */
+#define KSYM_LAST_EXTENT 4096
+
+static int add_str(struct ksyms *k, const char *s, size_t n, uint32_t *off)
+{
+	if (k->str_len + n + 1 > k->str_cap) {
+		size_t cap = k->str_cap ? k->str_cap * 2 : 1 << 20;
+		char *str;
+
+		while (cap < k->str_len + n + 1)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -E2BIG;
+		str = realloc(k->str, cap);
+		if (!str)
+			return -ENOMEM;
+		k->str = str;
+		k->str_cap = cap;
+	}
+	memcpy(k->str + k->str_len, s, n);
+	k->str[k->str_len + n] = '\0';
+	*off = k->str_len;
+	k->str_len += n + 1;
+	return 0;
+}
+
+/* Markers such as _etext end a region of code; they are never a function. */
+static bool is_end_marker(const char *name, size_t n)
+{
+	static const char suffix[] = "_text_end";
+	size_t sn = sizeof(suffix) - 1;
+
+	if ((n == 6 && !memcmp(name, "_etext", 6)) || (n == 10 && !memcmp(name, "_einittext", 10)))
+		return true;
+	return n >= sn && !memcmp(name + n - sn, suffix, sn);
+}
+
+static int add_sym(struct ksyms *k, uint64_t addr, char type, const char *name, size_t n)
+{
+	struct ksym *s;
+	int err;
+
+	if (k->nr == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 4096;
+		struct ksym *syms = realloc(k->syms, cap * sizeof(*syms));
+
+		if (!syms)
+			return -ENOMEM;
+		k->syms = syms;
+		k->cap = cap;
+	}
+	s = &k->syms[k->nr];
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
+	s->seq = k->nr;
+	/* t/T is code, w/W is a weak symbol that is code in practice in kallsyms */
+	s->text = strchr("tTwW", type) && !is_end_marker(name, n);
+	/* among aliases prefer global, then local, then weak */
+	s->type_rank = type == 'T' ? 0 : type == 't' ? 1 : type == 'W' ? 2 : 3;
+	while (s->underscores < n && name[s->underscores] == '_' && s->underscores < 255)
+		s->underscores++;
+	err = s->text ? add_str(k, name, n, &s->name) : 0;
+	if (err)
+		return err;
+	k->nr++;
+	return 0;
+}
+
+/* Order by address; at one address the name a reader expects comes first. */
+static int cmp_sym(const void *pa, const void *pb)
+{
+	const struct ksym *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->text != b->text)
+		return a->text ? -1 : 1;
+	if (a->type_rank != b->type_rank)
+		return a->type_rank - b->type_rank;
+	if (a->underscores != b->underscores)
+		return a->underscores - b->underscores;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int parse_line(struct ksyms *k, char *line)
+{
+	char *p = line, *end, *name;
+	uint64_t addr;
+	char type;
+
+	addr = strtoull(p, &end, 16);
+	if (end == p || *end != ' ')
+		return 0;
+	p = end + 1;
+	type = *p;
+	if (!type || p[1] != ' ')
+		return 0;
+	name = p + 2;
+	p = name + strcspn(name, " \t\n");
+	/* unprivileged readers see every address as zero: nothing to resolve */
+	if (p == name || !addr)
+		return 0;
+	return add_sym(k, addr, type, name, p - name);
+}
+
+struct ksyms *ksyms__load(FILE *in)
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+	char *line = NULL;
+	size_t cap = 0, out = 0;
+	int err = 0;
+
+	if (!k)
+		return NULL;
+	while (getline(&line, &cap, in) > 0) {
+		err = parse_line(k, line);
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(in)) {
+		err = -EIO;
+		goto cleanup;
+	}
+	if (k->nr)
+		qsort(k->syms, k->nr, sizeof(*k->syms), cmp_sym);
+	/* one entry per address: the best alias, or a bare bound when none is text */
+	for (size_t i = 0; i < k->nr; i++)
+		if (!out || k->syms[out - 1].addr != k->syms[i].addr)
+			k->syms[out++] = k->syms[i];
+	k->nr = out;
+cleanup:
+	free(line);
+	if (err) {
+		ksyms__free(k);
+		errno = -err;
+		return NULL;
+	}
+	return k;
+}
+
+void ksyms__free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->syms);
+	free(k->str);
+	free(k);
+}
+
+const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset)
+{
+	size_t lo = 0, hi = k ? k->nr : 0;
+	const struct ksym *s;
+
+	/* the last symbol starting at or below addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &k->syms[lo - 1];
+	if (!s->text || (lo == k->nr && addr - s->addr >= KSYM_LAST_EXTENT))
+		return NULL;
+	if (offset)
+		*offset = addr - s->addr;
+	return k->str + s->name;
+}
+
+size_t ksyms__count(const struct ksyms *k)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; k && i < k->nr; i++)
+		n += k->syms[i].text;
+	return n;
+}

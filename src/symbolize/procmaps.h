@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * /proc/PID/maps, one struct per line:
+ *
+ *     START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]
+ *
+ * PATH is what the process sees (inside its mount namespace), may contain
+ * spaces, and ends in " (deleted)" when the file was unlinked or replaced
+ * after it was mapped; that suffix is removed and recorded in `deleted`.
+ * Pseudo-files keep their brackets ("[vdso]", "[heap]"); anonymous mappings
+ * have an empty path.
+ */
+#ifndef OFFCPU_SYMBOLIZE_PROCMAPS_H
+#define OFFCPU_SYMBOLIZE_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct proc_map {
+	uint64_t start, end; /* [start, end) */
+	uint64_t offset;     /* file offset of start */
+	uint64_t inode;
+	unsigned int dev_major, dev_minor;
+	bool readable, writable, executable, shared;
+	bool deleted;
+	char *path; /* never NULL; "" when anonymous */
+};
+
+/* Parse every line of in; lines that are not mappings are skipped. Returns 0 or -errno. */
+int procmaps__parse(FILE *in, struct proc_map **maps, size_t *nr);
+void procmaps__free(struct proc_map *maps, size_t nr);
+
+#endif

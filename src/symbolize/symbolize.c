@@ -1,0 +1,938 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The symbolizer: processes (a snapshot of their executable mappings, a JIT
+ * map, a cache of resolved addresses) over binaries (one libdwfl module per
+ * distinct file, shared by every process that maps it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "symbolize/demangle.h"
+#include "symbolize/fp.h"
+#include "symbolize/hmap.h"
+#include "symbolize/perfmap.h"
+#include "symbolize/procmaps.h"
+#include "symbolize/symbolize.h"
+#include "symbolize/symtab.h"
+
+/* A process whose address is in no known mapping is re-read at most this often. */
+#define REFRESH_NS 100000000ULL
+/* The name buffer for one demangled name before it is interned. */
+#define NAME_MAX_LEN 1024
+
+struct load_seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct binary {
+	char *path;	  /* as the process sees it */
+	const char *base; /* basename of path, for "[base+0xOFF]" */
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;
+	uint64_t size; /* for the vdso, which has no inode */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;    /* NULL when the file could not be read as ELF */
+	struct symtab *syms; /* built at the first lookup */
+	bool syms_tried;
+	struct load_seg *segs;
+	size_t nsegs;
+	bool pseudo;	  /* [vdso] */
+	bool open_failed; /* tried again when another mapping of it is seen */
+	enum fp_verdict fp;
+	bool has_symbols, has_debuginfo;
+};
+
+/* One executable file mapping of a process. */
+struct umap {
+	uint64_t start, end;
+	uint64_t bias; /* runtime address - ELF vaddr */
+	uint32_t bin;
+};
+
+struct cframe {
+	const char *name; /* interned */
+	bool is_inline;
+};
+
+struct cached {
+	uint64_t addr;
+	uint32_t first, n; /* into proc->frames */
+};
+
+struct proc {
+	int pid;
+	uint64_t starttime; /* clock ticks after boot; 0 if never seen alive */
+	uint64_t refreshed_ns;
+	struct umap *maps;
+	size_t nmaps;
+	char *perfmap_path;
+	struct perfmap *perfmap;
+	off_t perfmap_size;
+	struct timespec perfmap_mtime;
+	struct hmap cache_idx;
+	struct cached *cache;
+	size_t ncache, cache_cap;
+	struct cframe *frames;
+	size_t nframes, frames_cap;
+};
+
+struct symbolizer {
+	bool inlines, no_demangle, debuginfod, perf_map_dir_given;
+	char *kallsyms_path, *proc_root, *perf_map_dir;
+
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+	int ksyms_err;
+
+	struct binary **bins;
+	size_t nbins, bins_cap;
+	struct hmap bin_idx;
+
+	struct proc **procs;
+	size_t nprocs, procs_cap;
+	struct hmap proc_idx;
+
+	char **names;
+	size_t nnames, names_cap;
+	struct hmap name_idx;
+
+	struct sym_binary *pub;
+	struct symbolizer_stats stats;
+};
+
+/*
+ * elfutils asks debuginfod servers whenever DEBUGINFOD_URLS is set, which can
+ * download gigabytes while a capture runs; without opts->debuginfod only the
+ * local build-id tree is searched then.
+ */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+				GElf_Addr base, const char *file_name, const char *debuglink_file,
+				GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (urls && *urls)
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
+static const Dwfl_Callbacks local_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_debuginfo_local,
+	.section_address = dwfl_offline_section_address,
+};
+
+static const Dwfl_Callbacks debuginfod_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Grow *arr to hold at least need elements of size sz. */
+static int reserve(void *arr, size_t *cap, size_t need, size_t sz)
+{
+	void **p = arr;
+	size_t ncap = *cap ? *cap : 16;
+	void *grown;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	grown = realloc(*p, ncap * sz);
+	if (!grown)
+		return -ENOMEM;
+	*p = grown;
+	*cap = ncap;
+	return 0;
+}
+
+static const char *intern(struct symbolizer *s, const char *name)
+{
+	uint64_t h = hmap__hash_str(name);
+	size_t pos = 0;
+	uint32_t i;
+	char *copy;
+
+	while (hmap__next(&s->name_idx, h, &pos, &i))
+		if (!strcmp(s->names[i], name))
+			return s->names[i];
+	if (reserve(&s->names, &s->names_cap, s->nnames + 1, sizeof(*s->names)))
+		return NULL;
+	copy = strdup(name);
+	if (!copy || hmap__add(&s->name_idx, h, s->nnames)) {
+		free(copy);
+		return NULL;
+	}
+	s->names[s->nnames++] = copy;
+	return copy;
+}
+
+/* ---- binaries ---- */
+
+static void binary__free(struct binary *b)
+{
+	if (!b)
+		return;
+	symtab__free(b->syms);
+	dwfl_end(b->dwfl);
+	free(b->segs);
+	free(b->path);
+	free(b);
+}
+
+static uint64_t binary_hash(const struct proc_map *m)
+{
+	if (m->path[0] == '[')
+		return hmap__hash_str(m->path) ^ hmap__hash_u64(m->end - m->start);
+	return hmap__hash_u64(m->inode ^ ((uint64_t)m->dev_major << 52) ^
+			      ((uint64_t)m->dev_minor << 32));
+}
+
+static bool binary_is(const struct binary *b, const struct proc_map *m)
+{
+	if (m->path[0] == '[')
+		return b->pseudo && !strcmp(b->path, m->path) && b->size == m->end - m->start;
+	return !b->pseudo && b->ino == m->inode && b->dev_major == m->dev_major &&
+	       b->dev_minor == m->dev_minor;
+}
+
+/*
+ * Every binary stays open for the life of the symbolizer, and a system-wide
+ * capture sees thousands: past the soft limit on open files, raise it to the
+ * hard limit, once.
+ */
+static int open_keep(const char *path)
+{
+	static bool raised;
+	struct rlimit rl;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 && errno == EMFILE && !raised && !getrlimit(RLIMIT_NOFILE, &rl)) {
+		raised = true;
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (!setrlimit(RLIMIT_NOFILE, &rl))
+				fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	return fd;
+}
+
+/*
+ * The file behind a mapping, opened now so that it stays readable after the
+ * process exits. The path is resolved in the process's root (containers); a
+ * deleted or replaced file is still reachable through map_files.
+ */
+static int open_mapped(const struct symbolizer *s, int pid, const struct proc_map *m, char *opened,
+		       size_t len)
+{
+	struct stat st;
+	int fd;
+
+	if (!m->deleted) {
+		snprintf(opened, len, "%s/%d/root%s", s->proc_root, pid, m->path);
+		fd = open_keep(opened);
+		if (fd >= 0) {
+			if (!fstat(fd, &st) && st.st_ino == m->inode)
+				return fd;
+			close(fd);
+		}
+	}
+	snprintf(opened, len, "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid, m->start,
+		 m->end);
+	fd = open_keep(opened);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* The vdso exists only in memory: copy it into a memfd that libdwfl can read. */
+static int open_vdso(const struct symbolizer *s, int pid, const struct proc_map *m)
+{
+	size_t len = m->end - m->start;
+	char path[256];
+	void *buf = NULL;
+	int mem = -1, fd = -1, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/mem", s->proc_root, pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	buf = malloc(len);
+	if (mem < 0 || !buf) {
+		err = mem < 0 ? -errno : -ENOMEM;
+		goto cleanup;
+	}
+	if (pread(mem, buf, len, m->start) != (ssize_t)len) {
+		err = -EIO;
+		goto cleanup;
+	}
+	fd = memfd_create("offcpu-vdso", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+		err = fd < 0 ? -errno : -EIO;
+cleanup:
+	if (err && fd >= 0)
+		close(fd);
+	if (mem >= 0)
+		close(mem);
+	free(buf);
+	return err ? err : fd;
+}
+
+static void binary_load(struct symbolizer *s, struct binary *b, int fd, const char *file_name)
+{
+	Dwarf_Addr bias;
+	GElf_Addr ebias;
+	size_t phnum;
+	Elf *elf;
+
+	b->dwfl = dwfl_begin(s->debuginfod ? &debuginfod_callbacks : &local_callbacks);
+	if (!b->dwfl) {
+		close(fd);
+		return;
+	}
+	dwfl_report_begin(b->dwfl);
+	/* base 0 with add_p_vaddr: module addresses are the file's own vaddrs */
+	b->mod = dwfl_report_elf(b->dwfl, b->path, file_name, fd, 0, true);
+	dwfl_report_end(b->dwfl, NULL, NULL);
+	if (!b->mod) {
+		close(fd);
+		return;
+	}
+	elf = dwfl_module_getelf(b->mod, &ebias);
+	if (elf && !elf_getphdrnum(elf, &phnum)) {
+		b->segs = calloc(phnum, sizeof(*b->segs));
+		for (size_t i = 0; b->segs && i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			b->segs[b->nsegs++] =
+				(struct load_seg){ph.p_vaddr, ph.p_offset, ph.p_filesz};
+		}
+	}
+	/*
+	 * Read the symbol table and find debuginfo now: separate debug files
+	 * may be searched for next to the binary, inside the process's root.
+	 */
+	b->has_symbols = dwfl_module_getsymtab(b->mod) > 0;
+	b->has_debuginfo = dwfl_module_getdwarf(b->mod, &bias) != NULL;
+	b->fp = fp__detect(b->mod);
+}
+
+/* Open the file behind m for b; one that cannot be read still names frames "[base+0xOFF]". */
+static void binary_open(struct symbolizer *s, struct binary *b, int pid, const struct proc_map *m)
+{
+	char opened[4096 + 64];
+	int fd;
+
+	if (b->pseudo) {
+		fd = open_vdso(s, pid, m);
+		snprintf(opened, sizeof(opened), "%s", m->path);
+	} else {
+		fd = open_mapped(s, pid, m, opened, sizeof(opened));
+	}
+	b->open_failed = fd < 0;
+	if (fd >= 0)
+		binary_load(s, b, fd, opened);
+}
+
+static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, uint32_t *out)
+{
+	uint64_t h = binary_hash(m);
+	struct binary *b;
+	size_t pos = 0;
+	uint32_t i;
+
+	while (hmap__next(&s->bin_idx, h, &pos, &i)) {
+		if (binary_is(s->bins[i], m)) {
+			/* another process may have it where this one can read it */
+			if (s->bins[i]->open_failed)
+				binary_open(s, s->bins[i], pid, m);
+			*out = i;
+			return 0;
+		}
+	}
+	if (reserve(&s->bins, &s->bins_cap, s->nbins + 1, sizeof(*s->bins)))
+		return -ENOMEM;
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->path = strdup(m->path))) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->base = strrchr(b->path, '/') ? strrchr(b->path, '/') + 1 : b->path;
+	b->dev_major = m->dev_major;
+	b->dev_minor = m->dev_minor;
+	b->ino = m->inode;
+	b->size = m->end - m->start;
+	b->pseudo = m->path[0] == '[';
+	binary_open(s, b, pid, m);
+	if (hmap__add(&s->bin_idx, h, s->nbins)) {
+		binary__free(b);
+		return -ENOMEM;
+	}
+	s->bins[s->nbins] = b;
+	*out = s->nbins++;
+	return 0;
+}
+
+/* runtime address - ELF vaddr, from the PT_LOAD that the mapping's file offset falls in */
+static uint64_t mapping_bias(const struct binary *b, const struct proc_map *m)
+{
+	uint64_t page = sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < b->nsegs; i++) {
+		const struct load_seg *g = &b->segs[i];
+
+		if (m->offset >= (g->offset & ~(page - 1)) && m->offset < g->offset + g->filesz)
+			return m->start - (g->vaddr + (m->offset - g->offset));
+	}
+	return m->start - m->offset;
+}
+
+/* ---- processes ---- */
+
+static void proc__free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p->perfmap_path);
+	perfmap__free(p->perfmap);
+	hmap__free(&p->cache_idx);
+	free(p->cache);
+	free(p->frames);
+	free(p);
+}
+
+static void proc_forget_cache(struct proc *p)
+{
+	hmap__clear(&p->cache_idx);
+	p->ncache = 0;
+	p->nframes = 0;
+}
+
+/* Field 22 of /proc/PID/stat: tells a pid's process from a later one with the same pid. */
+static uint64_t read_starttime(const struct symbolizer *s, int pid)
+{
+	char path[256], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", s->proc_root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may contain spaces and parentheses: fields restart after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu",
+			 &t) != 1)
+		return 0;
+	return t;
+}
+
+/* The process's pid in its own pid namespace (the last NSpid field), or pid. */
+static int read_nspid(const struct symbolizer *s, int pid)
+{
+	char path[256], *line = NULL;
+	size_t len = 0;
+	int nspid = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (getline(&line, &len, f) > 0) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (char *tok = strtok(line + 6, " \t\n"); tok; tok = strtok(NULL, " \t\n"))
+			nspid = atoi(tok);
+		break;
+	}
+	free(line);
+	fclose(f);
+	return nspid;
+}
+
+static int perfmap_find(struct symbolizer *s, struct proc *p)
+{
+	char path[4096];
+	struct stat st;
+	int nspid;
+
+	snprintf(path, sizeof(path), "%s/perf-%d.map", s->perf_map_dir, p->pid);
+	if (stat(path, &st) && !s->perf_map_dir_given) {
+		/* a runtime in a container writes into its own /tmp, under its own pid */
+		nspid = read_nspid(s, p->pid);
+		snprintf(path, sizeof(path), "%s/%d/root/tmp/perf-%d.map", s->proc_root, p->pid,
+			 nspid);
+		if (stat(path, &st))
+			return -ENOENT;
+	} else if (!S_ISREG(st.st_mode)) {
+		return -ENOENT;
+	}
+	free(p->perfmap_path);
+	p->perfmap_path = strdup(path);
+	return p->perfmap_path ? 0 : -ENOMEM;
+}
+
+/* (Re)load the JIT map when it appeared or changed since it was read. */
+static void perfmap_refresh(struct symbolizer *s, struct proc *p)
+{
+	struct perfmap *m;
+	struct stat st;
+	FILE *f;
+
+	if (!p->perfmap_path && perfmap_find(s, p))
+		return;
+	if (stat(p->perfmap_path, &st))
+		return;
+	if (p->perfmap && st.st_size == p->perfmap_size &&
+	    st.st_mtim.tv_sec == p->perfmap_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == p->perfmap_mtime.tv_nsec)
+		return;
+	f = fopen(p->perfmap_path, "re");
+	if (!f)
+		return;
+	m = perfmap__load(f);
+	fclose(f);
+	if (!m)
+		return;
+	perfmap__free(p->perfmap);
+	p->perfmap = m;
+	p->perfmap_size = st.st_size;
+	p->perfmap_mtime = st.st_mtim;
+}
+
+static int cmp_umap(const void *pa, const void *pb)
+{
+	const struct umap *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static bool umaps_equal(const struct umap *a, size_t na, const struct umap *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].start != b[i].start || a[i].end != b[i].end || a[i].bias != b[i].bias ||
+		    a[i].bin != b[i].bin)
+			return false;
+	return true;
+}
+
+/* Read pid's mappings now and open the files behind the executable ones. */
+static int proc_snapshot(struct symbolizer *s, struct proc *p)
+{
+	struct proc_map *raw = NULL;
+	struct umap *maps = NULL;
+	size_t nraw = 0, n = 0;
+	char path[256];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = procmaps__parse(f, &raw, &nraw);
+	fclose(f);
+	if (err)
+		return err;
+	p->starttime = read_starttime(s, p->pid);
+	p->refreshed_ns = now_ns();
+	maps = calloc(nraw ? nraw : 1, sizeof(*maps));
+	if (!maps) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nraw; i++) {
+		const struct proc_map *m = &raw[i];
+		uint32_t bin;
+
+		if (!m->executable || (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
+			continue;
+		err = binary_get(s, p->pid, m, &bin);
+		if (err)
+			goto cleanup;
+		maps[n++] = (struct umap){m->start, m->end, mapping_bias(s->bins[bin], m), bin};
+	}
+	qsort(maps, n, sizeof(*maps), cmp_umap);
+	/* a new image (exec) or new libraries: earlier answers may be wrong or misses */
+	if (!umaps_equal(maps, n, p->maps, p->nmaps))
+		proc_forget_cache(p);
+	free(p->maps);
+	p->maps = maps;
+	p->nmaps = n;
+	maps = NULL;
+	perfmap_refresh(s, p);
+cleanup:
+	free(maps);
+	procmaps__free(raw, nraw);
+	return err;
+}
+
+static struct proc *proc_find(const struct symbolizer *s, int pid)
+{
+	uint64_t h = hmap__hash_u64(pid);
+	size_t pos = 0;
+	uint32_t i;
+
+	while (hmap__next(&s->proc_idx, h, &pos, &i))
+		if (s->procs[i]->pid == pid)
+			return s->procs[i];
+	return NULL;
+}
+
+static struct proc *proc_add(struct symbolizer *s, int pid)
+{
+	struct proc *p;
+
+	if (reserve(&s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*s->procs)))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hmap__add(&s->proc_idx, hmap__hash_u64(pid), s->nprocs)) {
+		free(p);
+		return NULL;
+	}
+	s->procs[s->nprocs++] = p;
+	return p;
+}
+
+int symbolizer__track(struct symbolizer *s, int pid)
+{
+	struct proc *p;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	p = proc_find(s, pid);
+	if (!p && !(p = proc_add(s, pid)))
+		return -ENOMEM;
+	return proc_snapshot(s, p);
+}
+
+/* ---- user lookups ---- */
+
+static const struct umap *umap_find(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < p->maps[lo - 1].end)
+		return &p->maps[lo - 1];
+	return NULL;
+}
+
+static int push_frame(struct symbolizer *s, struct proc *p, const char *name, bool is_inline)
+{
+	const char *in = intern(s, name);
+
+	if (!in || reserve(&p->frames, &p->frames_cap, p->nframes + 1, sizeof(*p->frames)))
+		return -ENOMEM;
+	p->frames[p->nframes++] = (struct cframe){in, is_inline};
+	return 0;
+}
+
+static int push_symbol(struct symbolizer *s, struct proc *p, const char *name, bool is_inline)
+{
+	char buf[NAME_MAX_LEN];
+
+	if (s->no_demangle)
+		return push_frame(s, p, name, is_inline);
+	sym_demangle(name, buf, sizeof(buf));
+	return push_frame(s, p, buf, is_inline);
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return name ? name : dwarf_diename(die);
+}
+
+/* The functions inlined at vaddr, from the outermost caller inwards. */
+static int push_inlines(struct symbolizer *s, struct proc *p, Dwfl_Module *mod, uint64_t vaddr)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	Dwarf_Die *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0, err = 0;
+
+	/* scopes run innermost first: inlined instances, the subprogram, the CU */
+	for (int i = n - 1; i >= 0 && !err; i--) {
+		const char *name;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		name = die_name(&scopes[i]);
+		err = push_symbol(s, p, name ? name : "[inlined]", true);
+	}
+	free(scopes);
+	return err;
+}
+
+static bool may_refresh(struct symbolizer *s, struct proc *p)
+{
+	/* never re-read a pid that was not seen alive: it may be another process now */
+	if (!p->starttime || now_ns() - p->refreshed_ns < REFRESH_NS)
+		return false;
+	return read_starttime(s, p->pid) == p->starttime;
+}
+
+/* Resolve addr into frames appended to p->frames. */
+static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
+{
+	const struct umap *um = umap_find(p, addr);
+	char buf[NAME_MAX_LEN];
+	struct binary *b;
+	const char *name;
+	uint64_t vaddr;
+	int err;
+
+	if (!um) {
+		perfmap_refresh(s, p);
+		name = perfmap__resolve(p->perfmap, addr, NULL);
+		if (name)
+			return push_frame(s, p, name, false);
+		/* code loaded since the snapshot (dlopen) */
+		if (may_refresh(s, p) && !proc_snapshot(s, p))
+			um = umap_find(p, addr);
+		if (!um) {
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+			return push_frame(s, p, buf, false);
+		}
+	}
+	b = s->bins[um->bin];
+	vaddr = addr - um->bias;
+	if (!b->mod) {
+		/* JIT code may live in file mappings too (memfd, libffi trampolines) */
+		perfmap_refresh(s, p);
+		name = perfmap__resolve(p->perfmap, addr, NULL);
+		if (name)
+			return push_frame(s, p, name, false);
+	}
+	if (b->mod && !b->syms_tried) {
+		b->syms_tried = true;
+		b->syms = symtab__build(b->mod);
+	}
+	name = symtab__resolve(b->syms, vaddr, NULL);
+	if (!name) {
+		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
+		return push_frame(s, p, buf, false);
+	}
+	err = push_symbol(s, p, name, false);
+	if (!err && s->inlines && b->has_debuginfo)
+		err = push_inlines(s, p, b->mod, vaddr);
+	return err;
+}
+
+static int copy_out(const struct proc *p, const struct cached *c, struct sym_frame *out, size_t max)
+{
+	size_t n = c->n < max ? c->n : max;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cframe *f = &p->frames[c->first + i];
+
+		size_t len = strnlen(f->name, sizeof(out[i].name) - 1);
+
+		memcpy(out[i].name, f->name, len);
+		out[i].name[len] = '\0';
+		out[i].is_inline = f->is_inline;
+	}
+	return n;
+}
+
+int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_frame *out,
+		     size_t max)
+{
+	uint64_t h = hmap__hash_u64(addr);
+	struct cached c;
+	struct proc *p;
+	size_t pos = 0;
+	uint32_t i;
+	int err;
+
+	if (!s || !out || !max)
+		return -EINVAL;
+	s->stats.user_lookups++;
+	p = proc_find(s, pid);
+	if (!p) {
+		if (!(p = proc_add(s, pid)))
+			return -ENOMEM;
+		/* a process gone already resolves nothing but its JIT map */
+		if (proc_snapshot(s, p))
+			perfmap_refresh(s, p);
+	}
+	while (hmap__next(&p->cache_idx, h, &pos, &i)) {
+		if (p->cache[i].addr == addr) {
+			s->stats.user_cache_hits++;
+			return copy_out(p, &p->cache[i], out, max);
+		}
+	}
+	c.addr = addr;
+	err = resolve(s, p, addr);
+	/* resolve may have re-read the maps and emptied the cache: count from the end */
+	if (err)
+		return err;
+	c.n = 1;
+	while (c.n < p->nframes && p->frames[p->nframes - c.n].is_inline)
+		c.n++;
+	c.first = p->nframes - c.n;
+	if (reserve(&p->cache, &p->cache_cap, p->ncache + 1, sizeof(*p->cache)) ||
+	    hmap__add(&p->cache_idx, h, p->ncache))
+		return -ENOMEM;
+	p->cache[p->ncache++] = c;
+	return copy_out(p, &c, out, max);
+}
+
+/* ---- kernel ---- */
+
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, char *buf, size_t len)
+{
+	const char *name = NULL;
+	FILE *f;
+
+	if (!s || !buf || !len)
+		return -EINVAL;
+	s->stats.kernel_lookups++;
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		f = fopen(s->kallsyms_path, "re");
+		if (f) {
+			s->ksyms = ksyms__load(f);
+			if (!s->ksyms)
+				s->ksyms_err = -errno;
+			fclose(f);
+		} else {
+			s->ksyms_err = -errno;
+		}
+	}
+	name = ksyms__resolve(s->ksyms, addr, NULL);
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "0x%" PRIx64, addr);
+	return s->ksyms ? 0 : s->ksyms_err;
+}
+
+/* ---- the object ---- */
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer_opts none = {};
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (!opts)
+		opts = &none;
+	s->inlines = opts->inlines;
+	s->no_demangle = opts->no_demangle;
+	s->debuginfod = opts->debuginfod;
+	s->perf_map_dir_given = opts->perf_map_dir != NULL;
+	s->kallsyms_path = strdup(opts->kallsyms_path ? opts->kallsyms_path : "/proc/kallsyms");
+	s->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	s->perf_map_dir = strdup(opts->perf_map_dir ? opts->perf_map_dir : "/tmp");
+	if (!s->kallsyms_path || !s->proc_root || !s->perf_map_dir) {
+		symbolizer__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	ksyms__free(s->ksyms);
+	for (size_t i = 0; i < s->nprocs; i++)
+		proc__free(s->procs[i]);
+	free(s->procs);
+	hmap__free(&s->proc_idx);
+	for (size_t i = 0; i < s->nbins; i++)
+		binary__free(s->bins[i]);
+	free(s->bins);
+	hmap__free(&s->bin_idx);
+	for (size_t i = 0; i < s->nnames; i++)
+		free(s->names[i]);
+	free(s->names);
+	hmap__free(&s->name_idx);
+	free(s->pub);
+	free(s->kallsyms_path);
+	free(s->proc_root);
+	free(s->perf_map_dir);
+	free(s);
+}
+
+const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n)
+{
+	struct sym_binary *pub;
+	size_t k = 0;
+
+	*n = 0;
+	pub = realloc(s->pub, (s->nbins ? s->nbins : 1) * sizeof(*pub));
+	if (!pub)
+		return NULL;
+	s->pub = pub;
+	for (size_t i = 0; i < s->nbins; i++) {
+		const struct binary *b = s->bins[i];
+
+		if (b->pseudo)
+			continue;
+		pub[k++] = (struct sym_binary){b->path, b->fp, b->has_symbols, b->has_debuginfo};
+	}
+	*n = k;
+	return pub;
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
+{
+	*st = s->stats;
+	st->processes = s->nprocs;
+	st->binaries = s->nbins;
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The native collector against ground truth. Each workload in tests/workloads
+# measures its own threads (schedstat and clocks) and writes the truth; offcpu
+# must match it per thread within 5% or 5 ms: off-CPU, blocked and run-queue
+# time, split by state where the workload knows the state.
+. "$(dirname "$0")/lib.sh"
+. "$OFFCPU_ROOT/tests/e2e/truth.sh"
+mount_tracefs
+SCHEMA="$OFFCPU_ROOT/docs/summary.schema.json"
+PCT=5
+ABS=5000000
+
+if ! need_root; then
+	skip native_collector "needs root to load BPF programs"
+	exit 0
+fi
+
+# record NAME [record options --] WORKLOAD ARGS: runs it, leaves $d and $truth.
+record() {
+	local name=$1
+	shift
+	d=$SCRATCH/$name
+	truth=$SCRATCH/$name.truth
+	rm -rf "$d" "$truth"
+	OFFCPU_TRUTH=$truth "$OFFCPU_BIN" record -o "$d" -q "$@"
+}
+
+sane() { # NAME: the run gave a complete, schema-valid summary
+	local s=$d/offcpu.summary.json out
+	if [ "$(json "$s" .state)" != summary_written ]; then
+		fail "$1" "state $(json "$s" .state): $(json "$s" .caveat.message)"
+		return 1
+	fi
+	if [ "$(json "$s" .capture_integrity.status)" != complete ]; then
+		fail "$1" "capture $(json "$s" .capture_integrity.status): $(json "$s" .capture_integrity.message)"
+		return 1
+	fi
+	if ! out=$("$OFFCPU_ROOT/tests/e2e/check_schema.py" "$SCHEMA" "$s"); then
+		fail "$1" "schema: $(echo "$out" | head -1)"
+		return 1
+	fi
+}
+
+# compare TEST COMM SUMMARY_FIELD TRUTH_FIELD
+compare() {
+	local why
+	if why=$(truth_compare "$d/offcpu.summary.json" "$truth" "$2" "$3" "$4" $PCT $ABS); then
+		ok "$1"
+	else
+		fail "$1" "$why"
+	fi
+}
+
+if record nanosleep -- "$W/nanosleep" && sane native_nanosleep_capture; then
+	ok native_nanosleep_capture
+	compare native_nanosleep_off sleeper off_ns offcpu_ns
+	compare native_nanosleep_blocked sleeper blocked_ns blocked_ns
+	compare native_nanosleep_state_S sleeper by_state.S.blocked_ns blocked_ns
+	top=$(json "$d/offcpu.summary.json" '[.top_stacks[0].frames[] | .kind + ":" + .name] | join(";")')
+	if [[ $top == *kernel:do_nanosleep* ]] && [[ $top == *user:main* ]]; then
+		ok native_nanosleep_stack_kernel_and_user_symbolized
+	else
+		fail native_nanosleep_stack_kernel_and_user_symbolized "top stack: $top"
+	fi
+	if [[ $top == *bpf_prog_* ]] || [[ $top == *bpf_trace_run* ]] || [[ $top == *__bpf_trace_* ]]; then
+		fail native_no_tracer_frames "tracer frames in the stack: $top"
+	else
+		ok native_no_tracer_frames
+	fi
+	fp=$(json "$d/offcpu.summary.json" "[.binaries[] | select(.path | endswith(\"/nanosleep\")) | .frame_pointers][0]")
+	[ "$fp" = present ] && ok native_reports_frame_pointers || fail native_reports_frame_pointers "nanosleep binary: frame_pointers=$fp"
+fi
+
+if record mutex -- "$W/mutex" && sane native_mutex_capture; then
+	ok native_mutex_capture
+	compare native_mutex_waiter_blocked waiter blocked_ns blocked_ns
+	compare native_mutex_holder_off holder off_ns offcpu_ns
+	w=$(json "$d/offcpu.summary.json" '[.top_stacks[] | select(.top_thread.comm == "waiter") | .frames[].name] | join(";")')
+	[[ $w == *futex* ]] && ok native_mutex_waiter_on_futex || fail native_mutex_waiter_on_futex "waiter stacks: ${w:0:300}"
+fi
+
+if record condvar -- "$W/condvar" && sane native_condvar_capture; then
+	ok native_condvar_capture
+	compare native_condvar_waiter_off waiter off_ns offcpu_ns
+	compare native_condvar_signaler_off signaler off_ns offcpu_ns
+fi
+
+if record pipe -- "$W/pipe" && sane native_pipe_capture; then
+	ok native_pipe_capture
+	compare native_pipe_reader_off reader off_ns offcpu_ns
+	compare native_pipe_reader_runq reader runq_ns runq_ns
+	r=$(json "$d/offcpu.summary.json" '[.top_stacks[] | select(.top_thread.comm == "reader") | .frames[].name] | join(";")')
+	[[ $r == *pipe_read* ]] && ok native_pipe_reader_in_pipe_read || fail native_pipe_reader_in_pipe_read "reader stacks: ${r:0:300}"
+fi
+
+if record fsync -- "$W/fsync" && sane native_fsync_capture; then
+	ok native_fsync_capture
+	compare native_fsync_off syncer off_ns offcpu_ns
+	dns=$(truth_summary_value "$d/offcpu.summary.json" syncer by_state.D.off_ns)
+	if [ "$dns" != none ] && [ "$dns" != null ] && [ "$dns" -gt 1000000 ]; then
+		ok native_fsync_is_uninterruptible
+	else
+		fail native_fsync_is_uninterruptible "D-state time of syncer: $dns"
+	fi
+fi
+
+if record preempt -- "$W/preempt" && sane native_preempt_capture; then
+	ok native_preempt_capture
+	compare native_preempt_a_runq spin-a runq_ns runq_ns
+	compare native_preempt_b_runq spin-b runq_ns runq_ns
+	compare native_preempt_a_is_R spin-a by_state.R.off_ns runq_ns
+	b=$(truth_summary_value "$d/offcpu.summary.json" spin-a blocked_ns)
+	[ "$b" != none ] && [ "$b" -lt $ABS ] && ok native_preempt_not_blocked || fail native_preempt_not_blocked "spin-a blocked_ns=$b"
+fi
+
+if record forkexec -- "$W/forkexec" && sane native_forkexec_capture; then
+	ok native_forkexec_capture
+	compare native_forkexec_parent_off parent off_ns offcpu_ns
+	compare native_forkexec_child_off child off_ns offcpu_ns
+	compare native_forkexec_grandchild_off grandchild off_ns offcpu_ns
+fi
+
+if record earlyexit -- "$W/earlyexit" && sane native_earlyexit_capture; then
+	ok native_earlyexit_capture
+	for n in 1 2 3 4; do
+		compare native_earlyexit_early_$n early-$n off_ns offcpu_ns
+	done
+	compare native_earlyexit_main early-main off_ns offcpu_ns
+fi
+
+# The raw_tp fallback measures the same.
+if record rawtp --raw-tp -- "$W/nanosleep" && sane native_raw_tp_capture; then
+	compare native_raw_tp_nanosleep_off sleeper off_ns offcpu_ns
+fi
+
+# Tiny maps: the capture says partial and counts what it lost.
+t=native_tiny_maps_are_partial_with_counts
+record tiny --stack-entries 1 -- "$W/pipe"
+s=$d/offcpu.summary.json
+st=$(json "$s" .capture_integrity.status)
+lost=$(json "$s" .capture_integrity.lost_total)
+if [ "$st" != partial ] || [ "${lost:-0}" -lt 1 ]; then
+	fail $t "status=$st lost_total=$lost"
+elif [ "$(json "$s" .caveat.kind)" != offcpu_capture_partial ]; then
+	fail $t "caveat $(json "$s" .caveat.kind)"
+else
+	ok $t
+fi
+
+# Attach to a running process by pid.
+t=native_attach_to_pid
+truth=$SCRATCH/attach.truth
+OFFCPU_TRUTH=$truth "$W/nanosleep" --wait-start &
+wpid=$!
+"$OFFCPU_BIN" record -p $wpid -o "$SCRATCH/attach" 2>"$SCRATCH/attach.err" &
+rec=$!
+for _ in $(seq 100); do grep -q "tracing" "$SCRATCH/attach.err" 2>/dev/null && break; sleep 0.05; done
+kill -USR1 $wpid
+wait $wpid
+kill -INT $rec
+wait $rec
+d=$SCRATCH/attach
+if why=$(truth_compare "$d/offcpu.summary.json" "$truth" sleeper off_ns offcpu_ns $PCT $ABS); then
+	ok $t
+else
+	fail $t "$why; $(head -2 "$SCRATCH/attach.err")"
+fi
+
+rm -rf "$SCRATCH"

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+
+#include "analyze/reasons.h"
+#include "model/profile.h"
+#include "parse/bpftrace.h"
+#include "parse/folded.h"
+#include "unit.h"
+
+/*
+ * Intern a stack written root first as "u:frame;...;k:frame" (u user, k kernel,
+ * m missing). Returns the stack id or -1.
+ */
+static int stack_of(struct profile *p, const char *spec)
+{
+	uint32_t ids[128];
+	size_t n = 0;
+	const char *s = spec;
+
+	while (*s && n < 128) {
+		const char *end = strchr(s, ';');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		enum frame_kind k = s[0] == 'k' ? FRAME_KERNEL : s[0] == 'm' ? FRAME_MISSING : FRAME_USER;
+		int id = profile__frame(p, k, s + 2, len - 2);
+
+		if (id < 0)
+			return -1;
+		ids[n++] = (uint32_t)id;
+		s += len + (end ? 1 : 0);
+	}
+	return profile__stack(p, ids, n);
+}
+
+static enum reason classify(const char *spec, enum offcpu_state st)
+{
+	struct profile *p = profile__new();
+	int s = p ? stack_of(p, spec) : -1;
+	enum reason r = s < 0 ? REASON__COUNT : reasons__classify(p, (uint32_t)s, st);
+
+	profile__free(p);
+	return r;
+}
+
+/*
+ * The heaviest stack of each thread of tests/data/reasons/blockers.bt.txt
+ * (offsets dropped), and the reason its way of blocking stands for.
+ */
+static const struct {
+	const char *comm, *stack, *reason;
+} real[] = {
+	{ "rsn_clocksleep", "u:start_thread;u:clock_nanosleep;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_clock_nanosleep;k:common_nsleep_timens;k:hrtimer_nanosleep;k:do_nanosleep;k:schedule;k:__schedule", "sleep" },
+	{ "rsn_condvar", "u:__futex_abstimed_wait_common;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule", "lock" },
+	{ "rsn_dread", "u:start_thread;u:__libc_pread;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_pread64;k:vfs_read;k:ext4_file_read_iter;k:iomap_dio_rw;k:__iomap_dio_rw;k:io_schedule_timeout;k:schedule_timeout;k:schedule;k:__schedule", "disk_io" },
+	{ "rsn_epoll", "u:start_thread;u:epoll_wait;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_epoll_wait;k:do_epoll_wait;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule", "poll" },
+	{ "rsn_fault", "u:start_thread;u:w_fault;k:asm_exc_page_fault;k:exc_page_fault;k:handle_mm_fault;k:__handle_mm_fault;k:do_fault;k:__do_fault;k:filemap_fault;k:filemap_read_folio;k:folio_wait_bit_common;k:io_schedule;k:schedule;k:__schedule", "memory" },
+	{ "rsn_fsync", "u:start_thread;u:__GI_fsync;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_fsync;k:do_fsync;k:ext4_sync_file;k:ext4_fsync_nojournal.constprop.0;k:generic_buffers_fsync_noflush;k:file_write_and_wait_range;k:__filemap_fdatawait_range;k:folio_wait_writeback;k:folio_wait_bit;k:io_schedule;k:schedule;k:__schedule", "disk_io" },
+	{ "rsn_mutex", "u:start_thread;u:__GI___lll_lock_wait;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule", "lock" },
+	{ "rsn_nanosleep", "u:start_thread;u:w_nanosleep;u:clock_nanosleep;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_clock_nanosleep;k:common_nsleep;k:hrtimer_nanosleep;k:do_nanosleep;k:schedule;k:__schedule", "sleep" },
+	{ "rsn_pipe", "u:start_thread;u:__libc_read;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:ksys_read;k:vfs_read;k:anon_pipe_read;k:schedule;k:__schedule", "pipe" },
+	{ "rsn_poll", "u:start_thread;u:__GI___poll;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_poll;k:do_sys_poll;k:poll_schedule_timeout.constprop.0;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule", "poll" },
+	{ "rsn_select", "u:0x3a98;u:__select;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_pselect6;k:do_pselect.constprop.0;k:core_sys_select;k:do_select;k:poll_schedule_timeout.constprop.0;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule", "poll" },
+	{ "rsn_spin", "u:start_thread;u:w_spin;k:asm_sysvec_apic_timer_interrupt;k:irqentry_exit_to_user_mode;k:schedule;k:__schedule", "runqueue" },
+	{ "rsn_tcp", "u:__GI___recv;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_recvfrom;k:__sys_recvfrom;k:sock_recvmsg;k:tcp_recvmsg;k:tcp_recvmsg_locked;k:sk_wait_data;k:wait_woken;k:schedule_timeout;k:schedule;k:__schedule", "network" },
+	{ "rsn_unix", "u:start_thread;u:__libc_read;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:ksys_read;k:vfs_read;k:sock_read_iter;k:sock_recvmsg;k:unix_stream_recvmsg;k:unix_stream_read_generic;k:schedule_timeout;k:schedule;k:__schedule", "network" },
+	{ "rsn_wait", "u:start_thread;u:wait4;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__do_sys_wait4;k:kernel_wait4;k:do_wait;k:schedule;k:__schedule", "child" },
+};
+
+TEST(reasons_real_stacks_get_their_way_of_blocking)
+{
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		enum reason r = classify(real[i].stack, OFFCPU_STATE_UNKNOWN);
+
+		if (strcmp(reason__name(r), real[i].reason)) {
+			UNIT_FAIL("%s: %s, expected %s", real[i].comm, reason__name(r), real[i].reason);
+			return;
+		}
+		/* S and D say nothing more than the stack does. */
+		CHECK_INT(classify(real[i].stack, OFFCPU_STATE_SLEEP), r);
+		CHECK_INT(classify(real[i].stack, OFFCPU_STATE_DISK), r);
+	}
+}
+
+TEST(reasons_state_r_is_runqueue_whatever_the_stack)
+{
+	CHECK_INT(classify(real[6].stack, OFFCPU_STATE_PREEMPT), REASON_RUNQUEUE);
+	CHECK_INT(classify("", OFFCPU_STATE_PREEMPT), REASON_RUNQUEUE);
+	CHECK_INT(classify(real[6].stack, OFFCPU_STATE_OTHER), REASON_OTHER);
+}
+
+TEST(reasons_specific_frame_beats_inner_wait_primitive)
+{
+	/* schedule_hrtimeout_range_clock (sleep) is inside do_epoll_wait (poll). */
+	CHECK_INT(classify("k:do_epoll_wait;k:schedule_hrtimeout_range_clock;k:schedule", 0),
+		  REASON_POLL);
+	/* Alone, the primitive still hints. */
+	CHECK_INT(classify("k:schedule_hrtimeout_range_clock;k:schedule", 0), REASON_SLEEP);
+	CHECK_INT(classify("k:some_driver_wait;k:io_schedule;k:schedule", 0), REASON_DISK_IO);
+	/* A major fault that waits for its read is the fault's time, not a read's. */
+	CHECK_INT(classify("k:filemap_fault;k:folio_wait_bit_common;k:io_schedule", 0), REASON_MEMORY);
+}
+
+TEST(reasons_innermost_specific_frame_decides)
+{
+	/* Real: a page fault inside poll() that waits for mmap_lock (fork holds it). */
+	CHECK_INT(classify("u:__GI___poll;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;"
+			   "k:__x64_sys_poll;k:do_sys_poll;k:asm_exc_page_fault;k:exc_page_fault;"
+			   "k:lock_mm_and_find_vma;k:down_read_killable;k:rwsem_down_read_slowpath;"
+			   "k:schedule_preempt_disabled;k:schedule;k:__schedule",
+			   OFFCPU_STATE_UNKNOWN),
+		  REASON_LOCK);
+	/* Real: preempted in cond_resched while pinning pages for O_DIRECT. */
+	CHECK_INT(classify("u:__libc_pwrite;k:__x64_sys_pwrite64;k:__iomap_dio_rw;"
+			   "k:iomap_dio_bio_iter;k:bio_iov_iter_get_pages;k:__get_user_pages;"
+			   "k:__cond_resched;k:__schedule",
+			   OFFCPU_STATE_UNKNOWN),
+		  REASON_RUNQUEUE);
+	/* Real: preempted on the way back from a syscall. */
+	CHECK_INT(classify("u:__GI___write;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;"
+			   "k:exit_to_user_mode_loop;k:schedule;k:__schedule",
+			   OFFCPU_STATE_UNKNOWN),
+		  REASON_RUNQUEUE);
+	/* A signal stop inside the return-to-user loop is not run-queue time. */
+	CHECK_INT(classify("k:do_syscall_64;k:exit_to_user_mode_loop;k:get_signal;"
+			   "k:do_signal_stop;k:schedule",
+			   OFFCPU_STATE_UNKNOWN),
+		  REASON_OTHER);
+}
+
+TEST(reasons_user_frames_decide_when_kernel_stack_is_missing)
+{
+	CHECK_INT(classify("u:main;u:pthread_mutex_lock;u:__GI___lll_lock_wait;m:[Missed Kernel Stack]", 0),
+		  REASON_LOCK);
+	CHECK_INT(classify("u:main;u:__GI___poll", 0), REASON_POLL);
+	CHECK_INT(classify("u:main;u:__GI___nanosleep", 0), REASON_SLEEP);
+	CHECK_INT(classify("u:main;u:__waitpid", 0), REASON_CHILD);
+	CHECK_INT(classify("u:main;u:__libc_recv", 0), REASON_NETWORK);
+	CHECK_INT(classify("u:main;u:fdatasync", 0), REASON_DISK_IO);
+	CHECK_INT(classify("u:main;u:pause", 0), REASON_SLEEP);
+	/* Real: blockers.c's main thread in pause(). */
+	CHECK_INT(classify("u:main;u:pause;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;"
+			   "k:__ia32_sys_pause;k:schedule;k:__schedule", 0),
+		  REASON_SLEEP);
+	/* The innermost user frame that matches decides. */
+	CHECK_INT(classify("u:__GI___poll;u:pthread_mutex_lock", 0), REASON_LOCK);
+	/* Plumbing only: the kernel said nothing, the user frames decide. */
+	CHECK_INT(classify("u:epoll_wait;k:do_syscall_64;k:schedule;k:__schedule", 0), REASON_POLL);
+	/* read() could be anything. */
+	CHECK_INT(classify("u:main;u:__libc_read;k:schedule;k:__schedule", 0), REASON_OTHER);
+	CHECK_INT(classify("", 0), REASON_OTHER);
+	/* User names do not match kernel rules, nor the other way round. */
+	CHECK_INT(classify("u:do_epoll_wait", 0), REASON_OTHER);
+	CHECK_INT(classify("k:pthread_mutex_lock", 0), REASON_OTHER);
+}
+
+TEST(reasons_names_have_offsets_and_suffixes_removed)
+{
+	char buf[64];
+
+	CHECK_STR(reasons__clean_name(FRAME_KERNEL, "schedule+35", buf, sizeof(buf)), "schedule");
+	CHECK_STR(reasons__clean_name(FRAME_KERNEL, "do_select+0x5ec/0x8f0", buf, sizeof(buf)),
+		  "do_select");
+	CHECK_STR(reasons__clean_name(FRAME_KERNEL, "poll_schedule_timeout.constprop.0", buf,
+				      sizeof(buf)),
+		  "poll_schedule_timeout");
+	CHECK_STR(reasons__clean_name(FRAME_USER, "runtime.futex+12", buf, sizeof(buf)),
+		  "runtime.futex");
+	CHECK_STR(reasons__clean_name(FRAME_USER, "operator+", buf, sizeof(buf)), "operator+");
+	CHECK_STR(reasons__clean_name(FRAME_USER, "abcdefgh", buf, 4), "abc");
+	CHECK_INT(classify("k:ep_poll+0x2a1/0x310", 0), REASON_POLL);
+	CHECK_INT(classify("k:__arm64_sys_futex", 0), REASON_LOCK);
+	CHECK_INT(classify("k:ksys_fdatasync", 0), REASON_DISK_IO);
+}
+
+TEST(reasons_plumbing_is_recognized)
+{
+	CHECK(reasons__is_plumbing("__schedule+1576"));
+	CHECK(reasons__is_plumbing("schedule_timeout"));
+	CHECK(reasons__is_plumbing("entry_SYSCALL_64_after_hwframe"));
+	CHECK(!reasons__is_plumbing("futex_do_wait"));
+	CHECK(!reasons__is_plumbing("io_schedule"));
+}
+
+TEST(reasons_explain_names_the_deciding_frame)
+{
+	struct profile *p = profile__new();
+	struct reason_match m;
+	int s;
+
+	CHECK(p);
+	s = stack_of(p, real[12].stack); /* rsn_tcp */
+	CHECK(s >= 0);
+	reasons__explain(p, (uint32_t)s, OFFCPU_STATE_SLEEP, &m);
+	CHECK_INT(m.reason, REASON_NETWORK);
+	CHECK_INT(m.step, REASON_BY_SPECIFIC);
+	CHECK_STR(profile__frame_at(p, profile__stack_at(p, (uint32_t)s, &(size_t){ 0 })[m.frame])->name,
+		  "sk_wait_data");
+	CHECK_STR(m.pattern, "sk_wait_data");
+	reasons__explain(p, (uint32_t)s, OFFCPU_STATE_PREEMPT, &m);
+	CHECK_INT(m.step, REASON_BY_STATE);
+	CHECK_INT(m.frame, -1);
+	profile__free(p);
+}
+
+TEST(reasons_memo_agrees_with_plain_classifier)
+{
+	struct profile *p = profile__new();
+	struct reasons *rs;
+
+	CHECK(p);
+	rs = reasons__new(p);
+	CHECK(rs);
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		/* Frames interned after reasons__new(): the memo must grow. */
+		int s = stack_of(p, real[i].stack);
+
+		CHECK(s >= 0);
+		for (int st = 0; st < OFFCPU_STATE__COUNT; st++)
+			CHECK_INT(reasons__get(rs, (uint32_t)s, st), reasons__classify(p, (uint32_t)s, st));
+		/* Asked twice: from the memo now. */
+		CHECK_INT(reasons__get(rs, (uint32_t)s, 0), reasons__classify(p, (uint32_t)s, 0));
+	}
+	reasons__free(rs);
+	reasons__free(NULL);
+	profile__free(p);
+}
+
+/* The way each rsn_ thread of tests/data/reasons/blockers.c blocks. */
+static const struct {
+	const char *comm, *reason;
+} ways[] = {
+	{ "rsn_mutex", "lock" },	{ "rsn_condvar", "lock" },     { "rsn_holder", "sleep" },
+	{ "rsn_nanosleep", "sleep" },	{ "rsn_clocksleep", "sleep" }, { "rsn_pipe", "pipe" },
+	{ "rsn_pipewriter", "sleep" },	{ "rsn_poll", "poll" },	       { "rsn_epoll", "poll" },
+	{ "rsn_select", "poll" },	{ "rsn_fsync", "disk_io" },    { "rsn_dread", "disk_io" },
+	{ "rsn_wait", "child" },	{ "rsn_tcp", "network" },      { "rsn_tcpsend", "sleep" },
+	{ "rsn_unix", "network" },	{ "rsn_unixsend", "sleep" },   { "rsn_fault", "memory" },
+	{ "rsn_spin", "runqueue" },
+};
+
+/* Each rsn_ thread's time lands on the reason of its way of blocking; none is other. */
+static void check_ways(struct profile *p)
+{
+	uint64_t by[64][REASON__COUNT] = { { 0 } };
+	size_t nth;
+
+	nth = profile__nr_threads(p);
+	CHECK(nth > 15 && nth <= 64);
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *r = profile__row_at(p, i);
+
+		by[r->thread][reasons__classify(p, r->stack, r->state)] += r->w.off_ns;
+	}
+	for (size_t w = 0; w < sizeof(ways) / sizeof(ways[0]); w++) {
+		size_t t;
+		int best = 0;
+
+		for (t = 0; t < nth; t++)
+			if (!strcmp(profile__thread_at(p, (uint32_t)t)->comm, ways[w].comm))
+				break;
+		if (t == nth) {
+			UNIT_FAIL("%s is not in the capture", ways[w].comm);
+			return;
+		}
+		for (int r = 1; r < REASON__COUNT; r++)
+			if (by[t][r] > by[t][best])
+				best = r;
+		if (strcmp(reason__name(best), ways[w].reason)) {
+			UNIT_FAIL("%s: most time is %s, expected %s", ways[w].comm, reason__name(best),
+				  ways[w].reason);
+			return;
+		}
+		/* Nothing the classifier could not place, in any thread. */
+		if (by[t][REASON_OTHER]) {
+			UNIT_FAIL("%s: %" PRIu64 " ns classified other", ways[w].comm, by[t][REASON_OTHER]);
+			return;
+		}
+	}
+}
+
+TEST(reasons_real_bcc_folded_capture)
+{
+	FILE *f = fopen("tests/data/reasons/blockers.folded", "r");
+	struct folded_opts fo = { 0 };
+	struct parse_stats ps = { 0 };
+	struct profile *p = profile__new();
+
+	CHECK(f && p);
+	CHECK_INT(folded__parse(f, p, &fo, &ps), 0);
+	fclose(f);
+	CHECK_INT(ps.malformed, 0);
+	check_ways(p);
+	profile__free(p);
+}
+
+TEST(reasons_real_bpftrace_capture)
+{
+	FILE *f = fopen("tests/data/reasons/blockers.bt.txt", "r");
+	struct parse_stats ps = { 0 };
+	struct profile *p = profile__new();
+
+	CHECK(f && p);
+	CHECK_INT(bpftrace__parse(f, p, &ps), 0);
+	fclose(f);
+	CHECK_INT(ps.malformed, 0);
+	CHECK_INT(ps.records, 77);
+	check_ways(p);
+	profile__free(p);
+}
+
+TEST(reasons_names_round_trip)
+{
+	enum reason r;
+
+	for (int i = 0; i < REASON__COUNT; i++) {
+		CHECK_INT(reason__parse(reason__name(i), &r), 0);
+		CHECK_INT(r, i);
+	}
+	CHECK_STR(reason__name(REASON_DISK_IO), "disk_io");
+	CHECK_STR(reason__name(REASON_RUNQUEUE), "runqueue");
+	CHECK_INT(reason__parse("disk", &r), -EINVAL);
+}
+
+int main(void)
+{
+	return unit_run();
+}

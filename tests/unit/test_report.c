@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <json-c/json.h>
+
+#include "model/integrity.h"
+#include "model/profile.h"
+#include "output/report.h"
+#include "output/term.h"
+#include "unit.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+/* Intern a stack written root first as "u:frame;...;k:frame" (m: missing). */
+static uint32_t stack_of(struct profile *p, const char *spec)
+{
+	uint32_t ids[64];
+	size_t n = 0;
+
+	for (const char *s = spec; *s && n < 64;) {
+		const char *end = strchr(s, ';');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		enum frame_kind k = s[0] == 'k' ? FRAME_KERNEL : s[0] == 'm' ? FRAME_MISSING : FRAME_USER;
+
+		ids[n++] = (uint32_t)profile__frame(p, k, s + 2, len - 2);
+		s += len + (end ? 1 : 0);
+	}
+	return (uint32_t)profile__stack(p, ids, n);
+}
+
+static void add(struct profile *p, int th, uint32_t st, enum offcpu_state state, uint64_t count,
+		uint64_t off, uint64_t runq)
+{
+	struct profile_weight w = { count, off, runq };
+
+	profile__add(p, (uint32_t)th, st, state, &w);
+}
+
+static void set_time(struct profile *p, int th, uint64_t wall, uint64_t oncpu, uint64_t runq)
+{
+	struct profile_thread_time t = { wall, oncpu, runq };
+
+	profile__set_thread_time(p, (uint32_t)th, &t);
+}
+
+/*
+ * A server whose workers contend on a mutex, with an I/O thread, a poll loop,
+ * a preempted spinner, and a cron job whose pid the collector did not know.
+ * Stacks are real ones from tests/data/reasons.
+ */
+static struct profile *server_profile(void)
+{
+	struct profile *p = profile__new();
+	uint32_t lock, lock_long, poll, fsync, spin, sleep, missing;
+	int main_t, w1, w2, io, cron;
+
+	if (!p)
+		return NULL;
+	profile__set_runq_known(p, true);
+	lock = stack_of(p, "u:start_thread;u:worker_loop;u:__GI___lll_lock_wait;"
+			   "k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;"
+			   "k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule");
+	lock_long = stack_of(p, "u:start_thread;u:worker_loop;u:handle_request_with_a_very_long_"
+				"templated_name<std::map<std::string,std::vector<int>>>;"
+				"u:pthread_mutex_lock;u:__GI___lll_lock_wait;k:__x64_sys_futex;"
+				"k:futex_do_wait;k:schedule");
+	poll = stack_of(p, "u:main;u:event_loop;u:__GI___poll;k:entry_SYSCALL_64_after_hwframe;"
+			   "k:do_syscall_64;k:__x64_sys_poll;k:do_sys_poll;"
+			   "k:poll_schedule_timeout.constprop.0;k:schedule_hrtimeout_range_clock;"
+			   "k:schedule;k:__schedule");
+	fsync = stack_of(p, "u:start_thread;u:flush;u:__GI_fsync;k:__x64_sys_fsync;k:do_fsync;"
+			    "k:ext4_sync_file;k:file_write_and_wait_range;k:__filemap_fdatawait_range;"
+			    "k:folio_wait_writeback;k:folio_wait_bit;k:io_schedule;k:schedule;"
+			    "k:__schedule");
+	spin = stack_of(p, "u:start_thread;u:compress;k:asm_sysvec_apic_timer_interrupt;"
+			   "k:irqentry_exit_to_user_mode;k:schedule;k:__schedule");
+	sleep = stack_of(p, "u:main;u:clock_nanosleep;k:__x64_sys_clock_nanosleep;"
+			    "k:hrtimer_nanosleep;k:do_nanosleep;k:schedule;k:__schedule");
+	missing = stack_of(p, "m:[Missed User Stack];k:do_syscall_64;k:__x64_sys_wait4;"
+			      "k:kernel_wait4;k:do_wait;k:schedule");
+
+	main_t = profile__thread(p, 1234, 1234, "server");
+	w1 = profile__thread(p, 1234, 1235, "worker-1");
+	w2 = profile__thread(p, 1234, 1236, "worker-2");
+	io = profile__thread(p, 1234, 1237, "io\x1b[31m");
+	cron = profile__thread(p, 0, 0, "cron");
+
+	add(p, main_t, poll, OFFCPU_STATE_SLEEP, 120, 900 * MS, 2 * MS);
+	add(p, w1, lock, OFFCPU_STATE_SLEEP, 4000, 1200 * MS, 30 * MS);
+	add(p, w1, lock_long, OFFCPU_STATE_SLEEP, 100, 80 * MS, 1 * MS);
+	add(p, w1, spin, OFFCPU_STATE_PREEMPT, 300, 40 * MS, 40 * MS);
+	add(p, w2, lock, OFFCPU_STATE_SLEEP, 3500, 1100 * MS, 25 * MS);
+	add(p, w2, spin, OFFCPU_STATE_PREEMPT, 280, 35 * MS, 35 * MS);
+	add(p, io, fsync, OFFCPU_STATE_DISK, 50, 600 * MS, 500 * US);
+	add(p, cron, sleep, OFFCPU_STATE_SLEEP, 1, 2000 * MS, 0);
+	add(p, cron, missing, OFFCPU_STATE_SLEEP, 1, 750 * US, 0);
+
+	set_time(p, main_t, 2000 * MS, 1050 * MS, 5 * MS);
+	set_time(p, w1, 2000 * MS, 600 * MS, 75 * MS);
+	set_time(p, w2, 2000 * MS, 700 * MS, 62 * MS);
+	set_time(p, io, 2000 * MS, 1300 * MS, 1 * MS);
+	return p;
+}
+
+static struct integrity partial(void)
+{
+	struct integrity in = { .status = INTEGRITY_PARTIAL, .evidence = 1 };
+
+	snprintf(in.message, sizeof(in.message), "the stack map filled up; rerun with a bigger "
+						 "--stack-storage-size");
+	integrity__add_loss(&in, "lost_stack_traces", 12, 4 * MS);
+	integrity__add_loss(&in, "lost_events", 0, 0);
+	integrity__add_loss(&in, "map_full_start", 3, 0);
+	return in;
+}
+
+/* Render into a malloc'ed string. */
+static char *render(const struct profile *p, const struct integrity *in,
+		    const struct report_opts *o, int *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	*err = report__write(f, p, in, o);
+	fclose(f);
+	return buf;
+}
+
+/* Compare with tests/data/report/NAME; OFFCPU_UPDATE_GOLDEN=1 rewrites it. */
+static int golden(const char *name, const char *got, char *why, size_t why_len)
+{
+	char path[256];
+	char *want;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "tests/data/report/%s", name);
+	if (getenv("OFFCPU_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+
+		if (!f || fputs(got, f) < 0 || fclose(f))
+			return -1;
+	}
+	want = unit_slurp(path);
+	if (!want) {
+		snprintf(why, why_len, "cannot read %s", path);
+		return -1;
+	}
+	if (strcmp(want, got)) {
+		size_t i = 0, line = 1;
+
+		while (want[i] && want[i] == got[i])
+			line += want[i++] == '\n';
+		snprintf(why, why_len, "%s differs at line %zu", path, line);
+		rc = -1;
+	}
+	free(want);
+	return rc;
+}
+
+#define CHECK_GOLDEN(name, got)                                                                  \
+	do {                                                                                     \
+		char why_[300];                                                                  \
+		if (golden(name, got, why_, sizeof(why_))) {                                     \
+			UNIT_FAIL("%s", why_);                                                   \
+			return;                                                                  \
+		}                                                                                \
+	} while (0)
+
+/* Every line at most width display columns, escapes not counted. */
+static int widest_line(const char *s)
+{
+	int max = 0, col = 0;
+
+	for (; *s; s++) {
+		if (*s == '\033') {
+			while (*s && *s != 'm')
+				s++;
+			continue;
+		}
+		if (*s == '\n') {
+			col = 0;
+			continue;
+		}
+		if (((unsigned char)*s & 0xc0) != 0x80 && ++col > max)
+			max = col;
+	}
+	return max;
+}
+
+TEST(report_text_matches_golden)
+{
+	struct profile *p = server_profile();
+	struct integrity in = partial();
+	struct report_opts o = { 0 };
+	char *out;
+	int err = -1;
+
+	CHECK(p);
+	out = render(p, &in, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_GOLDEN("server.txt", out);
+	CHECK(!strchr(out, '\033'));
+	free(out);
+	profile__free(p);
+}
+
+TEST(report_color_matches_golden)
+{
+	struct profile *p = server_profile();
+	struct integrity in = partial();
+	struct report_opts o = { .color = true };
+	char *out;
+	int err = -1;
+
+	CHECK(p);
+	out = render(p, &in, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_GOLDEN("server.color.txt", out);
+	CHECK_CONTAINS(out, "\033[31mlock");
+	free(out);
+	profile__free(p);
+}
+
+TEST(report_json_matches_golden_and_parses)
+{
+	struct profile *p = server_profile();
+	struct integrity in = partial();
+	struct report_opts o = { .json = true, .top = 3 };
+	struct json_object *root, *v, *st;
+	char *out;
+	int err = -1;
+
+	CHECK(p);
+	out = render(p, &in, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_GOLDEN("server.json", out);
+	root = json_tokener_parse(out);
+	CHECK(root);
+	CHECK(json_object_object_get_ex(root, "top_stacks", &v));
+	CHECK_INT(json_object_array_length(v), 3);
+	st = json_object_array_get_idx(v, 0);
+	CHECK(json_object_object_get_ex(st, "reason", &v));
+	CHECK_STR(json_object_get_string(v), "lock");
+	CHECK(json_object_object_get_ex(st, "off_ns", &v));
+	CHECK_U64(json_object_get_uint64(v), 2300 * MS);
+	CHECK(json_object_object_get_ex(root, "integrity", &v));
+	CHECK(json_object_object_get_ex(v, "status", &v));
+	CHECK_STR(json_object_get_string(v), "partial");
+	json_object_put(root);
+	free(out);
+	profile__free(p);
+}
+
+TEST(report_banner_comes_first_only_when_incomplete)
+{
+	struct profile *p = server_profile();
+	struct integrity in = partial();
+	struct report_opts o = { 0 };
+	char *out;
+	int err;
+
+	CHECK(p);
+	out = render(p, &in, &o, &err);
+	CHECK(!strncmp(out, "!! capture PARTIAL", 18));
+	CHECK_CONTAINS(out, "!!   lost_stack_traces: 12 (4.00ms off-CPU affected)\n");
+	CHECK_CONTAINS(out, "!!   map_full_start: 3\n");
+	/* A loss counted as zero is evidence, not a loss to shout about. */
+	CHECK(!strstr(out, "lost_events"));
+	free(out);
+
+	in = (struct integrity){ .status = INTEGRITY_COMPLETE, .evidence = 1 };
+	out = render(p, &in, &o, &err);
+	CHECK(!strstr(out, "!!"));
+	free(out);
+	out = render(p, NULL, &o, &err);
+	CHECK(!strstr(out, "!!"));
+	free(out);
+
+	in = (struct integrity){ .status = INTEGRITY_UNKNOWN };
+	out = render(p, &in, &o, &err);
+	CHECK(!strncmp(out, "!! capture integrity UNKNOWN", 28));
+	free(out);
+	profile__free(p);
+}
+
+TEST(report_never_passes_the_width)
+{
+	struct profile *p = server_profile();
+	struct integrity in = partial();
+
+	CHECK(p);
+	for (int width = 40; width <= 160; width += 7) {
+		struct report_opts o = { .width = width, .color = width % 2 };
+		int err = -1;
+		char *out = render(p, &in, &o, &err);
+
+		CHECK_INT(err, 0);
+		if (widest_line(out) > width) {
+			UNIT_FAIL("width %d: a line of %d columns", width, widest_line(out));
+			free(out);
+			return;
+		}
+		/* The long C++ name is cut, not wrapped. */
+		if (width < 100)
+			CHECK_CONTAINS(out, "...");
+		free(out);
+	}
+	profile__free(p);
+}
+
+TEST(report_shows_key_frames_and_reasons)
+{
+	struct profile *p = server_profile();
+	struct report_opts o = { .width = 120 };
+	char *out;
+	int err;
+
+	CHECK(p);
+	out = render(p, NULL, &o, &err);
+	/* Plumbing skipped, innermost first, offsets and suffixes gone. */
+	CHECK_CONTAINS(out, "kernel: futex_do_wait <- __futex_wait <- futex_wait\n");
+	CHECK_CONTAINS(out, "user:   __GI___lll_lock_wait <- worker_loop <- start_thread\n");
+	CHECK_CONTAINS(out, "kernel: poll_schedule_timeout <- do_sys_poll <- __x64_sys_poll\n");
+	/* The wait primitive inside the deciding frame is not shown. */
+	CHECK_CONTAINS(out, "kernel: folio_wait_writeback <- __filemap_fdatawait_range <- file_write_and_wait_range\n");
+	CHECK_CONTAINS(out, "user:   [Missed User Stack]\n");
+	/* A comm's escape bytes are not passed to the terminal. */
+	CHECK(!strchr(out, '\033'));
+	CHECK_CONTAINS(out, "io?[31m");
+	free(out);
+	profile__free(p);
+}
+
+TEST(report_empty_profile)
+{
+	struct profile *p = profile__new();
+	struct report_opts o = { 0 };
+	char *out;
+	int err = -1;
+
+	CHECK(p);
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "(no off-CPU time recorded)");
+	CHECK_CONTAINS(out, "(no stacks)");
+	free(out);
+	o.json = true;
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "\"top_stacks\": []");
+	free(out);
+	profile__free(p);
+}
+
+TEST(term_formats_durations_in_human_units)
+{
+	char b[16];
+
+	CHECK_STR(term__ns(0, b, sizeof(b)), "0");
+	CHECK_STR(term__ns(999, b, sizeof(b)), "999ns");
+	CHECK_STR(term__ns(1000, b, sizeof(b)), "1.00us");
+	CHECK_STR(term__ns(12345, b, sizeof(b)), "12.3us");
+	CHECK_STR(term__ns(999499, b, sizeof(b)), "999us");
+	CHECK_STR(term__ns(999500, b, sizeof(b)), "1.00ms");
+	CHECK_STR(term__ns(4560000, b, sizeof(b)), "4.56ms");
+	CHECK_STR(term__ns(1230000000, b, sizeof(b)), "1.23s");
+	CHECK_STR(term__ns(1234000000000ull, b, sizeof(b)), "1234s");
+	CHECK_STR(term__ns_delta(5 * MS, 2 * MS, b, sizeof(b)), "-3.00ms");
+	CHECK_STR(term__ns_delta(2 * MS, 2 * MS, b, sizeof(b)), "0");
+	CHECK_STR(term__pct(0.4523, b, sizeof(b)), "45.2%");
+	CHECK_STR(term__pct(1.0, b, sizeof(b)), "100%");
+	CHECK_STR(term__pct(0.0001, b, sizeof(b)), "<0.1%");
+}
+
+TEST(term_cuts_on_character_boundaries)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct term_line l;
+
+	CHECK(f);
+	term_line__begin(&l, f, 10, false);
+	term_line__text(&l, "h\xc3\xa9llo w\xc3\xb6rld!", -1); /* 12 columns */
+	term_line__end(&l);
+	term_line__begin(&l, f, 10, false);
+	term_line__right(&l, "ab", 5);
+	term_line__text(&l, "\tx", -1);
+	term_line__end(&l);
+	fclose(f);
+	CHECK_STR(buf, "h\xc3\xa9llo w...\n   ab?x\n");
+	free(buf);
+}
+
+int main(void)
+{
+	return unit_run();
+}

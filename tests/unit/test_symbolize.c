@@ -1,0 +1,884 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The symbolizer on real processes: this test program itself, forked children
+ * (alive and exited), and tests/data/symbolize/fpdemo.c compiled at run time
+ * with and without frame pointers, PIE and not, stripped, deleted.
+ */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symbolize/symbolize.h"
+#include "unit.h"
+
+#define FPDEMO_SRC "tests/data/symbolize/fpdemo.c"
+
+/* ---- functions of this program to resolve ---- */
+
+__attribute__((noinline, used)) int symtest_target(int x)
+{
+	return x * 7 + 1;
+}
+
+__attribute__((noinline, used)) int symtest_other(int x)
+{
+	return symtest_target(x) ^ 0x55;
+}
+
+/* A C++-mangled name without a C++ compiler: offcpu::test::target() */
+void symtest_mangled(void) __asm__("_ZN6offcpu4test6targetEv");
+__attribute__((noinline, used)) void symtest_mangled(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Hand-written assembly often has no symbol size. */
+__asm__(".text\n"
+	".globl symtest_sizeless\n"
+	".type symtest_sizeless, @function\n"
+	"symtest_sizeless:\n"
+	"\tnop\n"
+	"\tnop\n"
+	"\tret\n");
+void symtest_sizeless(void);
+
+static void *volatile symtest_captured;
+static volatile int symtest_sink;
+
+__attribute__((noinline)) void symtest_capture(void)
+{
+	symtest_captured = __builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+
+static inline __attribute__((always_inline)) void symtest_inlined(void)
+{
+	symtest_capture();
+	symtest_sink++; /* keeps the call out of tail position */
+}
+
+__attribute__((noinline)) void symtest_inline_host(void)
+{
+	symtest_inlined();
+	symtest_sink++;
+}
+
+/* ---- helpers ---- */
+
+static const char *tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && *t ? t : "/tmp";
+}
+
+static uint64_t addr_of(const void *fn)
+{
+	return (uint64_t)(uintptr_t)fn;
+}
+
+/* Compile fpdemo.c with flags into $TMPDIR/name; the path goes to out. */
+static int compile(const char *name, const char *flags, char *out, size_t len)
+{
+	char cmd[1024];
+
+	snprintf(out, len, "%s/%s", tmpdir(), name);
+	snprintf(cmd, sizeof(cmd), "cc -std=gnu11 %s -o '%s' %s 2>&1", flags, out, FPDEMO_SRC);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A child that sleeps until killed. */
+static pid_t fork_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/*
+ * Run an fpdemo binary; it prints where fpdemo_target is at run time and in
+ * the file, then waits. Returns the pid, or -1.
+ */
+static pid_t spawn_fpdemo(const char *path, uint64_t *runtime, uint64_t *vaddr)
+{
+	unsigned long rt = 0, va = 0;
+	int fds[2];
+	pid_t pid;
+	FILE *f;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (!f || fscanf(f, "%lx %lx", &rt, &va) != 2) {
+		if (f)
+			fclose(f);
+		else
+			close(fds[0]);
+		if (pid > 0)
+			reap(pid);
+		return -1;
+	}
+	fclose(f);
+	*runtime = rt;
+	*vaddr = va;
+	return pid;
+}
+
+static int resolve1(struct symbolizer *s, int pid, uint64_t addr, char *name, size_t len)
+{
+	struct sym_frame f[8];
+	int n = symbolizer__user(s, pid, addr, f, 8);
+
+	if (n > 0)
+		snprintf(name, len, "%s", f[n - 1].name);
+	return n;
+}
+
+static const struct sym_binary *find_binary(struct symbolizer *s, const char *path)
+{
+	size_t n;
+	const struct sym_binary *b = symbolizer__binaries(s, &n);
+
+	for (size_t i = 0; b && i < n; i++)
+		if (!strcmp(b[i].path, path))
+			return &b[i];
+	return NULL;
+}
+
+/* ---- live processes ---- */
+
+TEST(user_resolves_functions_of_a_live_child)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	pid_t pid = fork_sleeper();
+	char name[256];
+
+	CHECK(s && pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	/* a forked child has the parent's layout */
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_target), name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_target");
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_target) + 3, name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_target");
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_other), name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_other");
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_sizeless) + 1, name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_sizeless");
+	/* a libc function, through the shared object's own load bias */
+	CHECK_INT(resolve1(s, pid, addr_of(pause), name, sizeof(name)), 1);
+	CHECK(strstr(name, "pause"));
+	reap(pid);
+	symbolizer__free(s);
+}
+
+TEST(user_resolves_after_the_process_exited)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	pid_t pid = fork_sleeper();
+	struct stat st;
+	char name[256], proc[64];
+
+	CHECK(s && pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	reap(pid);
+	snprintf(proc, sizeof(proc), "/proc/%d", pid);
+	CHECK(stat(proc, &st) != 0);
+	/* nothing was looked up before the exit: the snapshot alone must do */
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_other) + 1, name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_other");
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_target), name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_target");
+	symbolizer__free(s);
+}
+
+TEST(user_tracks_an_unknown_pid_at_its_first_lookup)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	char name[256];
+
+	CHECK(s);
+	CHECK_INT(resolve1(s, getpid(), addr_of(symtest_target), name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_target");
+	symbolizer__stats(s, &st);
+	CHECK_INT(st.processes, 1);
+	CHECK(st.binaries >= 2); /* this program and libc at least */
+	/* tracking again changes nothing */
+	CHECK_INT(symbolizer__track(s, getpid()), 0);
+	symbolizer__stats(s, &st);
+	CHECK_INT(st.processes, 1);
+	symbolizer__free(s);
+}
+
+TEST(user_gone_untracked_pid_resolves_to_hex)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	pid_t pid = fork_sleeper();
+	char name[256];
+
+	CHECK(s && pid > 0);
+	reap(pid);
+	CHECK_INT(symbolizer__track(s, pid), -ESRCH);
+	CHECK_INT(resolve1(s, pid, 0x401000, name, sizeof(name)), 1);
+	CHECK_STR(name, "0x401000");
+	symbolizer__free(s);
+}
+
+TEST(user_repeated_lookups_come_from_the_cache)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	struct sym_frame f[4];
+	struct timespec t0, t1;
+	uint64_t a = addr_of(symtest_other);
+
+	CHECK(s);
+	CHECK_INT(symbolizer__track(s, getpid()), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 100000; i++) {
+		int n = symbolizer__user(s, getpid(), a + (i & 7), f, 4);
+
+		CHECK_INT(n, 1);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK_STR(f[0].name, "symtest_other");
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.user_lookups, 100000);
+	CHECK_U64(st.user_cache_hits, 100000 - 8);
+	fprintf(stderr, "cached lookup: %.0f ns\n",
+		((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100000);
+	symbolizer__free(s);
+}
+
+TEST(user_finds_libraries_loaded_after_tracking)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char lib[512], cmd[1024], name[256];
+	int (*fn)(int);
+	void *h;
+
+	CHECK(s);
+	snprintf(lib, sizeof(lib), "%s/libdlib-test.so", tmpdir());
+	snprintf(cmd, sizeof(cmd), "cc -O2 -shared -fPIC -o '%s' tests/data/symbolize/dlib.c", lib);
+	if (system(cmd)) {
+		symbolizer__free(s);
+		SKIP("cannot compile tests/data/symbolize/dlib.c");
+	}
+	CHECK_INT(symbolizer__track(s, getpid()), 0);
+	h = dlopen(lib, RTLD_NOW);
+	CHECK(h);
+	fn = (int (*)(int))dlsym(h, "dlib_function");
+	CHECK(fn);
+	/* maps are re-read on a miss at most every 100 ms */
+	usleep(150 * 1000);
+	CHECK_INT(resolve1(s, getpid(), addr_of(fn) + 1, name, sizeof(name)), 1);
+	CHECK_STR(name, "dlib_function");
+	dlclose(h);
+	symbolizer__free(s);
+}
+
+TEST(track_raises_the_open_file_limit_when_needed)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct symbolizer *s;
+		struct rlimit rl;
+		char name[256];
+		int next = dup(0);
+
+		/* one descriptor left: enough for this program, not for its libraries */
+		close(next);
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_max < (rlim_t)next + 64)
+			_exit(3);
+		rl.rlim_cur = next + 1;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(3);
+		s = symbolizer__new(NULL);
+		if (!s || resolve1(s, getpid(), addr_of(pause), name, sizeof(name)) != 1)
+			_exit(1);
+		_exit(strstr(name, "pause") ? 0 : 2);
+	}
+	CHECK(pid > 0);
+	CHECK_INT(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3)
+		SKIP("the hard limit on open files leaves no room to raise");
+	CHECK_INT(WEXITSTATUS(status), 0);
+}
+
+TEST(user_addresses_outside_any_file_are_hex)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_frame f[2];
+	char name[256];
+
+	CHECK(s);
+	CHECK_INT(resolve1(s, getpid(), 0x10, name, sizeof(name)), 1);
+	CHECK_STR(name, "0x10");
+	/* the stack is no file */
+	CHECK_INT(resolve1(s, getpid(), addr_of(&f), name, sizeof(name)), 1);
+	CHECK(!strncmp(name, "0x", 2));
+	CHECK_INT(symbolizer__user(s, getpid(), 0x10, f, 0), -EINVAL);
+	symbolizer__free(s);
+}
+
+TEST(user_demangles_cxx_names_unless_told_not_to)
+{
+	struct symbolizer_opts o = {.no_demangle = true};
+	struct symbolizer *s = symbolizer__new(NULL), *raw = symbolizer__new(&o);
+	char name[256];
+
+	CHECK(s && raw);
+	CHECK_INT(resolve1(raw, getpid(), addr_of(symtest_mangled), name, sizeof(name)), 1);
+	CHECK_STR(name, "_ZN6offcpu4test6targetEv");
+	CHECK_INT(resolve1(s, getpid(), addr_of(symtest_mangled), name, sizeof(name)), 1);
+	symbolizer__free(s);
+	symbolizer__free(raw);
+	if (!strcmp(name, "_ZN6offcpu4test6targetEv"))
+		SKIP("no C++ demangler on this system");
+	CHECK_STR(name, "offcpu::test::target()");
+}
+
+TEST(user_expands_inlined_functions)
+{
+	struct symbolizer_opts o = {.inlines = true};
+	struct symbolizer *s = symbolizer__new(&o), *flat = symbolizer__new(NULL);
+	struct sym_frame f[8];
+	uint64_t ra;
+	int n;
+
+	CHECK(s && flat);
+	symtest_inline_host();
+	/* the call site, inside the inlined body */
+	ra = addr_of(symtest_captured) - 1;
+	n = symbolizer__user(flat, getpid(), ra, f, 8);
+	CHECK_INT(n, 1);
+	CHECK_STR(f[0].name, "symtest_inline_host");
+	CHECK(!f[0].is_inline);
+	n = symbolizer__user(s, getpid(), ra, f, 8);
+	symbolizer__free(s);
+	symbolizer__free(flat);
+	if (n == 1)
+		SKIP("no DWARF in this test program (built without -g?)");
+	CHECK_INT(n, 2);
+	CHECK_STR(f[0].name, "symtest_inline_host");
+	CHECK(!f[0].is_inline);
+	CHECK_STR(f[1].name, "symtest_inlined");
+	CHECK(f[1].is_inline);
+}
+
+/* The vdso exists only in memory; find __vdso_clock_gettime in our own copy. */
+static uint64_t vdso_clock_gettime(void)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	uint64_t found = 0, first_vaddr = 0;
+	Elf_Scn *scn = NULL;
+	size_t size, phnum;
+	Elf *elf;
+
+	if (!base || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return 0;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)base, size);
+	if (!elf)
+		return 0;
+	elf_getphdrnum(elf, &phnum);
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
+			first_vaddr = ph.p_vaddr;
+			break;
+		}
+	}
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, i, &sym))
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (nm && !strcmp(nm, "__vdso_clock_gettime")) {
+				found = base + (sym.st_value - first_vaddr);
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return found;
+}
+
+TEST(user_resolves_the_vdso)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	uint64_t at = vdso_clock_gettime();
+	char name[256];
+
+	CHECK(s);
+	if (!at) {
+		symbolizer__free(s);
+		SKIP("no vdso with __vdso_clock_gettime here");
+	}
+	CHECK_INT(resolve1(s, getpid(), at + 1, name, sizeof(name)), 1);
+	CHECK(strstr(name, "clock_gettime"));
+	/* the vdso is no binary the user could rebuild */
+	CHECK(!find_binary(s, "[vdso]"));
+	symbolizer__free(s);
+}
+
+/* ---- JIT maps, through a made-up /proc ---- */
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+TEST(user_resolves_jit_code_from_the_perf_map)
+{
+	char root[512], dir[600], path[700], name[256],
+		*maps = unit_slurp("tests/data/symbolize/maps.txt");
+	struct symbolizer_opts o = {.proc_root = root, .perf_map_dir = "tests/data/symbolize"};
+	struct symbolizer *s;
+
+	CHECK(maps);
+	snprintf(root, sizeof(root), "%s/fakeproc", tmpdir());
+	snprintf(dir, sizeof(dir), "%s/4242", root);
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	mkdir(root, 0755);
+	mkdir(dir, 0755);
+	CHECK_INT(write_file(path, maps), 0);
+	free(maps);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_INT(symbolizer__track(s, 4242), 0);
+	/* the anonymous rwx mapping is JIT code */
+	CHECK_INT(resolve1(s, 4242, 0x7f1e30400010, name, sizeof(name)), 1);
+	CHECK_STR(name, "LazyCompile:*handleRequest /srv/app/server.js:42");
+	CHECK_INT(resolve1(s, 4242, 0x7f1e30400485, name, sizeof(name)), 1);
+	CHECK_STR(name, "inner_newer");
+	/* files that cannot be opened still name their frames, in ELF terms */
+	CHECK_INT(resolve1(s, 4242, 0x55d0c8a02010, name, sizeof(name)), 1);
+	CHECK_STR(name, "[sleep+0x2010]");
+	CHECK_INT(resolve1(s, 4242, 0x7f1e31c00100, name, sizeof(name)), 1);
+	CHECK_STR(name, "[tool+0x100]");
+	/* and JIT code may sit in a file mapping that is no ELF */
+	CHECK_INT(resolve1(s, 4242, 0x7f1e31c00210, name, sizeof(name)), 1);
+	CHECK_STR(name, "jit_in_memfd");
+	CHECK_INT(resolve1(s, 4242, 0x7f1e30500000, name, sizeof(name)), 1);
+	CHECK_STR(name, "0x7f1e30500000");
+	symbolizer__free(s);
+}
+
+TEST(user_jit_map_outlives_its_process)
+{
+	char root[512], name[256];
+	struct symbolizer_opts o = {.proc_root = root, .perf_map_dir = "tests/data/symbolize"};
+	struct symbolizer *s;
+
+	/* no /proc entry at all: the process is long gone, its map stays in /tmp */
+	snprintf(root, sizeof(root), "%s/emptyproc", tmpdir());
+	mkdir(root, 0755);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_INT(resolve1(s, 4242, 0x7f1e30400230, name, sizeof(name)), 1);
+	CHECK_STR(name, "stub_old");
+	symbolizer__free(s);
+}
+
+TEST(user_finds_the_jit_map_of_a_container)
+{
+	char root[512], path[700], name[256];
+	struct symbolizer_opts o = {.proc_root = root};
+	struct symbolizer *s;
+
+	/* inside its pid namespace the process is pid 7 and writes its own /tmp */
+	snprintf(root, sizeof(root), "%s/ctrproc", tmpdir());
+	snprintf(path, sizeof(path), "mkdir -p '%s/4343/root/tmp'", root);
+	CHECK_INT(system(path), 0);
+	snprintf(path, sizeof(path), "%s/4343/status", root);
+	CHECK_INT(write_file(path, "Name:\tnode\nPid:\t4343\nNSpid:\t4343\t7\n"), 0);
+	snprintf(path, sizeof(path), "%s/4343/root/tmp/perf-7.map", root);
+	CHECK_INT(write_file(path, "7f0000001000 100 LazyCompile:*inContainer app.js:1\n"), 0);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_INT(resolve1(s, 4343, 0x7f0000001080, name, sizeof(name)), 1);
+	CHECK_STR(name, "LazyCompile:*inContainer app.js:1");
+	symbolizer__free(s);
+}
+
+/* ---- compiled programs: layouts, stripped, deleted ---- */
+
+/* An fpdemo built with flags resolves fpdemo_target, or "[FILE+0xVADDR]" when stripped. */
+static void check_fpdemo(const char *name, const char *flags, bool stripped)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char path[512], want[128], got[128];
+	uint64_t rt, va;
+	pid_t pid;
+
+	CHECK(s);
+	if (compile(name, flags, path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s with cc %s", FPDEMO_SRC, flags);
+	}
+	pid = spawn_fpdemo(path, &rt, &va);
+	CHECK(pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	reap(pid);
+	CHECK_INT(resolve1(s, pid, rt + 2, got, sizeof(got)), 1);
+	if (stripped)
+		snprintf(want, sizeof(want), "[%s+0x%llx]", name, (unsigned long long)va + 2);
+	else
+		snprintf(want, sizeof(want), "fpdemo_target");
+	CHECK_STR(got, want);
+	symbolizer__free(s);
+}
+
+TEST(user_resolves_a_pie_executable)
+{
+	check_fpdemo("fpdemo-pie", "-O2 -pie -fPIE", false);
+}
+
+TEST(user_resolves_a_non_pie_executable)
+{
+	check_fpdemo("fpdemo-nopie", "-O2 -no-pie -fno-PIE", false);
+}
+
+TEST(user_stripped_binary_gives_module_and_offset)
+{
+	check_fpdemo("fpdemo-stripped", "-O2 -s", true);
+}
+
+TEST(user_resolves_a_deleted_binary)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char path[512], got[256], maps[64], *text;
+	uint64_t rt, va;
+	pid_t pid;
+
+	CHECK(s);
+	if (compile("fpdemo-deleted", "-O2", path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	pid = spawn_fpdemo(path, &rt, &va);
+	CHECK(pid > 0);
+	/* replaced under the same name, as a package upgrade does */
+	CHECK_INT(unlink(path), 0);
+	CHECK_INT(write_file(path, "not an ELF file\n"), 0);
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	text = unit_slurp(maps);
+	CHECK(text);
+	CHECK(strstr(text, "fpdemo-deleted (deleted)"));
+	free(text);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	reap(pid);
+	CHECK_INT(resolve1(s, pid, rt, got, sizeof(got)), 1);
+	CHECK_STR(got, "fpdemo_target");
+	symbolizer__free(s);
+}
+
+TEST(user_track_again_after_exec_picks_up_the_new_image)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char path[512], got[256], go = 'x';
+	unsigned long rt = 0, va = 0;
+	int gate[2], out[2];
+	pid_t pid;
+	FILE *f;
+
+	CHECK(s);
+	if (compile("fpdemo-exec", "-O2", path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	CHECK(!pipe(gate) && !pipe(out));
+	pid = fork();
+	if (pid == 0) {
+		/* first this test program, then, on a byte from the parent, fpdemo */
+		if (read(gate[0], &go, 1) != 1)
+			_exit(1);
+		dup2(out[1], 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(gate[0]);
+	close(out[1]);
+	CHECK(pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_target), got, sizeof(got)), 1);
+	CHECK_STR(got, "symtest_target");
+	CHECK_INT(write(gate[1], &go, 1), 1);
+	f = fdopen(out[0], "r");
+	CHECK(f && fscanf(f, "%lx %lx", &rt, &va) == 2);
+	fclose(f);
+	close(gate[1]);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	reap(pid);
+	CHECK_INT(resolve1(s, pid, rt, got, sizeof(got)), 1);
+	CHECK_STR(got, "fpdemo_target");
+	symbolizer__free(s);
+}
+
+/* ---- frame pointers ---- */
+
+/* Compile fpdemo with flags, optionally strip all but DWARF, and ask for the verdict. */
+static void check_fp(const char *name, const char *flags, bool dwarf_only, enum fp_verdict want)
+{
+	char path[512], cmd[1024];
+	enum fp_verdict v;
+
+	if (compile(name, flags, path, sizeof(path)))
+		SKIP("cannot compile %s with cc %s", FPDEMO_SRC, flags);
+	if (dwarf_only) {
+		snprintf(
+			cmd, sizeof(cmd),
+			"strip --strip-all --keep-section=.debug_info --keep-section=.debug_abbrev "
+			"--keep-section=.debug_str --keep-section=.debug_line '%s'",
+			path);
+		if (system(cmd))
+			SKIP("strip cannot keep only DWARF here");
+	}
+	CHECK_INT(sym_binary__frame_pointers(path, &v), 0);
+	CHECK_INT(v, want);
+}
+
+/* the unwind tables decide */
+TEST(fp_present_with_no_omit_frame_pointer)
+{
+	check_fp("fp-yes", "-O2 -fno-omit-frame-pointer", false, FP_PRESENT);
+}
+
+TEST(fp_absent_with_omit_frame_pointer)
+{
+	check_fp("fp-no", "-O2 -fomit-frame-pointer", false, FP_ABSENT);
+}
+
+/* without unwind tables, the code of the functions decides */
+#define NO_UNWIND "-fno-asynchronous-unwind-tables -fno-unwind-tables"
+
+TEST(fp_present_from_prologues_without_unwind_tables)
+{
+	check_fp("fp-yes-nocfi", "-O2 -fno-omit-frame-pointer " NO_UNWIND, false, FP_PRESENT);
+}
+
+TEST(fp_absent_from_prologues_without_unwind_tables)
+{
+	check_fp("fp-no-nocfi", "-O2 -fomit-frame-pointer " NO_UNWIND, false, FP_ABSENT);
+}
+
+/* with neither unwind tables nor symbols, the compiler's recorded flags decide */
+TEST(fp_present_from_dwarf_producer)
+{
+	check_fp("fp-yes-dwarf", "-O2 -g -fno-omit-frame-pointer " NO_UNWIND, true, FP_PRESENT);
+}
+
+TEST(fp_absent_from_dwarf_producer)
+{
+	check_fp("fp-no-dwarf", "-O2 -g -fomit-frame-pointer " NO_UNWIND, true, FP_ABSENT);
+}
+
+/* Go always keeps frame pointers, whatever its unwind tables say */
+TEST(fp_present_in_go_programs)
+{
+	check_fp("fp-go", "-O2 -fomit-frame-pointer -DFPDEMO_GO", false, FP_PRESENT);
+}
+
+TEST(fp_unknown_without_any_witness)
+{
+	check_fp("fp-none", "-O2 -fno-omit-frame-pointer -s " NO_UNWIND, false, FP_UNKNOWN);
+}
+
+TEST(fp_of_a_missing_file_is_an_error)
+{
+	enum fp_verdict v = FP_PRESENT;
+
+	CHECK_INT(sym_binary__frame_pointers("/nonexistent/binary", &v), -ENOENT);
+	CHECK_INT(v, FP_UNKNOWN);
+}
+
+TEST(binaries_report_frame_pointers_of_tracked_programs)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char yes[512], no[512];
+	const struct sym_binary *b;
+	uint64_t rt, va;
+	pid_t p1, p2;
+
+	CHECK(s);
+	if (compile("bin-fp", "-O2 -g -fno-omit-frame-pointer", yes, sizeof(yes)) ||
+	    compile("bin-nofp", "-O2 -s -fomit-frame-pointer", no, sizeof(no))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	p1 = spawn_fpdemo(yes, &rt, &va);
+	p2 = spawn_fpdemo(no, &rt, &va);
+	CHECK(p1 > 0 && p2 > 0);
+	CHECK_INT(symbolizer__track(s, p1), 0);
+	CHECK_INT(symbolizer__track(s, p2), 0);
+	reap(p1);
+	reap(p2);
+	b = find_binary(s, yes);
+	CHECK(b);
+	CHECK_INT(b->frame_pointers, FP_PRESENT);
+	CHECK(b->has_symbols && b->has_debuginfo);
+	b = find_binary(s, no);
+	CHECK(b);
+	CHECK_INT(b->frame_pointers, FP_ABSENT);
+	CHECK(!b->has_debuginfo);
+	symbolizer__free(s);
+}
+
+/* ---- debuginfod ---- */
+
+/* A debuginfod stand-in that counts connections and hangs up at once. */
+struct counting_server {
+	int fd;
+	int connections;
+	pthread_t thread;
+};
+
+static void *count_connections(void *arg)
+{
+	struct counting_server *srv = arg;
+	int c;
+
+	while ((c = accept(srv->fd, NULL, NULL)) >= 0) {
+		__atomic_add_fetch(&srv->connections, 1, __ATOMIC_SEQ_CST);
+		close(c);
+	}
+	return NULL;
+}
+
+static int server_start(struct counting_server *srv, char *url, size_t len)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+
+	srv->connections = 0;
+	srv->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (srv->fd < 0 || bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(srv->fd, 16) || getsockname(srv->fd, (struct sockaddr *)&sa, &sl) ||
+	    pthread_create(&srv->thread, NULL, count_connections, srv)) {
+		if (srv->fd >= 0)
+			close(srv->fd);
+		return -1;
+	}
+	snprintf(url, len, "http://127.0.0.1:%d", ntohs(sa.sin_port));
+	return 0;
+}
+
+static int server_stop(struct counting_server *srv)
+{
+	shutdown(srv->fd, SHUT_RDWR); /* wakes accept() */
+	pthread_join(srv->thread, NULL);
+	close(srv->fd);
+	return srv->connections;
+}
+
+/* Track an fpdemo without debuginfo while DEBUGINFOD_URLS points at a counting server. */
+static void track_with_debuginfod_server(bool allow, int *connections)
+{
+	struct symbolizer_opts o = {.debuginfod = allow};
+	struct symbolizer *s = symbolizer__new(&o);
+	char path[512], url[64], cache[512];
+	struct counting_server srv;
+	struct timespec now;
+	uint64_t rt, va;
+	pid_t pid;
+
+	CHECK(s);
+	if (compile(allow ? "dbgd-yes" : "dbgd-no", "-O2 -Wl,--build-id", path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	CHECK_INT(server_start(&srv, url, sizeof(url)), 0);
+	/* a fresh cache: a cached failure would keep the client from asking again */
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(cache, sizeof(cache), "%s/debuginfod-cache-%d-%ld%09ld", tmpdir(), (int)getpid(),
+		 (long)now.tv_sec, now.tv_nsec);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	pid = spawn_fpdemo(path, &rt, &va);
+	if (pid > 0) {
+		symbolizer__track(s, pid);
+		reap(pid);
+	}
+	unsetenv("DEBUGINFOD_URLS");
+	*connections = server_stop(&srv);
+	symbolizer__free(s);
+	CHECK(pid > 0);
+}
+
+TEST(debuginfod_is_not_asked_by_default)
+{
+	int connections = -1;
+
+	track_with_debuginfod_server(false, &connections);
+	CHECK_INT(connections, 0);
+}
+
+TEST(debuginfod_is_asked_when_allowed)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_LAZY);
+	int connections = 0;
+
+	if (!h)
+		SKIP("no libdebuginfod.so.1: elfutils cannot ask servers here");
+	dlclose(h);
+	track_with_debuginfod_server(true, &connections);
+	CHECK(connections > 0);
+}
+
+int main(void)
+{
+	return unit_run();
+}
