@@ -34,6 +34,18 @@ done
 [ "$(id -u)" = 0 ] || echo "bench: not root: the collector benchmarks will say so and" \
 	"only post-processing is measured" >&2
 
+# other_tracers: what else traces the machine as a benchmark starts (another job's
+# collector slows every variant down and is worth knowing when reading a result).
+other_tracers()
+{
+	local progs perfs
+
+	progs=$(bpftool -j prog show 2>/dev/null | jq -r '[.[] | select(.type | test("tracing|tracepoint|perf_event|kprobe")) |
+		.name // "?"] | unique | join(", ")' 2>/dev/null)
+	perfs=$(pgrep -c -x perf 2>/dev/null)
+	echo "tracing BPF programs of other processes: ${progs:-none}; perf processes: ${perfs:-0}"
+}
+
 t_suite=$(date +%s)
 : >"$RESULTS/.times"
 for b in $want; do
@@ -42,6 +54,7 @@ for b in $want; do
 	echo "== $b" >&2
 	t0=$(date +%s)
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
+	others=$(other_tracers)
 	if [ ! -x "$script" ]; then
 		{
 			echo "### Collector overhead on perf bench sched pipe"
@@ -68,8 +81,8 @@ for b in $want; do
 		status=failed
 	fi
 	secs=$(($(date +%s) - t0))
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), ${secs} s, load average $load at the start" \
-		>"$RESULTS/$b.when"
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), ${secs} s; at the start: load average $load," \
+		"$others" >"$RESULTS/$b.when"
 	echo "$b $status $secs" >>"$RESULTS/.times"
 done
 total=$(($(date +%s) - t_suite))
