@@ -296,7 +296,7 @@ awk '$1 == 1000000 { print $4 "_vs_unique_stacks_(1M_lines)", $2, $6 / 1024 }' "
 awk '$2 == 100000 { print $4 "_vs_lines_(100k_unique)", $1, $6 / 1024 }' "$TMP/mem" |
 	sort -s -k1,1 -k2,2n >>"$TMP/plot"
 awk -f "$ROOT/bench/plot.awk" -v title="Post-processing peak memory" \
-	-v xlabel="unique stacks, or lines" -v ylabel="max RSS (MiB)" -v logx=1 "$TMP/plot" \
+	-v xlabel="unique stacks, or lines" -v ylabel="max RSS (MiB)" -v logx=1 -v logy=1 "$TMP/plot" \
 	>"$PLOTS/postproc-memory.svg"
 echo "![Peak memory against unique stacks and against lines](bench/plots/postproc-memory.svg)"
 echo
