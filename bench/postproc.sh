@@ -116,6 +116,7 @@ done
 
 # Memory against unique stacks (1M lines) and against lines (100k unique).
 : >"$TMP/mem"
+: >"$TMP/seen"
 mem_cmds=
 for c in summarize flamegraph; do
 	case " $avail " in *" $c "*) mem_cmds="$mem_cmds $c" ;; esac
@@ -136,6 +137,9 @@ for spec in "1000000 10" "1000000 100" "1000000 1000" "1000000 10000" "1000000 1
 		fi
 		[ -n "$r" ] && echo "$1 $2 $bytes $c $r" >>"$TMP/mem"
 	done
+	# The generator promises exactly UNIQUE stacks; summarize counts them.
+	echo "$1 $2 $(jq -r '.totals.stacks // "?"' "$d/offcpu.summary.json" 2>/dev/null)" \
+		>>"$TMP/seen"
 done
 
 # FlameGraph's flamegraph.pl on the 1M-line input, once (it is slow).
@@ -277,6 +281,10 @@ echo "|---:|---:|---:|---|---:|---:|---:|"
 awk -v M=$MIB '{ printf "| %d | %d | %.0f | %s | %.2f | %.2f | %.0f |\n", $1, $2, $3 / 1e6, $4, $5,
 	$7, $6 * 1024 / M }' "$TMP/mem"
 echo
+awk '$3 != $2 { bad = bad sprintf(" %d lines/%d unique: %s;", $1, $2, $3) }
+	END { if (bad == "") print "Every input had exactly the unique stacks asked for (totals.stacks of summarize).\n"
+		else print "Inputs whose unique stacks (totals.stacks of summarize) differ from what was asked:" bad "\n" }' \
+	"$TMP/seen"
 for c in $mem_cmds; do
 	awk -v c=$c '$4 != c { next }
 		$1 == 1000000 && $2 == 100000 { u1 = $6 } $1 == 1000000 && $2 == 1000000 { u2 = $6 }
