@@ -75,7 +75,7 @@ medians. *Added cost per wait* is 1/rate(collector) - 1/rate(bare). *User memory
 is the largest RSS in the collector's process tree (/usr/bin/time; for
 \`offcpu record\` the workload's own RSS is in the same tree, see the bare
 column); *BPF maps* is the memlock the collector's maps were charged at their
-largest (summed from /proc/PID/fdinfo every 0.2 s). The smallest count is 2
+largest (summed from /proc/PID/fdinfo every 0.2 s by a real-time sampler). The smallest count is 2
 threads: stress needs pairs.
 
 EOF
