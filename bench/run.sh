@@ -46,6 +46,25 @@ other_tracers()
 	echo "tracing BPF programs of other processes: ${progs:-none}; perf processes: ${perfs:-0}"
 }
 
+# wrap SCRIPT OUTPUT: a section for a script that prints plain text: its header
+# comment as the method, its output as it is.
+wrap()
+{
+	echo "### $(basename "$1")"
+	echo
+	echo "Command: \`bench/$(basename "$1") $(basename "$BUILD")\`, as root. Its method, from the script:"
+	echo
+	echo '```'
+	awk 'NR == 1 && /^#!/ { next } /^# SPDX/ { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$1"
+	echo '```'
+	echo
+	echo "Its output:"
+	echo
+	echo '```'
+	cat "$2"
+	echo '```'
+}
+
 t_suite=$(date +%s)
 : >"$RESULTS/.times"
 for b in $want; do
@@ -65,7 +84,12 @@ for b in $want; do
 		continue
 	fi
 	if "$script" "$BUILD" >"$RESULTS/$b.md.tmp" 2> >(tee "$RESULTS/$b.log" >&2); then
-		mv "$RESULTS/$b.md.tmp" "$RESULTS/$b.md"
+		if head -n 1 "$RESULTS/$b.md.tmp" | grep -q '^#'; then
+			mv "$RESULTS/$b.md.tmp" "$RESULTS/$b.md"
+		else
+			wrap "$script" "$RESULTS/$b.md.tmp" >"$RESULTS/$b.md"
+			rm -f "$RESULTS/$b.md.tmp"
+		fi
 		status=ok
 	else
 		{
