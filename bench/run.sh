@@ -46,16 +46,28 @@ other_tracers()
 	echo "tracing BPF programs of other processes: ${progs:-none}; perf processes: ${perfs:-0}"
 }
 
-# wrap SCRIPT OUTPUT: a section for a script that prints plain text: its header
-# comment as the method, its output as it is.
+title()
+{
+	case $1 in
+	overhead) echo "Collector overhead on perf bench sched pipe" ;;
+	collectors) echo "Collector overhead: futex ping-pong and a 64-thread lock convoy" ;;
+	startup) echo "Start and stop latency" ;;
+	postproc) echo "Post-processing: summarize, report, flame graph, pprof" ;;
+	scaling) echo "Scaling with threads" ;;
+	esac
+}
+
+# wrap SCRIPT OUTPUT TITLE: a section for a script that prints plain text: its
+# header comment as the method, its output as it is.
 wrap()
 {
-	echo "### $(basename "$1")"
+	echo "### $3"
 	echo
 	echo "Command: \`bench/$(basename "$1") $(basename "$BUILD")\`, as root. Its method, from the script:"
 	echo
 	echo '```'
-	awk 'NR == 1 && /^#!/ { next } /^# SPDX/ { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$1"
+	awk 'NR == 1 && /^#!/ { next } /^# SPDX/ { next }
+		/^#/ { sub(/^# ?/, ""); if ($0 != "" || n) { print; n++ } next } { exit }' "$1"
 	echo '```'
 	echo
 	echo "Its output:"
@@ -76,7 +88,7 @@ for b in $want; do
 	others=$(other_tracers)
 	if [ ! -x "$script" ]; then
 		{
-			echo "### Collector overhead on perf bench sched pipe"
+			echo "### $(title $b)"
 			echo
 			echo "Pending: bench/overhead.sh (written with the built-in collector) is not in this build."
 		} >"$RESULTS/$b.md"
@@ -87,13 +99,13 @@ for b in $want; do
 		if head -n 1 "$RESULTS/$b.md.tmp" | grep -q '^#'; then
 			mv "$RESULTS/$b.md.tmp" "$RESULTS/$b.md"
 		else
-			wrap "$script" "$RESULTS/$b.md.tmp" >"$RESULTS/$b.md"
+			wrap "$script" "$RESULTS/$b.md.tmp" "$(title $b)" >"$RESULTS/$b.md"
 			rm -f "$RESULTS/$b.md.tmp"
 		fi
 		status=ok
 	else
 		{
-			echo "### $b"
+			echo "### $(title $b)"
 			echo
 			echo "Failed: \`bench/$(basename "$script") $(basename "$BUILD")\` exited with an error:"
 			echo
