@@ -47,6 +47,9 @@ WORK_SRCS := $(sort $(wildcard tests/workloads/*.c) $(wildcard tests/fakes/*.c))
 WORK_BINS := $(WORK_SRCS:tests/%.c=$(BUILD)/tests/%)
 BIN       := $(BUILD)/offcpu
 
+# Keep the BPF object between runs: the skeleton is generated from it.
+.SECONDARY: $(BPF_OBJS)
+
 .PHONY: all check unit e2e demo install uninstall clean format deps bench tests-build
 all: $(BIN)
 

@@ -11,8 +11,10 @@
 #include "cmd.h"
 #include "lane/lane.h"
 #include "output/diff_report.h"
+#include "output/flamegraph.h"
 #include "output/term_opts.h"
 #include "parse/summary_json.h"
+#include "util/atomic_file.h"
 
 #define MAX_GATES 32
 
@@ -38,7 +40,9 @@ static void usage(FILE *out)
 		"                                 --fail-on 'stack:futex_wait>+5ms'\n"
 		"                            stack:REGEX matches the frame names joined root\n"
 		"                            first with ';' (POSIX extended regex)\n"
-		"  --flamegraph OUT.svg      differential flame graph (not in this build yet)\n"
+		"  --flamegraph OUT.svg      also draw a differential flame graph: NEW's\n"
+		"                            layout, each frame red (grew) or blue (shrank)\n"
+		"                            from BASE; needs capture directories\n"
 		"  --top N                   threads and stacks to show (default 10)\n"
 		"  --width N                 columns (default: the terminal's, else 80)\n"
 		"  --color=WHEN              auto, always, never\n"
@@ -49,8 +53,11 @@ static void usage(FILE *out)
 		"allowed), 2 usage or input error.\n");
 }
 
-/* A side from a capture directory or a summary file. */
-static int load_side(const char *path, struct diff_side **out)
+/*
+ * A side from a capture directory or a summary file. With keep, the profile
+ * too, which only a capture directory has (a summary lists only top stacks).
+ */
+static int load_side(const char *path, struct diff_side **out, struct profile **keep)
 {
 	struct stat st;
 	char why[256] = "";
@@ -79,7 +86,10 @@ static int load_side(const char *path, struct diff_side **out)
 		}
 		*out = diff_side__from_profile(p);
 		err = *out ? 0 : -errno;
-		profile__free(p);
+		if (keep && !err)
+			*keep = p;
+		else
+			profile__free(p);
 		if (err) {
 			fprintf(stderr, "offcpu diff: %s: %s\n", path, strerror(-err));
 			return err;
@@ -91,8 +101,14 @@ static int load_side(const char *path, struct diff_side **out)
 		}
 		return 0;
 	}
-	FILE *f = fopen(path, "r");
+	FILE *f;
 
+	if (keep) {
+		fprintf(stderr, "offcpu diff: --flamegraph needs capture directories, and %s is a "
+				"summary (it has only the top stacks); give its directory\n", path);
+		return -EINVAL;
+	}
+	f = fopen(path, "r");
 	if (!f) {
 		fprintf(stderr, "offcpu diff: %s: %s\n", path, strerror(errno));
 		return -errno;
@@ -104,6 +120,42 @@ static int load_side(const char *path, struct diff_side **out)
 			path, why);
 	else if (err)
 		fprintf(stderr, "offcpu diff: %s: %s\n", path, strerror(-err));
+	return err;
+}
+
+/* The differential flame graph, through util/atomic_file: never half an SVG. */
+static int write_flamegraph(const char *path, const struct profile *base, const struct profile *new,
+			    const struct diff_side *bs, const struct diff_side *ns, enum diff_norm norm,
+			    const char *base_label, const char *new_label)
+{
+	struct flamegraph_opts o = {
+		.base = base,
+		.diff = norm == DIFF_NORM_TOTAL	  ? FLAMEGRAPH_DIFF_SHARE
+			: norm == DIFF_NORM_WALL ? FLAMEGRAPH_DIFF_WALL
+						 : FLAMEGRAPH_DIFF_ABSOLUTE,
+		.base_wall_ns = diff_side__wall_ns(bs),
+		.new_wall_ns = diff_side__wall_ns(ns),
+	};
+	struct atomic_file af;
+	char *subtitle = NULL;
+	FILE *out;
+	int err;
+
+	if (asprintf(&subtitle, "%s -> %s", base_label, new_label) < 0)
+		return -ENOMEM;
+	o.subtitle = subtitle;
+	out = atomic_file__open(&af, path);
+	if (!out) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = flamegraph__write(out, new, &o);
+	if (err)
+		atomic_file__abort(&af);
+	else
+		err = atomic_file__commit(&af);
+cleanup:
+	free(subtitle);
 	return err;
 }
 
@@ -125,6 +177,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_gate_result results[MAX_GATES];
 	struct diff_report_opts o = { 0 };
 	struct diff_side *base = NULL, *new = NULL;
+	struct profile *base_p = NULL, *new_p = NULL;
 	enum diff_norm norm = DIFF_NORM_NONE;
 	const char *color = "auto", *flame = NULL;
 	struct diff *d = NULL;
@@ -196,17 +249,17 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "offcpu diff: --color is auto, always or never, not '%s'\n", color);
 		goto cleanup;
 	}
-	if (flame) {
-		/* The hook for output/flamegraph.h's differential mode, written elsewhere. */
-		fprintf(stderr, "offcpu diff: --flamegraph is not in this build yet; "
-				"use the text or --json diff\n");
+	if (flame && (!*flame || !strcmp(flame, "-"))) {
+		fprintf(stderr, "offcpu diff: --flamegraph wants a file name (the diff itself goes "
+				"to standard output)\n");
 		goto cleanup;
 	}
 	if (!o.width)
 		o.width = term_opts__width();
 	o.base_label = argv[optind];
 	o.new_label = argv[optind + 1];
-	if (load_side(argv[optind], &base) || load_side(argv[optind + 1], &new))
+	if (load_side(argv[optind], &base, flame ? &base_p : NULL) ||
+	    load_side(argv[optind + 1], &new, flame ? &new_p : NULL))
 		goto cleanup;
 	err = diff__new(base, new, norm, &d);
 	if (err == -EINVAL) {
@@ -227,6 +280,15 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "offcpu diff: writing the diff failed: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	if (flame) {
+		err = write_flamegraph(flame, base_p, new_p, base, new, norm, o.base_label,
+				       o.new_label);
+		if (err) {
+			fprintf(stderr, "offcpu diff: cannot write the flame graph %s: %s\n", flame,
+				strerror(-err));
+			goto cleanup;
+		}
+	}
 	rc = crossed ? 1 : 0;
 cleanup:
 	for (size_t i = 0; i < ng; i++)
@@ -234,5 +296,7 @@ cleanup:
 	diff__free(d);
 	diff_side__free(base);
 	diff_side__free(new);
+	profile__free(base_p);
+	profile__free(new_p);
 	return rc;
 }

@@ -160,6 +160,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	bool mode_given = false;
 	int targets = 0, c;
 	uint64_t v, ns;
 
@@ -175,6 +176,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_MODE:
 			if (lane_mode__parse(optarg, &o->mode))
 				BAD("--mode is 'time' or 'stacks', not '%s'", optarg);
+			mode_given = true;
 			break;
 		case OPT_TOOL:
 			o->tool = optarg;
@@ -269,6 +271,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		BAD("a command and -p/-a/--cgroup exclude each other");
 	if (!targets && optind >= argc)
 		BAD("no command to run; usage: offcpu record [OPTIONS] -- COMMAND [ARGS...]");
+	/* An external collector has one output format: the mode follows it. */
+	if (o->tool) {
+		enum collector_kind k = collector_kind__from_tool(o->tool, o->mode);
+		enum lane_mode want = k == COLLECTOR_BPFTRACE ? LANE_STACKS : LANE_TIME;
+
+		if (k != COLLECTOR_NATIVE && o->mode != want) {
+			if (mode_given)
+				BAD("%s writes %s captures; use --mode %s", o->tool,
+				    lane_mode__name(want), lane_mode__name(want));
+			o->mode = want;
+		}
+	}
 	o->argv = argv + optind;
 	return 0;
 }

@@ -101,6 +101,13 @@ static void classify_failure(const struct outcome_input *oi, struct outcome *out
 			   strerror(oi->workload.exec_errno));
 		return;
 	}
+	if (oi->collector_errno == EACCES || oi->collector_errno == E2BIG) {
+		set_caveat(out, outcome__errno_kind(oi->collector_errno),
+			   "the kernel's verifier rejected the built-in collector's program%s%s",
+			   d && d->count[DIAG_ERROR] ? ": " : "",
+			   d && d->count[DIAG_ERROR] ? d->first[DIAG_ERROR] : "");
+		return;
+	}
 	if (oi->collector_errno) {
 		set_caveat(out, outcome__errno_kind(oi->collector_errno),
 			   "the built-in collector could not start: %s%s%s",

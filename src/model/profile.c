@@ -20,7 +20,10 @@
 #include "model/profile.h"
 #include "util/hash.h"
 
+/* The fuzz build makes these small so that a small input crosses their boundaries. */
+#ifndef SEG_SHIFT
 #define SEG_SHIFT 12
+#endif
 #define SEG_SIZE (1u << SEG_SHIFT)
 #define SEG_MASK (SEG_SIZE - 1)
 
@@ -69,7 +72,9 @@ struct arena_block {
 	max_align_t data[];
 };
 
+#ifndef ARENA_BLOCK
 #define ARENA_BLOCK (256 * 1024)
+#endif
 
 struct arena {
 	struct arena_block *head;

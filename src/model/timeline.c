@@ -269,19 +269,27 @@ static int hexval(char c)
 	return -1;
 }
 
-/* Unescape %XX in place; returns the new length or -1 on a bad escape. */
+/*
+ * Unescape %XX in place; returns the new length or -1 on a bad escape. "%00"
+ * is bad: names are C strings, so a NUL would cut the name short.
+ */
 static long unescape(char *s, size_t len)
 {
 	size_t o = 0;
 
 	for (size_t i = 0; i < len; i++) {
+		int c;
+
 		if (s[i] != '%') {
 			s[o++] = s[i];
 			continue;
 		}
 		if (i + 2 >= len || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
 			return -1;
-		s[o++] = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+		c = hexval(s[i + 1]) << 4 | hexval(s[i + 2]);
+		if (!c)
+			return -1;
+		s[o++] = (char)c;
 		i += 2;
 	}
 	return (long)o;

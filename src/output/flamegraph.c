@@ -8,6 +8,12 @@
  * the last one kept and is dropped on the spot. Memory is the rows plus the
  * nodes drawn, and the cost is one sort: millions of distinct nodes cost
  * sequential work, not a random access each as a (parent, frame) hash would.
+ *
+ * A differential graph sweeps both profiles at once: their frames (names
+ * cleaned) and stacks are interned into one union profile, the rows of both
+ * become entries marked by side, and each node sums both sides' weights. The
+ * layout is NEW's, so a node with no NEW weight is too narrow to draw like any
+ * other; what it had in BASE is counted as vanished.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/reasons.h"
 #include "output/flamegraph.h"
 
 /* Layout in px. CHAR_W is Verdana's mean glyph width at FONT_PX, for labels. */
@@ -26,10 +33,11 @@
 #define BOTTOM 32
 #define LEGEND_ROW 18
 #define LEGEND_COL 100
+#define DIFF_KEY_H 18
 
 #define NONE UINT32_MAX
 
-enum reason {
+enum fg_reason {
 	R_UNSET = 0, /* no row seen yet: merges with anything */
 	R_LOCK,
 	R_SLEEP,
@@ -66,7 +74,7 @@ static const struct {
  */
 static const struct reason_rule {
 	const char *needle;
-	enum reason reason;
+	enum fg_reason reason;
 } reason_rules[] = {
 	{"futex", R_LOCK},	 {"mutex", R_LOCK},    {"rwsem", R_LOCK},
 	{"pipe", R_PIPE},	 {"poll", R_POLL},     {"select", R_POLL},
@@ -83,6 +91,10 @@ static const struct reason_rule {
 struct node {
 	uint64_t off_ns; /* inclusive once the node is closed */
 	uint64_t count;
+	/* Differential: BASE's weights, and BASE weight of the children only in BASE. */
+	uint64_t base_off_ns, base_count;
+	uint64_t vanished;
+	size_t nr_vanished;
 	uint32_t key;	/* depth 1: group index; deeper: frame id */
 	uint32_t depth; /* root 0 */
 	uint8_t reason;
@@ -95,10 +107,23 @@ struct entry {
 	/* Sort keys at hand: group rank, first two frames' rank + 1 (0: no frame). */
 	uint32_t key[3];
 	uint8_t reason;
+	bool base; /* differential: a BASE row */
 };
 
+enum { NEW = 0, BASE = 1 };
+
 struct graph {
+	/* The frames, stacks and threads entries refer to: NEW, or the union of both sides. */
 	const struct profile *p;
+	const struct profile *side[2];		/* differential: NEW and BASE */
+	struct profile *u;			/* the union, owned */
+	uint32_t *thread_map[2], *stack_map[2]; /* side's ids -> the union's */
+	bool diff;
+	enum flamegraph_diff cmp;
+	double denom[2];		  /* a side's weight / denom is what is compared */
+	uint64_t base_off_ns, base_count; /* BASE's totals */
+	uint64_t vanished;
+	size_t nr_vanished;
 	bool per_thread, by_reason, by_count;
 	char **groups; /* labels of the root's children */
 	size_t nr_groups;
@@ -255,25 +280,25 @@ static uint8_t frame_rule(struct graph *g, uint32_t id)
 	return g->frame_rule[id];
 }
 
-static uint8_t row_reason(struct graph *g, const struct profile_row *row)
+static uint8_t row_reason(struct graph *g, uint32_t stack, enum offcpu_state state)
 {
 	const uint32_t *frames;
 	size_t n;
 	uint8_t best = RULE_NONE;
 
-	if (row->state == OFFCPU_STATE_PREEMPT)
+	if (state == OFFCPU_STATE_PREEMPT)
 		return R_PREEMPT;
-	if (g->stack_reason[row->stack])
-		return g->stack_reason[row->stack];
-	frames = profile__stack_at(g->p, row->stack, &n);
+	if (g->stack_reason[stack])
+		return g->stack_reason[stack];
+	frames = profile__stack_at(g->p, stack, &n);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t r = frame_rule(g, frames[i]);
 
 		if (r < best)
 			best = r;
 	}
-	g->stack_reason[row->stack] = best == RULE_NONE ? R_OTHER : reason_rules[best].reason;
-	return g->stack_reason[row->stack];
+	g->stack_reason[stack] = best == RULE_NONE ? R_OTHER : reason_rules[best].reason;
+	return g->stack_reason[stack];
 }
 
 static uint8_t merge_reason(uint8_t a, uint8_t b)
@@ -306,16 +331,17 @@ static int by_path(const void *a, const void *b, void *arg)
 	return nx < ny ? -1 : nx > ny;
 }
 
-static int make_entries(struct graph *g)
+/* The rows of src as entries; the maps take its ids to g->p's (NULL: src is g->p). */
+static void add_entries(struct graph *g, const struct profile *src, const uint32_t *thread_map,
+			const uint32_t *stack_map, bool base)
 {
-	size_t rows = profile__nr_rows(g->p);
+	size_t rows = profile__nr_rows(src);
 
-	g->entries = malloc((rows ? rows : 1) * sizeof(*g->entries));
-	if (!g->entries)
-		return -ENOMEM;
 	for (size_t i = 0; i < rows; i++) {
-		const struct profile_row *row = profile__row_at(g->p, i);
+		const struct profile_row *row = profile__row_at(src, i);
 		struct entry *e = &g->entries[g->nr_entries];
+		uint32_t thread = thread_map ? thread_map[row->thread] : row->thread;
+		uint32_t stack = stack_map ? stack_map[row->stack] : row->stack;
 		const uint32_t *frames;
 		size_t n;
 
@@ -323,24 +349,115 @@ static int make_entries(struct graph *g)
 			continue;
 		*e = (struct entry){.off_ns = row->w.off_ns,
 				    .count = row->w.count,
-				    .group = g->thread_group[row->thread],
-				    .stack = row->stack,
-				    .reason = g->by_reason ? row_reason(g, row) : R_UNSET};
-		frames = profile__stack_at(g->p, row->stack, &n);
+				    .group = g->thread_group[thread],
+				    .stack = stack,
+				    .reason = g->by_reason ? row_reason(g, stack, row->state)
+							   : R_UNSET,
+				    .base = base};
+		frames = profile__stack_at(g->p, stack, &n);
 		e->key[0] = g->group_rank[e->group];
 		e->key[1] = n > 0 ? g->frame_rank[frames[0]] + 1 : 0;
 		e->key[2] = n > 1 ? g->frame_rank[frames[1]] + 1 : 0;
-		g->total_off_ns += e->off_ns;
-		g->total_count += e->count;
+		if (base) {
+			g->base_off_ns += e->off_ns;
+			g->base_count += e->count;
+		} else {
+			g->total_off_ns += e->off_ns;
+			g->total_count += e->count;
+		}
 		g->nr_entries++;
+	}
+}
+
+static int make_entries(struct graph *g)
+{
+	size_t rows = g->diff ? profile__nr_rows(g->side[NEW]) + profile__nr_rows(g->side[BASE])
+			      : profile__nr_rows(g->p);
+
+	g->entries = malloc((rows ? rows : 1) * sizeof(*g->entries));
+	if (!g->entries)
+		return -ENOMEM;
+	if (g->diff) {
+		add_entries(g, g->side[NEW], g->thread_map[NEW], g->stack_map[NEW], false);
+		add_entries(g, g->side[BASE], g->thread_map[BASE], g->stack_map[BASE], true);
+	} else {
+		add_entries(g, g->p, NULL, NULL, false);
 	}
 	qsort_r(g->entries, g->nr_entries, sizeof(*g->entries), by_path, g);
 	return 0;
 }
 
+/*
+ * Intern one side's threads, frames (names cleaned) and stacks into the
+ * union, and map its ids to the union's.
+ */
+static int add_to_union(struct graph *g, int side)
+{
+	const struct profile *p = g->side[side];
+	size_t nf = profile__nr_frames(p), ns = profile__nr_stacks(p), nt = profile__nr_threads(p);
+	uint32_t *frame_map = malloc((nf ? nf : 1) * sizeof(*frame_map)), *ids = NULL;
+	size_t cap = 0;
+	char clean[512];
+	int id, err = -ENOMEM;
+
+	g->thread_map[side] = malloc((nt ? nt : 1) * sizeof(uint32_t));
+	g->stack_map[side] = malloc((ns ? ns : 1) * sizeof(uint32_t));
+	if (!frame_map || !g->thread_map[side] || !g->stack_map[side])
+		goto cleanup;
+	for (size_t i = 0; i < nt; i++) {
+		const struct profile_thread *th = profile__thread_at(p, i);
+
+		if ((id = profile__thread(g->u, th->pid, th->tid, th->comm)) < 0)
+			goto fail;
+		g->thread_map[side][i] = id;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const struct profile_frame *f = profile__frame_at(p, i);
+		const char *name = reasons__clean_name(f->kind, f->name, clean, sizeof(clean));
+
+		/* A name that is all offset keeps it, rather than becoming empty. */
+		if (!name[0])
+			name = f->name;
+		if ((id = profile__frame(g->u, f->kind, name, strlen(name))) < 0)
+			goto fail;
+		frame_map[i] = id;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		size_t n;
+		const uint32_t *frames = profile__stack_at(p, i, &n);
+
+		if (n > cap) {
+			uint32_t *v = realloc(ids, n * 2 * sizeof(*v));
+
+			if (!v)
+				goto cleanup;
+			ids = v;
+			cap = n * 2;
+		}
+		for (size_t k = 0; k < n; k++)
+			ids[k] = frame_map[frames[k]];
+		if ((id = profile__stack(g->u, ids, n)) < 0)
+			goto fail;
+		g->stack_map[side][i] = id;
+	}
+	err = 0;
+	goto cleanup;
+fail:
+	err = id;
+cleanup:
+	free(ids);
+	free(frame_map);
+	return err;
+}
+
 static uint64_t weight(const struct graph *g, const struct node *n)
 {
 	return g->by_count ? n->count : n->off_ns;
+}
+
+static uint64_t base_weight(const struct graph *g, const struct node *n)
+{
+	return g->by_count ? n->base_count : n->base_off_ns;
 }
 
 static int push_node(struct graph *g, uint32_t key, uint32_t depth)
@@ -370,7 +487,22 @@ static void close_node(struct graph *g, const size_t *path, size_t d, uint64_t m
 
 	parent->off_ns += n->off_ns;
 	parent->count += n->count;
+	parent->base_off_ns += n->base_off_ns;
+	parent->base_count += n->base_count;
 	parent->reason = merge_reason(parent->reason, n->reason);
+	/*
+	 * Only in BASE: vanished, unless an ancestor is too (then that one
+	 * counts); not a frame of the tree drawn, so not one pruned either.
+	 */
+	if (g->diff && !weight(g, n))
+		g->nr_tree--;
+	if (g->diff && !weight(g, n) && base_weight(g, n)) {
+		parent->vanished += base_weight(g, n);
+		parent->nr_vanished++;
+	} else if (g->diff && weight(g, n)) {
+		g->vanished += n->vanished;
+		g->nr_vanished += n->nr_vanished;
+	}
 	if (weight(g, n) < min_weight)
 		g->nr_nodes--;
 }
@@ -415,12 +547,25 @@ static int sweep(struct graph *g, uint64_t min_weight)
 			path[open] = g->nr_nodes - 1;
 		}
 		leaf = &g->nodes[path[len - 1]];
-		leaf->off_ns += e->off_ns;
-		leaf->count += e->count;
+		if (e->base) {
+			leaf->base_off_ns += e->off_ns;
+			leaf->base_count += e->count;
+		} else {
+			leaf->off_ns += e->off_ns;
+			leaf->count += e->count;
+		}
 		leaf->reason = merge_reason(leaf->reason, e->reason);
 	}
 	while (open > 1)
 		close_node(g, path, --open, min_weight);
+	if (g->diff && weight(g, &g->nodes[0])) {
+		g->vanished += g->nodes[0].vanished;
+		g->nr_vanished += g->nodes[0].nr_vanished;
+	} else if (g->diff) {
+		/* NEW is empty: all of BASE vanished, the root's children each a frame. */
+		g->vanished = base_weight(g, &g->nodes[0]);
+		g->nr_vanished = g->nodes[0].nr_vanished;
+	}
 	err = 0;
 cleanup:
 	free(path);
@@ -439,6 +584,11 @@ static void graph_free(struct graph *g)
 	free(g->stack_reason);
 	free(g->entries);
 	free(g->nodes);
+	for (int s = 0; s < 2; s++) {
+		free(g->thread_map[s]);
+		free(g->stack_map[s]);
+	}
+	profile__free(g->u);
 }
 
 /* The k-th largest (0-based) of v[0..n), k < n; v is reordered. */
@@ -534,12 +684,40 @@ static int cap_frames(struct graph *g, size_t max, uint64_t *min_weight, bool *c
 	return 0;
 }
 
+/* What a side's weight is divided by before the sides are compared. */
+static void set_denoms(struct graph *g, const struct flamegraph_opts *o)
+{
+	switch (g->cmp) {
+	case FLAMEGRAPH_DIFF_ABSOLUTE:
+		g->denom[NEW] = g->denom[BASE] = 1;
+		break;
+	case FLAMEGRAPH_DIFF_SHARE:
+		g->denom[NEW] = g->by_count ? g->total_count : g->total_off_ns;
+		g->denom[BASE] = g->by_count ? g->base_count : g->base_off_ns;
+		break;
+	case FLAMEGRAPH_DIFF_WALL:
+		g->denom[NEW] = o->new_wall_ns / 1e9;
+		g->denom[BASE] = o->base_wall_ns / 1e9;
+		break;
+	}
+}
+
 static int graph_build(struct graph *g, const struct flamegraph_opts *o, unsigned int width,
 		       uint64_t *min_weight, bool *capped)
 {
-	size_t nr_frames = profile__nr_frames(g->p), nr_stacks = profile__nr_stacks(g->p);
+	size_t nr_frames, nr_stacks;
 	int err;
 
+	if (g->diff) {
+		g->u = profile__new();
+		if (!g->u)
+			return -ENOMEM;
+		if ((err = add_to_union(g, NEW)) || (err = add_to_union(g, BASE)))
+			return err;
+		g->p = g->u;
+	}
+	nr_frames = profile__nr_frames(g->p);
+	nr_stacks = profile__nr_stacks(g->p);
 	g->stack_reason = calloc(nr_stacks ? nr_stacks : 1, 1);
 	g->frame_rule = malloc(nr_frames ? nr_frames : 1);
 	if (!g->stack_reason || !g->frame_rule)
@@ -555,6 +733,8 @@ static int graph_build(struct graph *g, const struct flamegraph_opts *o, unsigne
 		return err;
 	/* Widths by time unless asked for counts, or unless no time was recorded. */
 	g->by_count = o->weight == FLAMEGRAPH_WEIGHT_COUNT || (!g->total_off_ns && g->total_count);
+	if (g->diff)
+		set_denoms(g, o);
 	*min_weight = width_threshold(o, g->by_count ? g->total_count : g->total_off_ns, width);
 	if ((err = sweep(g, *min_weight)))
 		return err;
@@ -739,6 +919,77 @@ static void node_color(const struct graph *g, const struct node *n, unsigned cha
 	}
 }
 
+/* A side's weight as the sides are compared: raw, a share, or per second of wall time. */
+static double compared(const struct graph *g, uint64_t w, int side)
+{
+	return g->denom[side] > 0 ? w / g->denom[side] : 0;
+}
+
+/*
+ * A compared value (with an explicit sign for a change): a weight, a share
+ * in % (a change of share in percentage points), or a weight per second.
+ */
+static void fmt_compared(const struct graph *g, char *buf, size_t sz, double v, bool change)
+{
+	bool share = g->cmp == FLAMEGRAPH_DIFF_SHARE;
+	uint64_t whole = (uint64_t)(fabs(v) + 0.5);
+	/* No sign on a change that shows as zero (a share's rounding error, say). */
+	bool zero = share ? fabs(v) * 100 < 0.005 : !whole;
+	const char *sign = !change || zero ? "" : v > 0 ? "+" : "-";
+	char w[32];
+
+	if (share) {
+		snprintf(buf, sz, "%s%.2f%s", sign, fabs(v) * 100, change ? " pp" : "%");
+		return;
+	}
+	fmt_weight(w, sizeof(w), whole, g->by_count);
+	snprintf(buf, sz, "%s%s%s", sign, w, g->cmp == FLAMEGRAPH_DIFF_WALL ? "/s" : "");
+}
+
+/* The relative change from b to n: "+12.5%", or "new" from nothing. */
+static void fmt_rel(char *buf, size_t sz, double b, double n)
+{
+	if (b > 0)
+		snprintf(buf, sz, "%+.1f%%", (n - b) / b * 100);
+	else
+		snprintf(buf, sz, "%s", n > 0 ? "new" : "+0.0%");
+}
+
+/*
+ * Grey for no change, towards red (grew) or blue (shrank) by |n - b| over
+ * the larger of the two, so that doubling and halving are equally strong.
+ */
+static void diff_color(double b, double n, unsigned char rgb[3])
+{
+	static const unsigned char neutral[3] = {222, 222, 222}, grew[3] = {228, 48, 40},
+				   shrank[3] = {50, 100, 228};
+	double m = b > n ? b : n, sat = m > 0 ? fabs(n - b) / m : 0;
+	const unsigned char *to = n > b ? grew : shrank;
+
+	for (int k = 0; k < 3; k++)
+		rgb[k] = (unsigned char)(neutral[k] + sat * (to[k] - neutral[k]) + 0.5);
+}
+
+/* "; base B, new N, delta D (R)", shares and rates with their raw weights. */
+static void put_diff_info(FILE *out, const struct graph *g, const struct node *n)
+{
+	uint64_t wb = base_weight(g, n), wn = weight(g, n);
+	double b = compared(g, wb, BASE), v = compared(g, wn, NEW);
+	char sb[40], sn[40], sd[40], rel[24], rb[32], rn[32];
+
+	fmt_compared(g, sb, sizeof(sb), b, false);
+	fmt_compared(g, sn, sizeof(sn), v, false);
+	fmt_compared(g, sd, sizeof(sd), v - b, true);
+	fmt_rel(rel, sizeof(rel), b, v);
+	if (g->cmp == FLAMEGRAPH_DIFF_ABSOLUTE) {
+		fprintf(out, "; base %s, new %s, delta %s (%s)", sb, sn, sd, rel);
+		return;
+	}
+	fmt_weight(rb, sizeof(rb), wb, g->by_count);
+	fmt_weight(rn, sizeof(rn), wn, g->by_count);
+	fprintf(out, "; base %s (%s), new %s (%s), delta %s (%s)", sb, rb, sn, rn, sd, rel);
+}
+
 static const char *kind_label(const struct graph *g, const struct node *n)
 {
 	switch (node_kind(g, n)) {
@@ -780,7 +1031,10 @@ static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 
 	fmt_weight(time, sizeof(time), n->off_ns, false);
 	fmt_weight(count, sizeof(count), n->count, true);
-	node_color(g, n, rgb);
+	if (g->diff)
+		diff_color(compared(g, base_weight(g, n), BASE), compared(g, w, NEW), rgb);
+	else
+		node_color(g, n, rgb);
 	fprintf(out, "<g data-v=\"%" PRIu64 "\"><title>", w);
 	put_text(out, node_name(g, n), SIZE_MAX);
 	fprintf(out, "\n%s, ", kind_label(g, n));
@@ -792,6 +1046,8 @@ static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 			count);
 	if (g->by_reason)
 		fprintf(out, ", reason: %s", reasons[n->reason].name);
+	if (g->diff)
+		put_diff_info(out, g, n);
 	fprintf(out,
 		"</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		"fill=\"#%02x%02x%02x\"/>",
@@ -1060,6 +1316,46 @@ static int legend_rows(const struct layout *l)
 	return (R_MIXED - R_LOCK + cols) / cols;
 }
 
+/* Both totals and their change, what the colours compare, what vanished. */
+static void put_diff_totals(FILE *out, const struct graph *g)
+{
+	uint64_t tb = g->by_count ? g->base_count : g->base_off_ns;
+	uint64_t tn = g->by_count ? g->total_count : g->total_off_ns;
+	char sb[32], sn[32], sd[40], rel[24];
+
+	if (!tb && !tn && !g->base_count && !g->total_count) {
+		fputs("no off-CPU intervals recorded in base or new", out);
+		return;
+	}
+	fmt_weight(sb, sizeof(sb), tb, g->by_count);
+	fmt_weight(sn, sizeof(sn), tn, g->by_count);
+	fmt_weight(sd + 1, sizeof(sd) - 1, tn > tb ? tn - tb : tb - tn, g->by_count);
+	sd[0] = tn >= tb ? '+' : '-';
+	fmt_rel(rel, sizeof(rel), tb, tn);
+	fprintf(out, "base %s, new %s %s (%s, %s)", sb, sn,
+		g->by_count ? "off-CPU intervals" : "off-CPU", sd, rel);
+}
+
+/* A second subtitle line: what the widths and colours say, and what is not drawn. */
+static void put_diff_key(FILE *out, const struct graph *g, const struct layout *l)
+{
+	char v[40];
+
+	fprintf(out,
+		"<text id=\"diffkey\" x=\"%u\" y=\"%d\" style=\"text-anchor:middle;fill:#555\">"
+		"widths: new; colour: change%s from base, red grew, blue shrank",
+		l->width / 2, 44 + DIFF_KEY_H,
+		g->cmp == FLAMEGRAPH_DIFF_SHARE	 ? " of share of total"
+		: g->cmp == FLAMEGRAPH_DIFF_WALL ? " per second of wall time"
+						 : "");
+	if (g->nr_vanished) {
+		fmt_compared(g, v, sizeof(v), -compared(g, g->vanished, BASE), true);
+		fprintf(out, "; %zu frame%s only in base not drawn (%s)", g->nr_vanished,
+			g->nr_vanished == 1 ? "" : "s", v);
+	}
+	fputs("</text>\n", out);
+}
+
 static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_opts *o,
 		     struct layout *l)
 {
@@ -1067,15 +1363,17 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 	size_t pruned = g->nr_tree - g->nr_nodes;
 	char total_time[32], total_count[32];
 	int legend_y = 0, height;
-	const char *title = o->title	? o->title
-			    : o->icicle ? "Off-CPU Time Icicle Graph"
-					: "Off-CPU Time Flame Graph";
+	const char *title = o->title		   ? o->title
+			    : g->diff && o->icicle ? "Differential Off-CPU Icicle Graph"
+			    : g->diff		   ? "Differential Off-CPU Flame Graph"
+			    : o->icicle		   ? "Off-CPU Time Icicle Graph"
+						   : "Off-CPU Time Flame Graph";
 
 	cursor = calloc(l->max_depth + 2, sizeof(*cursor));
 	if (!cursor)
 		return -ENOMEM;
-	l->frames_top = TOP;
-	height = TOP + (l->max_depth + 1) * FRAME_H + BOTTOM;
+	l->frames_top = TOP + (g->diff ? DIFF_KEY_H : 0);
+	height = l->frames_top + (l->max_depth + 1) * FRAME_H + BOTTOM;
 	if (g->by_reason) {
 		legend_y = height - BOTTOM + 8;
 		height += legend_rows(l) * LEGEND_ROW;
@@ -1102,15 +1400,19 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 		put_text(out, o->subtitle, SIZE_MAX);
 		fputs("; ", out);
 	}
-	if (!g->total_count && !g->total_off_ns)
+	if (g->diff)
+		put_diff_totals(out, g);
+	else if (!g->total_count && !g->total_off_ns)
 		fputs("no off-CPU intervals recorded", out);
 	else
 		fprintf(out, "total %s off-CPU in %s; width: %s", total_time, total_count,
 			!g->by_count			       ? "off-CPU time"
 			: o->weight == FLAMEGRAPH_WEIGHT_COUNT ? "intervals"
 							       : "intervals (no time recorded)");
+	fputs("</text>\n", out);
+	if (g->diff)
+		put_diff_key(out, g, l);
 	fprintf(out,
-		"</text>\n"
 		"<text id=\"unzoom\" class=\"btn hid\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"24\">Search</text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\">",
@@ -1160,10 +1462,17 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	if (!out || !p || isnan(o->min_width_px) || isnan(o->min_share_pct) ||
 	    o->min_share_pct > 100 || (o->width && (o->width < 200 || o->width > 100000)))
 		return -EINVAL;
+	if (o->base && (o->diff > FLAMEGRAPH_DIFF_WALL ||
+			(o->diff == FLAMEGRAPH_DIFF_WALL && (!o->base_wall_ns || !o->new_wall_ns))))
+		return -EINVAL;
 	l.width = o->width ? o->width : FLAMEGRAPH_WIDTH;
 	l.icicle = o->icicle;
 	g.per_thread = o->per_thread;
-	g.by_reason = o->color == FLAMEGRAPH_COLOR_REASON;
+	g.diff = o->base != NULL;
+	g.side[NEW] = p;
+	g.side[BASE] = o->base;
+	g.cmp = o->diff;
+	g.by_reason = !g.diff && o->color == FLAMEGRAPH_COLOR_REASON;
 	if ((err = graph_build(&g, o, l.width, &l.min_weight, &l.capped)))
 		goto cleanup;
 	l.total = weight(&g, &g.nodes[0]);
@@ -1187,6 +1496,9 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 			.capped = l.capped,
 			.max_depth = l.max_depth,
 			.weight_is_count = g.by_count,
+			.base_total = g.diff ? (g.by_count ? g.base_count : g.base_off_ns) : 0,
+			.vanished = g.nr_vanished,
+			.vanished_weight = g.vanished,
 		};
 	}
 cleanup:

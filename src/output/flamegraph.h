@@ -40,6 +40,29 @@
  * Names are written as XML-safe UTF-8: markup characters are escaped, and
  * bytes that are not valid UTF-8 or are control characters are shown as
  * "\xNN".
+ *
+ * Differential mode (flamegraph_opts.base set; the conventions of FlameGraph's
+ * difffolded): p is the NEW profile and gives the layout (every width is
+ * NEW's); base is the BASE profile. Frames of both are matched by their path
+ * from the root: the comm (or thread label), then the frame kinds and names
+ * cleaned as analyze/diff.h matches stacks (reasons__clean_name: no offsets,
+ * no kernel compiler suffixes). Names are drawn cleaned, so frames that differ
+ * only by an offset merge. Each frame is coloured by the change of its
+ * inclusive weight from BASE to NEW: red grew, blue shrank, grey unchanged;
+ * the saturation is |change| / the larger of its two values (full for a frame
+ * only in NEW; a frame that doubled is as pale as one that halved). Compared
+ * values are the raw weights (FLAMEGRAPH_DIFF_ABSOLUTE), each side's share of
+ * its total (FLAMEGRAPH_DIFF_SHARE), or weight per second of each side's wall
+ * time (FLAMEGRAPH_DIFF_WALL). The tooltip adds "base B, new N, delta D (R)"
+ * (R the relative change, "new" when B is 0; shares in %, their change in
+ * percentage points "pp", with the raw times in parentheses; per-wall values
+ * as "/s"). The subtitle gives both totals and their change; a second line
+ * says what widths and colours show and how many frames are only in BASE,
+ * counting only the outermost such frame of a path, with their total in
+ * compared units. Those frames are not drawn (they have no width) and are
+ * not counted as pruned: the stats' nodes are NEW's tree. Pruning, the frame
+ * cap, search ("Matched" is a share of NEW's total) and zoom are as above;
+ * color is ignored.
  */
 #ifndef OFFCPU_OUTPUT_FLAMEGRAPH_H
 #define OFFCPU_OUTPUT_FLAMEGRAPH_H
@@ -79,6 +102,17 @@ struct flamegraph_stats {
 	bool capped;	      /* max_frames raised the width threshold */
 	int max_depth;	      /* of the drawn frames; the root is depth 0 */
 	bool weight_is_count; /* widths are interval counts (asked for, or no time recorded) */
+	/* Differential mode only (else 0): */
+	uint64_t base_total;	  /* BASE's root weight, in the same unit as total */
+	size_t vanished;	  /* outermost frames only in BASE (not drawn) */
+	uint64_t vanished_weight; /* their BASE weight, raw */
+};
+
+/* What a differential flame graph compares; see the top of this file. */
+enum flamegraph_diff {
+	FLAMEGRAPH_DIFF_ABSOLUTE = 0, /* raw weights */
+	FLAMEGRAPH_DIFF_SHARE,	      /* shares of each side's total */
+	FLAMEGRAPH_DIFF_WALL,	      /* weight per second of each side's wall time */
 };
 
 /* All-zero options (or NULL) give the defaults. */
@@ -98,12 +132,21 @@ struct flamegraph_opts {
 	double min_share_pct; /* > 0: prune below this share of the total instead of by px */
 	size_t max_frames;    /* 0: FLAMEGRAPH_MAX_FRAMES; SIZE_MAX: no cap */
 	struct flamegraph_stats *stats; /* optional, filled on success */
+	/*
+	 * Differential mode when set: p is NEW, this is BASE. The title then
+	 * defaults to "Differential Off-CPU Flame Graph" ("... Icicle Graph").
+	 */
+	const struct profile *base;
+	enum flamegraph_diff diff;
+	uint64_t base_wall_ns, new_wall_ns; /* FLAMEGRAPH_DIFF_WALL: both > 0 */
 };
 
 /*
  * Write the SVG for p to out. Returns 0, -EINVAL (NULL out or p, width or
- * thresholds out of range, a NaN), -ENOMEM, or -EIO when writing failed.
- * An empty profile gives a valid SVG that says so.
+ * thresholds out of range, a NaN, diff out of range, FLAMEGRAPH_DIFF_WALL
+ * without both wall times), -ENOMEM, -EOVERFLOW (differential mode: the
+ * two profiles' frames or stacks together ran out of ids), or -EIO when
+ * writing failed. An empty profile gives a valid SVG that says so.
  */
 int flamegraph__write(FILE *out, const struct profile *p, const struct flamegraph_opts *o);
 

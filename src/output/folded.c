@@ -28,7 +28,14 @@ static void write_stack(FILE *out, const struct profile *p, const char *comm, ui
 		has_user |= k != FRAME_KERNEL;
 	}
 	/* comm may hold spaces: readers take the value after the last space. */
-	put_name(out, comm[0] ? comm : "?");
+	if (!comm[0])
+		comm = "?";
+	/* parse/folded.h takes a line starting '#' for a comment: the time would vanish. */
+	if (comm[0] == '#') {
+		fputc('_', out);
+		comm++;
+	}
+	put_name(out, comm);
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_frame *f = profile__frame_at(p, frames[i]);
 

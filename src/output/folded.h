@@ -9,7 +9,8 @@
  * written only when the stack has both user and kernel frames (as BCC does).
  * Microseconds are rounded to nearest; rows under 0.5 us still print (as 0)
  * so no stack vanishes. Frame names containing ';' or newlines have those
- * bytes replaced by '_' (they would break the format).
+ * bytes replaced by '_' (they would break the format), and so does a comm's
+ * leading '#' (the line would read as a comment).
  */
 #ifndef OFFCPU_OUTPUT_FOLDED_H
 #define OFFCPU_OUTPUT_FOLDED_H

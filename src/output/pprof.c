@@ -75,7 +75,8 @@ struct pbuf {
 
 static void pb_put(struct pbuf *b, const void *src, size_t n)
 {
-	if (b->nomem)
+	/* n == 0: src may be an empty buffer's NULL, which memcpy must not get. */
+	if (b->nomem || !n)
 		return;
 	if (b->cap - b->len < n) {
 		size_t cap = b->cap ? b->cap : 256;

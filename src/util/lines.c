@@ -5,8 +5,13 @@
 
 #include "util/lines.h"
 
-/* Reads of 32-64 KiB: few system calls, and a small input costs no big buffer. */
+/*
+ * Reads of 32-64 KiB: few system calls, and a small input costs no big buffer.
+ * The fuzz build makes it smaller still, so that a small input grows it.
+ */
+#ifndef LINES_CHUNK
 #define LINES_CHUNK (64u << 10)
+#endif
 
 struct line_reader {
 	FILE *in;

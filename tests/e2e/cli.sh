@@ -28,6 +28,16 @@ usage_error cli_record_target_and_command record -p 1 -- true
 usage_error cli_record_bad_duration record -d soon -a
 usage_error cli_record_min_over_max record -m 10 -M 5 -- true
 usage_error cli_summarize_without_dir summarize
+usage_error cli_record_mode_that_the_tool_cannot_write record --tool bpftrace --mode time -- true
+
+t=cli_external_tool_picks_its_own_format
+OFFCPU_FAKE_STDOUT=/dev/null OFFCPU_FAKE_STDERR=/dev/null \
+	"$OFFCPU_BIN" record --tool /x/bpftrace -o "$SCRATCH/fmt" -q -- true
+if [ -e "$SCRATCH/fmt/offcpu.stacks.txt" ] && [ "$(jq -r .mode "$SCRATCH/fmt/offcpu.summary.json")" = stacks ]; then
+	ok $t
+else
+	fail $t "--tool bpftrace did not make a stacks lane: $(ls "$SCRATCH/fmt")"
+fi
 
 t=cli_help_and_version
 if "$OFFCPU_BIN" --help | grep -q "record" && "$OFFCPU_BIN" record --help | grep -q -- "--tool" &&

@@ -10,6 +10,9 @@
  * Expected shares come from the folded fixture itself: a stack is matched
  * when any frame on its path (comm and "all" included) matches, which is the
  * share without double counting nested matches.
+ *
+ * diff_flamegraph.js requires this file for Browser and the helpers (with
+ * the same arguments); main() runs only when this file is the program.
  */
 'use strict';
 const { spawn } = require('child_process');
@@ -270,4 +273,6 @@ async function main() {
 	process.exit(failures ? 1 : 0);
 }
 
-main();
+if (require.main === module)
+	main();
+module.exports = { Browser, sleep, FRAMES, check, expectedShare, failed: () => failures };

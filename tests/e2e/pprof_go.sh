@@ -78,7 +78,7 @@ if ! "$OFFCPU_BIN" export -f chrome-trace "$LANE" -o "$SCRATCH/c.json" 2>"$SCRAT
 elif [ "$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$SCRATCH/c.json")" != 3 ]; then
 	fail $t "not 3 X events"
 elif [ "$(jq -r '[.traceEvents[] | select(.ph == "X") | .name] | join(",")' "$SCRATCH/c.json")" != \
-	"pipe_read,pipe_read,futex_wait_queue" ]; then
+	"pipe,pipe,lock" ]; then
 	fail $t "event names: $(jq -c '[.traceEvents[] | select(.ph == "X") | .name]' "$SCRATCH/c.json")"
 elif [ "$(jq -r '.displayTimeUnit' "$SCRATCH/c.json")" != ns ]; then
 	fail $t "displayTimeUnit is not ns"

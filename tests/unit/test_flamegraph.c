@@ -3,7 +3,8 @@
  * The flame graph writer: golden SVGs for small fixed profiles (regenerate
  * with OFFCPU_UPDATE_GOLDEN=1 after a deliberate change, then look at them),
  * XML well-formedness (xmllint, from libxml2-utils), exact widths, escaping,
- * pruning that keeps totals, the frame cap, reason colouring.
+ * pruning that keeps totals, the frame cap, reason colouring; the
+ * differential graph (a NEW profile drawn coloured by its change from BASE).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -25,7 +26,8 @@ struct drawn {
 	int y;
 	double x, w;
 	char name[256];
-	char info[256];
+	char info[512];
+	char fill[8];
 };
 
 /* Add one row: comm/tid, "u:name" user, "k:name" kernel, "m:name" missing frames, root first. */
@@ -112,6 +114,7 @@ static size_t frames_of(const char *svg, struct drawn *d, size_t max)
 		f->x = strtod(strstr(s, " x=\"") + 4, NULL);
 		f->y = atoi(strstr(s, " y=\"") + 4);
 		f->w = strtod(strstr(s, " width=\"") + 8, NULL);
+		snprintf(f->fill, sizeof(f->fill), "%.7s", strstr(s, " fill=\"") + 7);
 	}
 	return n;
 }
@@ -660,6 +663,337 @@ TEST(bad_arguments_and_write_errors)
 	CHECK_INT(flamegraph__write(full, p, NULL), -EIO);
 	fclose(full);
 	profile__free(p);
+}
+
+/* ---- differential ---- */
+
+/* The drawn frame named name whose parent (the closest shallower frame before it) is parent. */
+static const struct drawn *find(const struct drawn *d, size_t n, const char *parent,
+				const char *name)
+{
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+
+		if (strcmp(d[i].name, name))
+			continue;
+		while (j-- > 0 && d[j].y != d[i].y + 16)
+			;
+		if (!parent || !strcmp(d[j].name, parent))
+			return &d[i];
+	}
+	return NULL;
+}
+
+/* BASE: a worker waits on a lock 100 ms, a sleeper sleeps 200 ms, a poller polls 60 ms. */
+static struct profile *diff_base(void)
+{
+	struct profile *p = profile__new();
+
+	if (!p)
+		abort();
+	ROW(p, "app", 11, OFFCPU_STATE_SLEEP, 100000000, 10, "u:main", "u:worker",
+	    "u:pthread_mutex_lock", "k:futex_wait+0x1a/0x40", "k:schedule");
+	ROW(p, "app", 12, OFFCPU_STATE_SLEEP, 200000000, 2, "u:main", "u:sleeper", "u:nanosleep",
+	    "k:hrtimer_nanosleep", "k:schedule");
+	ROW(p, "app", 13, OFFCPU_STATE_SLEEP, 60000000, 6, "u:main", "u:poller", "u:poll",
+	    "k:do_sys_poll", "k:schedule");
+	return p;
+}
+
+/* NEW: the lock wait tripled (other tids, other offsets), the sleeper is unchanged. */
+static struct profile *diff_new(void)
+{
+	struct profile *p = profile__new();
+
+	if (!p)
+		abort();
+	ROW(p, "app", 21, OFFCPU_STATE_SLEEP, 300000000, 30, "u:main", "u:worker",
+	    "u:pthread_mutex_lock", "k:futex_wait+0x20/0x40", "k:schedule");
+	ROW(p, "app", 22, OFFCPU_STATE_SLEEP, 200000000, 2, "u:main", "u:sleeper", "u:nanosleep",
+	    "k:hrtimer_nanosleep", "k:schedule");
+	return p;
+}
+
+TEST(diff_golden)
+{
+	struct profile *b = diff_base(), *n = diff_new();
+	struct flamegraph_opts o = {.base = b, .subtitle = "base -> new"};
+	int err;
+	char *svg = render(n, &o, &err), why[400];
+	bool ran, ok;
+
+	CHECK_INT(err, 0);
+	if (!matches_golden(svg, "diff.svg", why, sizeof(why)))
+		UNIT_FAIL("%s", why);
+	ok = xmllint_ok(svg, &ran);
+	if (ran)
+		CHECK(ok);
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* The stack that grew is red along its path, in proportion; the unchanged one is grey. */
+TEST(diff_grown_stack_red_unchanged_grey)
+{
+	struct profile *b = diff_base(), *n = diff_new();
+	struct flamegraph_stats st;
+	struct flamegraph_opts o = {.base = b, .stats = &st};
+	struct drawn d[64];
+	const struct drawn *f;
+	int err;
+	char *svg = render(n, &o, &err);
+	size_t nr = frames_of(svg, d, 64);
+
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(svg, ">Differential Off-CPU Flame Graph<");
+	/* The layout is NEW's: the root is NEW's total, the sleeper 2/5 of it. */
+	CHECK_STR(d[0].name, "all");
+	CHECK_U64(d[0].v, 500000000);
+	CHECK_U64(st.total, 500000000);
+	CHECK_U64(st.base_total, 360000000);
+	f = find(d, nr, "worker", "pthread_mutex_lock");
+	CHECK(f != NULL);
+	if (!f)
+		goto out;
+	CHECK(f->w > 0.6 * 1180 - 0.01 && f->w < 0.6 * 1180 + 0.01);
+	/* 100 -> 300 ms: saturation 2/3 of the way from grey (222,222,222) to red (228,48,40). */
+	CHECK_STR(f->fill, "#e26a65");
+	CHECK_STR(f->info, "user, 300 ms off-CPU, 60.00%, 30 intervals; base 100 ms, new 300 ms, "
+			   "delta +200 ms (+200.0%)");
+	/* Matched through the offsets that differ, not a new frame. */
+	f = find(d, nr, "pthread_mutex_lock", "futex_wait");
+	CHECK(f != NULL && !strcmp(f->fill, "#e26a65"));
+	CHECK(!strstr(svg, "+0x"));
+	CHECK(!strstr(svg, "(new)"));
+	/* Unchanged: exactly grey. */
+	f = find(d, nr, "nanosleep", "hrtimer_nanosleep");
+	CHECK(f != NULL && !strcmp(f->fill, "#dedede"));
+	CHECK(f && strstr(f->info, "; base 200 ms, new 200 ms, delta 0 ns (+0.0%)"));
+	f = find(d, nr, "main", "sleeper");
+	CHECK(f != NULL && !strcmp(f->fill, "#dedede"));
+	/* main 360 -> 500 ms: red, paler (140/500 = 0.28). */
+	f = find(d, nr, "app", "main");
+	CHECK(f != NULL && !strcmp(f->fill, "#e0adab"));
+	CHECK(f && strstr(f->info, "; base 360 ms, new 500 ms, delta +140 ms (+38.9%)"));
+out:
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* Frames only in BASE are not drawn; the subtitle and stats count the outermost ones. */
+TEST(diff_vanished_frames_reported)
+{
+	struct profile *b = diff_base(), *n = diff_new();
+	struct flamegraph_stats st;
+	struct flamegraph_opts o = {.base = b, .stats = &st};
+	struct drawn d[64];
+	const struct drawn *f;
+	int err;
+	char *svg;
+	size_t nr;
+
+	/* Two more stacks under the vanished poller, and a comm only in BASE. */
+	ROW(b, "app", 13, OFFCPU_STATE_SLEEP, 15000000, 1, "u:main", "u:poller", "u:read",
+	    "k:pipe_read", "k:schedule");
+	ROW(b, "cron", 30, OFFCPU_STATE_SLEEP, 25000000, 1, "u:main", "k:do_nanosleep");
+	svg = render(n, &o, &err);
+	nr = frames_of(svg, d, 64);
+	CHECK_INT(err, 0);
+	CHECK(!strstr(svg, "poller") && !strstr(svg, "cron") && !strstr(svg, "pipe_read"));
+	CHECK_INT(st.vanished, 2);
+	CHECK_U64(st.vanished_weight, 100000000);
+	CHECK_CONTAINS(svg, ">base 400 ms, new 500 ms off-CPU (+100 ms, +25.0%)</text>");
+	CHECK_CONTAINS(svg, ">widths: new; colour: change from base, red grew, blue shrank; "
+			    "2 frames only in base not drawn (-100 ms)</text>");
+	/* Not drawn for want of NEW time, which is not for being narrow. */
+	CHECK_INT(st.nodes, 11);
+	CHECK_INT(st.drawn, 11);
+	CHECK_INT(st.pruned, 0);
+	CHECK(!strstr(svg, "frames narrower than"));
+	/* What vanished stays in its parents' BASE time: main shrank in part by it. */
+	f = find(d, nr, "app", "main");
+	CHECK(f && strstr(f->info, "; base 375 ms, new 500 ms, delta +125 ms (+33.3%)"));
+	f = find(d, nr, "all", "app");
+	CHECK(f && strstr(f->info, "; base 375 ms, new 500 ms"));
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* A stack that shrank is blue; one only in NEW is fully red and says "new". */
+TEST(diff_shrank_blue_new_full_red)
+{
+	struct profile *b = profile__new(), *n = profile__new();
+	struct drawn d[16];
+	const struct drawn *f;
+	int err;
+	char *svg;
+	size_t nr;
+
+	ROW(b, "x", 1, OFFCPU_STATE_SLEEP, 400, 4, "u:shrinks", "k:schedule");
+	ROW(n, "x", 2, OFFCPU_STATE_SLEEP, 100, 1, "u:shrinks", "k:schedule");
+	ROW(n, "x", 2, OFFCPU_STATE_SLEEP, 300, 3, "u:appears", "k:schedule");
+	/* A kernel frame of the same name is not the user one. */
+	ROW(n, "x", 2, OFFCPU_STATE_SLEEP, 100, 1, "k:shrinks");
+	svg = render(n, &(struct flamegraph_opts){.base = b}, &err);
+	nr = frames_of(svg, d, 16);
+	CHECK_INT(err, 0);
+	f = find(d, nr, "x", "shrinks");
+	CHECK(f && !strcmp(f->info, "user, 100 ns off-CPU, 20.00%, 1 interval; base 400 ns, "
+				    "new 100 ns, delta -300 ns (-75.0%)"));
+	/* 3/4 of the way to blue (50,100,228). */
+	CHECK(f && !strcmp(f->fill, "#5d83e3"));
+	f = find(d, nr, "x", "appears");
+	CHECK(f && !strcmp(f->fill, "#e43028"));
+	CHECK(f && strstr(f->info, "; base 0 ns, new 300 ns, delta +300 ns (new)"));
+	CHECK_INT(d[3].w > 0, 1);
+	CHECK_CONTAINS(svg,
+		       "<title>shrinks\nkernel, 100 ns off-CPU, 20.00%, 1 interval; base 0 ns");
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* Normalized, shares are compared: a stack whose time held still while another grew shrank. */
+TEST(diff_normalized_compares_shares_and_rates)
+{
+	struct profile *b = profile__new(), *n = profile__new();
+	struct flamegraph_opts o = {.base = b, .diff = FLAMEGRAPH_DIFF_SHARE};
+	struct drawn d[16];
+	const struct drawn *f;
+	int err;
+	char *svg;
+	size_t nr;
+
+	ROW(b, "x", 1, OFFCPU_STATE_SLEEP, 100000000, 1, "u:grows", "k:schedule");
+	ROW(b, "x", 1, OFFCPU_STATE_SLEEP, 100000000, 1, "u:steady", "k:schedule");
+	ROW(n, "x", 1, OFFCPU_STATE_SLEEP, 300000000, 1, "u:grows", "k:schedule");
+	ROW(n, "x", 1, OFFCPU_STATE_SLEEP, 100000000, 1, "u:steady", "k:schedule");
+	svg = render(n, &o, &err);
+	nr = frames_of(svg, d, 16);
+	CHECK_INT(err, 0);
+	f = find(d, nr, "x", "steady");
+	CHECK(f && strstr(f->info, "; base 50.00% (100 ms), new 25.00% (100 ms), "
+				   "delta -25.00 pp (-50.0%)"));
+	CHECK(f && !strcmp(f->fill, "#88a1e1"));
+	f = find(d, nr, "x", "grows");
+	CHECK(f && strstr(f->info, "; base 50.00% (100 ms), new 75.00% (300 ms), "
+				   "delta +25.00 pp (+50.0%)"));
+	/* The whole is 100% on both sides: unchanged. */
+	CHECK_STR(d[0].fill, "#dedede");
+	CHECK_CONTAINS(svg, "colour: change of share of total from base, red grew");
+	free(svg);
+
+	/* Absolute, the steady stack is unchanged. */
+	o.diff = FLAMEGRAPH_DIFF_ABSOLUTE;
+	svg = render(n, &o, &err);
+	nr = frames_of(svg, d, 16);
+	f = find(d, nr, "x", "steady");
+	CHECK(f && !strcmp(f->fill, "#dedede"));
+	free(svg);
+
+	/* Per second of wall time: 100 ms in 1 s, 300 ms in 2 s. */
+	o.diff = FLAMEGRAPH_DIFF_WALL;
+	o.base_wall_ns = 1000000000;
+	o.new_wall_ns = 2000000000;
+	svg = render(n, &o, &err);
+	nr = frames_of(svg, d, 16);
+	CHECK_INT(err, 0);
+	f = find(d, nr, "x", "grows");
+	CHECK(f && strstr(f->info, "; base 100 ms/s (100 ms), new 150 ms/s (300 ms), "
+				   "delta +50.0 ms/s (+50.0%)"));
+	f = find(d, nr, "x", "steady");
+	CHECK(f && strstr(f->info, "delta -50.0 ms/s (-50.0%)"));
+	CHECK_CONTAINS(svg, "colour: change per second of wall time");
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* A change too small to show is written without a sign. */
+TEST(diff_change_that_rounds_to_zero_has_no_sign)
+{
+	struct profile *b = profile__new(), *n = profile__new();
+	struct flamegraph_opts o = {.base = b, .diff = FLAMEGRAPH_DIFF_SHARE};
+	int err;
+	char *svg;
+
+	ROW(b, "x", 1, OFFCPU_STATE_SLEEP, 1000000, 1, "u:a");
+	ROW(b, "x", 1, OFFCPU_STATE_SLEEP, 2000000, 1, "u:b");
+	ROW(n, "x", 1, OFFCPU_STATE_SLEEP, 1000001, 1, "u:a");
+	ROW(n, "x", 1, OFFCPU_STATE_SLEEP, 1999999, 1, "u:b");
+	svg = render(n, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(svg, "<title>a\nuser, 1.00 ms off-CPU, 33.33%, 1 interval; base 33.33% "
+			    "(1.00 ms), new 33.33% (1.00 ms), delta 0.00 pp (+0.0%)</title>");
+	CHECK_CONTAINS(svg, "delta 0.00 pp (-0.0%)</title>");
+	free(svg);
+	o.diff = FLAMEGRAPH_DIFF_ABSOLUTE;
+	svg = render(n, &o, &err);
+	CHECK_CONTAINS(svg, "; base 1.00 ms, new 1.00 ms, delta +1 ns (+0.0%)</title>");
+	CHECK_CONTAINS(svg, "; base 2.00 ms, new 2.00 ms, delta -1 ns (-0.0%)</title>");
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* The search and zoom script is the same; search counts NEW's widths. */
+TEST(diff_keeps_search_zoom_and_pruning)
+{
+	struct profile *b = diff_base(), *n = diff_new();
+	struct flamegraph_stats st;
+	struct flamegraph_opts o = {.base = b, .stats = &st, .min_share_pct = 50};
+	int err;
+	char *svg = render(n, &o, &err);
+
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(svg, "function search(s)");
+	CHECK_CONTAINS(svg, "function zoom(z)");
+	CHECK_CONTAINS(svg, "<text id=\"unzoom\"");
+	/* Pruned by NEW's width: the sleeper (40%) goes, the worker (60%) stays. */
+	CHECK(!strstr(svg, "sleeper"));
+	CHECK_CONTAINS(svg, "<title>worker\n");
+	CHECK_INT(st.vanished, 1);
+	free(svg);
+	profile__free(b);
+	profile__free(n);
+}
+
+TEST(diff_empty_sides_and_bad_options)
+{
+	struct profile *b = diff_base(), *empty = profile__new();
+	struct flamegraph_stats st;
+	struct flamegraph_opts o = {.base = b, .stats = &st};
+	struct drawn d[4];
+	int err;
+	char *svg = render(empty, &o, &err);
+	bool ran, ok;
+
+	CHECK_INT(err, 0);
+	CHECK_INT(frames_of(svg, d, 4), 1);
+	CHECK_INT(st.vanished, 1);
+	CHECK_U64(st.vanished_weight, 360000000);
+	CHECK_CONTAINS(svg, "base 360 ms, new 0 ns off-CPU (-360 ms, -100.0%)");
+	CHECK_CONTAINS(svg, "1 frame only in base not drawn (-360 ms)");
+	ok = xmllint_ok(svg, &ran);
+	if (ran)
+		CHECK(ok);
+	free(svg);
+	o.base = empty;
+	svg = render(empty, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(svg, "no off-CPU intervals recorded in base or new");
+	free(svg);
+	o.base = b;
+	o.diff = FLAMEGRAPH_DIFF_WALL;
+	o.base_wall_ns = 1000;
+	CHECK_INT(flamegraph__write(stdout, b, &o), -EINVAL);
+	o.diff = FLAMEGRAPH_DIFF_WALL + 1;
+	CHECK_INT(flamegraph__write(stdout, b, &o), -EINVAL);
+	profile__free(b);
+	profile__free(empty);
 }
 
 int main(void)

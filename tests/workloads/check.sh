@@ -81,6 +81,16 @@ if run mutex; then
 	expect mutex holder blocked_ns $((240 * ms)) $((320 * ms))
 	expect mutex waiter blocked_ns $((225 * ms)) $((320 * ms))
 fi
+# --hold-ms sets the hold whatever SCALE (5 x 20 ms here, not 5 x 150 ms); --wait-pipe
+# changes only how the main thread, which reports no truth, waits.
+if run mutex --hold-ms 20 --wait-pipe 3; then
+	v=$(field mutex waiter blocked_ns)
+	if awk -v v="$v" -v lo=$((90 * ms)) -v hi=$((140 * ms)) 'BEGIN { exit !(v >= lo && v <= hi) }'; then
+		ok truth_mutex_hold_ms_wait_pipe_waiter_blocked_ns
+	else
+		fail truth_mutex_hold_ms_wait_pipe_waiter_blocked_ns "blocked_ns = $v, expected 90..140 ms"
+	fi
+fi
 if run condvar; then
 	wellformed condvar 2
 	expect condvar signaler blocked_ns $((190 * ms)) $((260 * ms))

@@ -3,7 +3,12 @@
  * Lock contention with a known answer. "holder" takes a pthread mutex and sleeps
  * 50 ms (times SCALE) while holding it, 5 times; "waiter" blocks on the same mutex
  * (a futex wait) in each of those rounds: about 250 ms blocked in S for each thread,
- * 5 waits each.
+ * 5 waits each. --hold-ms N sets the hold to N ms whatever SCALE, so that two runs
+ * can differ in the lock hold alone (what `offcpu diff` tests compare).
+ *
+ * The main thread joins both, a futex wait as long as the run. --wait-pipe has it
+ * first wait for the two threads to say they are done on a pipe, so that the
+ * waiter's is the process's only long futex wait.
  *
  * Rounds are handed over through two atomic counters that the threads spin on (on
  * the CPU, never blocking), so the only blocking either thread does is the one the
@@ -19,9 +24,17 @@
 #define ROUNDS 5
 
 static double scale;
+static uint64_t hold_ns; /* per round */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int locked_round;	  /* holder has the lock for round N */
 static atomic_int released_round; /* waiter got and released the lock of round N */
+static int done_pipe[2] = {-1, -1}; /* --wait-pipe: each thread writes a byte when done */
+
+static void say_done(void)
+{
+	if (done_pipe[1] >= 0 && write(done_pipe[1], "", 1) != 1)
+		wl_die("write: %s", strerror(errno));
+}
 
 static void spin_until(atomic_int *v, int want)
 {
@@ -38,11 +51,12 @@ static void *holder(void *arg)
 	for (i = 1; i <= ROUNDS; i++) {
 		pthread_mutex_lock(&lock);
 		atomic_store(&locked_round, i);
-		wl_sleep_ns(50 * NSEC_PER_MSEC * scale);
+		wl_sleep_ns(hold_ns);
 		pthread_mutex_unlock(&lock);
 		spin_until(&released_round, i);
 	}
 	truth_end(&t, ROUNDS);
+	say_done();
 	return NULL;
 }
 
@@ -59,6 +73,7 @@ static void *waiter(void *arg)
 		atomic_store(&released_round, i);
 	}
 	truth_end(&t, ROUNDS);
+	say_done();
 	return NULL;
 }
 
@@ -85,15 +100,40 @@ int main(int argc, char **argv)
 {
 	pthread_attr_t ha, wa;
 	pthread_t h, w;
+	double hold_ms = 0;
+	int n = 1, wait_pipe = 0;
+	char buf[2];
 
-	scale = wl_scale(
-		argc, argv,
-		"[SCALE]\n  \"holder\" holds a mutex 5 x 50 ms * SCALE, \"waiter\" blocks on it");
+	/* --hold-ms and --wait-pipe are ours; wl_scale() takes the rest. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--hold-ms") && i + 1 < argc) {
+			hold_ms = wl_parse_num(argv[++i], "--hold-ms");
+		} else if (!strcmp(argv[i], "--wait-pipe")) {
+			wait_pipe = 1;
+		} else {
+			argv[n++] = argv[i];
+		}
+	}
+	argv[n] = NULL;
+	scale = wl_scale(n, argv,
+			 "[--hold-ms N] [--wait-pipe] [SCALE]\n"
+			 "  \"holder\" holds a mutex 5 x 50 ms * SCALE (or 5 x N ms), \"waiter\" "
+			 "blocks on it;\n  --wait-pipe: main waits on a pipe, not in pthread_join");
+	hold_ns = hold_ms ? hold_ms * NSEC_PER_MSEC : 50 * NSEC_PER_MSEC * scale;
 	pin_attr(&ha, 0);
 	pin_attr(&wa, 1);
+	if (wait_pipe && pipe(done_pipe))
+		wl_die("pipe: %s", strerror(errno));
 	wl_start();
 	wl_check(pthread_create(&h, &ha, holder, NULL), "pthread_create");
 	wl_check(pthread_create(&w, &wa, waiter, NULL), "pthread_create");
+	for (size_t got = 0; wait_pipe && got < sizeof(buf);) {
+		ssize_t r = read(done_pipe[0], buf + got, sizeof(buf) - got);
+
+		if (r <= 0 && !(r < 0 && errno == EINTR))
+			wl_die("read: %s", r ? strerror(errno) : "end of file");
+		got += r > 0 ? r : 0;
+	}
 	wl_check(pthread_join(h, NULL), "pthread_join");
 	wl_check(pthread_join(w, NULL), "pthread_join");
 	pthread_attr_destroy(&ha);

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Fuzzing and sanitizers (docs/fuzzing.md).
+#
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ=NAME]   build the libFuzzer harnesses in
+#                     tests/fuzz/ and run each for FUZZ_SECONDS; the last line is
+#                     "N passed, N failed, N skipped"
+#   make fuzz-build   only build them (into $(FUZZ_BUILD))
+#   make check-asan   the unit tests under ASan+UBSan, built in build-asan/
+#
+# The harnesses link the project's sources compiled with the fuzzer's
+# instrumentation, in their own build dir. Sources that need a BPF skeleton
+# or the embedded bpftrace script are left out: no harness reaches them.
+# A harness whose sources have not landed yet says so in a "fuzz-needs:" line
+# and is reported as skipped.
+
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS  := -std=gnu11 -g -O1 $(FUZZ_SAN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' \
+                -DOFFCPU_DATADIR='"$(PREFIX)/share/offcpu"' -Isrc -I$(FUZZ_BUILD) \
+                $(PKG_CFLAGS) -MMD -MP
+# Small buffers and segments, so small inputs cross the boundaries where big
+# inputs would (and each run allocates kilobytes, not megabytes).
+FUZZ_SMALL   := -DSEG_SHIFT=3 -DARENA_BLOCK=512 -DLINES_CHUNK=256u
+
+FUZZ_LIB_SRCS := $(filter-out src/collect/native.c $(shell grep -l -e '\.skel\.h"' \
+                   -e 'offcpu_bt\.h"' $(LIB_SRCS) /dev/null),$(LIB_SRCS))
+FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_ALL      := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+# A harness is buildable when every path on its "fuzz-needs:" line exists.
+FUZZ_SRCS     := $(shell for f in $(FUZZ_ALL); do ok=1; \
+                   for n in $$(sed -n 's/.*fuzz-needs: *//p' $$f); do \
+                   [ -e $$n ] || ok=0; done; [ $$ok = 1 ] && echo $$f; done)
+FUZZ_BINS     := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_MISSING  := $(filter-out $(FUZZ_SRCS),$(FUZZ_ALL))
+
+.PHONY: fuzz fuzz-build check-asan
+
+$(FUZZ_BUILD)/src/%.o: src/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SMALL) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/libfuzz.a: $(FUZZ_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libfuzz.a
+	$(call msg,CC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< \
+		$(FUZZ_BUILD)/libfuzz.a $(LDLIBS)
+
+# The list of harnesses that could not be built, for the runner's skip lines.
+$(FUZZ_BUILD)/skipped: FORCE_FUZZ
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '%s\n' $(FUZZ_MISSING:tests/fuzz/%.c=%) > $@
+
+.PHONY: FORCE_FUZZ
+FORCE_FUZZ:
+
+fuzz-build: $(FUZZ_BINS) $(FUZZ_BUILD)/skipped
+
+fuzz: fuzz-build
+	$(Q)tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ)
+
+# Every unit test under AddressSanitizer and UndefinedBehaviorSanitizer, any
+# report fatal; a sub-make so the objects never mix with the normal build.
+check-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CC=$(FUZZ_CC) \
+		CFLAGS='-O1 -g $(FUZZ_SAN)' build-asan/liboffcpu.a \
+		$(TEST_SRCS:tests/unit/%.c=build-asan/tests/%)
+	$(Q)tests/run.sh --unit build-asan
+
+-include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_BINS:=.d)

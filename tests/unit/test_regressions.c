@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Inputs the fuzzers (tests/fuzz/) found to break a parser, read from
+ * tests/fuzz/regressions/HARNESS/ through fmemopen as the parsers' users do,
+ * with the behaviour the fix gives them. Some were undefined behaviour that
+ * only the sanitizers see: `make check-asan` runs these under ASan and UBSan.
+ */
+#include <errno.h>
+
+#include "model/timeline.h"
+#include "output/folded.h"
+#include "output/pprof.h"
+#include "parse/folded.h"
+#include "parse/bpftrace.h"
+#include "unit.h"
+
+#define REG "tests/fuzz/regressions/"
+
+/* The saved input as a stream; *buf holds it until the caller frees it. */
+static FILE *open_regression(const char *path, char **buf)
+{
+	*buf = unit_slurp(path);
+	return *buf ? unit_memfile(*buf) : NULL;
+}
+
+/*
+ * "@x[" then a line starting ", ": the key's first element is a stack that
+ * printed as nothing. split_key() computed its length as -1 (a pointer
+ * overflow in add_stack(), UBSan) instead of 0.
+ */
+TEST(regression_bpftrace_stack_key_without_frames)
+{
+	struct profile *p = profile__new();
+	struct parse_stats st;
+	const struct profile_row *r;
+	char *buf;
+	FILE *f = open_regression(REG "bpftrace/stack_key_without_frames.txt", &buf);
+	size_t n = 1;
+
+	CHECK(p && f);
+	CHECK_INT(bpftrace__parse(f, p, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.records, 1);
+	CHECK_INT(st.malformed, 0);
+	r = profile__row_at(p, 0);
+	CHECK(r);
+	CHECK_STR(profile__thread_at(p, r->thread)->comm, "a");
+	profile__stack_at(p, r->stack, &n);
+	CHECK_INT(n, 0);
+	CHECK_U64(r->w.count, 5);
+	CHECK_U64(r->w.off_ns, 0);
+	profile__free(p);
+}
+
+/*
+ * A frame name escaped as "%00": names are C strings, so it became an empty
+ * name (and a second frame "" of that kind) that writers print as nothing.
+ * It is a bad escape now; the interval naming that stack is malformed too.
+ */
+TEST(regression_timeline_frame_name_nul_escape)
+{
+	struct profile *p = profile__new();
+	struct timeline *t = timeline__new();
+	struct parse_stats st;
+	char *buf;
+	FILE *f = open_regression(REG "timeline/frame_name_nul_escape.txt", &buf);
+
+	CHECK(p && t && f);
+	CHECK_INT(timeline__parse(f, p, t, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.malformed, 2);
+	CHECK_INT(st.first_malformed_line, 2);
+	CHECK_STR(st.first_malformed_reason, "bad frame name escape");
+	CHECK_INT(profile__nr_frames(p), 0);
+	CHECK_INT(timeline__nr(t), 0);
+	profile__free(p);
+	timeline__free(t);
+}
+
+/*
+ * A first row whose stack is empty (a folded line "comm 5", a bpftrace key
+ * whose stacks printed as nothing): the pprof encoder copied its empty
+ * location list from a NULL buffer, memcpy(dst, NULL, 0), which is undefined
+ * (UBSan; found by fuzz_export).
+ */
+TEST(regression_export_pprof_empty_stack_first_row)
+{
+	struct profile *p = profile__new();
+	struct timeline *t = timeline__new();
+	struct profile_weight w = { 1, 0, 0 };
+	struct parse_stats st;
+	const struct timeline_interval *iv;
+	uint8_t *pb = NULL;
+	size_t len = 0;
+	char *buf;
+	FILE *f = open_regression(REG "export/empty_stack_first_row.txt", &buf);
+	int th;
+
+	CHECK(p && t && f);
+	CHECK_INT(timeline__parse(f, p, t, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(timeline__nr(t), 1);
+	iv = timeline__at(t, 0);
+	w.off_ns = iv->dur_ns;
+	th = profile__thread(p, iv->pid, iv->tid, "x");
+	CHECK(th >= 0);
+	CHECK_INT(profile__add(p, th, iv->stack, iv->state, &w), 0);
+	CHECK_INT(pprof__encode(p, NULL, &pb, &len), 0);
+	CHECK(pb && len > 0);
+	free(pb);
+	profile__free(p);
+	timeline__free(t);
+}
+
+/*
+ * A comm starting with '#' (any process may name itself so; here from a
+ * bpftrace dump): the folded export began its line with it, and folded
+ * readers, ours first, skipped the line as a comment, time and all (found by
+ * fuzz_bpftrace and fuzz_export). The '#' is written as '_' now.
+ */
+TEST(regression_folded_write_comm_starting_with_hash)
+{
+	struct profile *p = profile__new(), *back = profile__new();
+	struct parse_stats st;
+	char *buf, *text = NULL;
+	size_t len = 0;
+	FILE *f = open_regression(REG "bpftrace/comm_starting_with_hash.txt", &buf), *out;
+
+	CHECK(p && back && f);
+	CHECK_INT(bpftrace__parse(f, p, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.records, 1);
+	CHECK_STR(profile__thread_at(p, 0)->comm, "#sleep");
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(folded__write(out, p), 0);
+	fclose(out);
+	CHECK_STR(text, "_sleep;schedule 30\n");
+	f = unit_memfile(text);
+	CHECK(f);
+	CHECK_INT(folded__parse(f, back, NULL, &st), 0);
+	fclose(f);
+	free(text);
+	CHECK_INT(st.records, 1);
+	CHECK_INT(st.skipped, 0);
+	CHECK_U64(profile__totals(back)->all.off_ns, 30000);
+	profile__free(p);
+	profile__free(back);
+}
+
+int main(void)
+{
+	return unit_run();
+}
