@@ -294,7 +294,8 @@ for c in $mem_cmds; do
 				printf "%s: %.0f bytes of peak memory per unique stack (100k to 1M unique, 1M lines); ",
 					c, (u2 - u1) * 1024 / 900000
 			if (l1 && l2)
-				printf "%.1f bytes per line (100k to 10M lines, 100k unique).\n", (l2 - l1) * 1024 / 9900000
+				printf "%.1f bytes per line (100k to 10M lines, 100k unique).\n",
+					int((l2 - l1) * 1024 / 9900000 * 10) / 10 + 0
 		}' "$TMP/mem"
 done
 echo
