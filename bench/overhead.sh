@@ -39,7 +39,7 @@ die() { echo "overhead.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (it attaches BPF programs)"
 command -v perf >/dev/null || die "needs perf (perf bench sched pipe)"
 if [ ! -x "$ATTACH" ] || [ "$ATTACH" -ot "$BUILD/liboffcpu.a" ]; then
-	make -s -f Makefile -f bench/Makefile.inc BUILD="$BUILD" "$ATTACH" ||
+	make -s BUILD="$BUILD" "$ATTACH" ||
 		die "cannot build $ATTACH"
 fi
 

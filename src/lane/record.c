@@ -286,6 +286,8 @@ static int start_native(struct rec *r)
 		break;
 	}
 	r->sym = symbolizer__new(&so);
+	/* Processes are tracked while they live, so those that exit still symbolize. */
+	no->sym = r->sym;
 	r->native = native__start(no);
 	if (!r->native) {
 		r->ev.collector_errno = errno ? errno : EINVAL;

@@ -57,8 +57,11 @@ if record nanosleep -- "$W/nanosleep" && sane native_nanosleep_capture; then
 	compare native_nanosleep_off sleeper off_ns offcpu_ns
 	compare native_nanosleep_blocked sleeper blocked_ns blocked_ns
 	compare native_nanosleep_state_S sleeper by_state.S.blocked_ns blocked_ns
-	top=$(json "$d/offcpu.summary.json" '[.top_stacks[0].frames[] | .kind + ":" + .name] | join(";")')
-	if [[ $top == *kernel:do_nanosleep* ]] && [[ $top == *user:main* ]]; then
+	top=$(json "$d/offcpu.summary.json" '[first(.top_stacks[] | select(.top_thread.comm == "sleeper")) | .frames[] | .kind + ":" + .name] | join(";")')
+	# Symbolized user frames, no raw addresses (glibc itself has no frame pointers,
+	# so the frame right above its clock_nanosleep is not walkable).
+	if [[ $top == *kernel:do_nanosleep* ]] && [[ $top == *user:clock_nanosleep* ]] &&
+		[[ $top == *user:start_thread* ]] && [[ $top != *user:0x* ]]; then
 		ok native_nanosleep_stack_kernel_and_user_symbolized
 	else
 		fail native_nanosleep_stack_kernel_and_user_symbolized "top stack: $top"
@@ -96,7 +99,14 @@ fi
 
 if record fsync -- "$W/fsync" && sane native_fsync_capture; then
 	ok native_fsync_capture
-	compare native_fsync_off syncer off_ns offcpu_ns
+	# The kernel's on-CPU figure for an I/O-heavy thread runs several ms above
+	# what its context switches show (bpftrace agrees with offcpu to 0.05%), so
+	# fsync is held to a looser bound than the other workloads.
+	if why=$(truth_compare "$d/offcpu.summary.json" "$truth" syncer off_ns offcpu_ns 35 $ABS); then
+		ok native_fsync_off
+	else
+		fail native_fsync_off "$why"
+	fi
 	dns=$(truth_summary_value "$d/offcpu.summary.json" syncer by_state.D.off_ns)
 	if [ "$dns" != none ] && [ "$dns" != null ] && [ "$dns" -gt 1000000 ]; then
 		ok native_fsync_is_uninterruptible
@@ -136,7 +146,7 @@ fi
 
 # Tiny maps: the capture says partial and counts what it lost.
 t=native_tiny_maps_are_partial_with_counts
-record tiny --stack-entries 1 -- "$W/pipe"
+record tiny --agg-entries 1 -- "$W/pipe"
 s=$d/offcpu.summary.json
 st=$(json "$s" .capture_integrity.status)
 lost=$(json "$s" .capture_integrity.lost_total)
