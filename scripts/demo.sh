@@ -18,6 +18,6 @@ echo
 echo
 "$bin" flamegraph "$out" -o "$out/offcpu.svg"
 "$bin" export --format pprof "$out" -o "$out/offcpu.pb.gz"
-"$bin" export --format chrome-trace "$out" -o "$out/offcpu.trace.json"
+"$bin" export --format speedscope "$out" -o "$out/offcpu.speedscope.json"
 echo "demo: wrote $out/offcpu.svg (flame graph), $out/offcpu.pb.gz (pprof)," \
-	"$out/offcpu.trace.json (timeline)"
+	"$out/offcpu.speedscope.json (speedscope)"
