@@ -45,38 +45,13 @@ struct bt_state {
 	size_t comm_cap;
 };
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *nb;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap * elem);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
-}
-
 static int append(struct bt_state *bs, const char *s, size_t len)
 {
-	if (grow((void **)&bs->buf, &bs->buf_cap, bs->buf_len + len + 1, 1))
+	if (parse__grow((void **)&bs->buf, &bs->buf_cap, bs->buf_len + len + 1, 1))
 		return -ENOMEM;
 	memcpy(bs->buf + bs->buf_len, s, len);
 	bs->buf_len += len;
 	return 0;
-}
-
-static void malformed(struct parse_stats *st, size_t line, const char *why)
-{
-	if (!st->malformed++) {
-		st->first_malformed_line = line;
-		snprintf(st->first_malformed_reason, sizeof(st->first_malformed_reason), "%s", why);
-	}
 }
 
 static bool is_blank(char c)
@@ -217,7 +192,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 			trim(&e.s, &e.len);
 		}
 		if (n == bs->elems_cap &&
-		    grow((void **)&bs->elems, &bs->elems_cap, n + 1, sizeof(*bs->elems)))
+		    parse__grow((void **)&bs->elems, &bs->elems_cap, n + 1, sizeof(*bs->elems)))
 			return -ENOMEM;
 		bs->elems[n++] = e;
 		if (p >= end)
@@ -230,7 +205,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 		if (p == end) {
 			/* ", " then "]": a last stack that printed as nothing. */
 			if (n == bs->elems_cap &&
-			    grow((void **)&bs->elems, &bs->elems_cap, n + 1, sizeof(*bs->elems)))
+			    parse__grow((void **)&bs->elems, &bs->elems_cap, n + 1, sizeof(*bs->elems)))
 				return -ENOMEM;
 			bs->elems[n++] = (struct elem){.s = p, .len = 0, .stack = true};
 			break;
@@ -288,7 +263,7 @@ static int add_stack(struct bt_state *bs, const struct elem *e, enum frame_kind 
 		id = profile__frame(bs->p, kaddr ? FRAME_KERNEL : kind, name, len);
 		if (id < 0)
 			return id;
-		if (grow((void **)&bs->ids, &bs->ids_cap, *nids + 1, sizeof(*bs->ids)))
+		if (parse__grow((void **)&bs->ids, &bs->ids_cap, *nids + 1, sizeof(*bs->ids)))
 			return -ENOMEM;
 		bs->ids[(*nids)++] = id;
 	}
@@ -339,7 +314,7 @@ static int finish_entry(struct bt_state *bs, const char *value, size_t vlen)
 	}
 	err = split_key(bs, key, key_len, &nelems);
 	if (err == -EINVAL) {
-		malformed(st, bs->entry_line, "map key is not \"elem, elem, ...\"");
+		parse__malformed(st, bs->entry_line, "map key is not \"elem, elem, ...\"");
 		return 0;
 	}
 	if (err)
@@ -354,7 +329,7 @@ static int finish_entry(struct bt_state *bs, const char *value, size_t vlen)
 		unsigned d = (unsigned char)value[i] - '0';
 
 		if (d > 9) {
-			malformed(st, bs->entry_line, "map value is not a non-negative integer");
+			parse__malformed(st, bs->entry_line, "map value is not a non-negative integer");
 			return 0;
 		}
 		if (v > (UINT64_MAX - d) / 10)
@@ -412,7 +387,7 @@ static int finish_entry(struct bt_state *bs, const char *value, size_t vlen)
 			comm_len = e->len;
 		}
 	}
-	if (grow((void **)&bs->comm, &bs->comm_cap, comm_len + 1, 1))
+	if (parse__grow((void **)&bs->comm, &bs->comm_cap, comm_len + 1, 1))
 		return -ENOMEM;
 	if (comm_len)
 		memcpy(bs->comm, comm, comm_len);
@@ -448,7 +423,7 @@ static int parse_line(struct bt_state *bs, const char *line, size_t len, size_t 
 	while (len && is_blank(line[len - 1]))
 		len--;
 	if (bs->in_entry && memchr(line, '\0', len)) {
-		malformed(st, bs->entry_line, "NUL byte in line");
+		parse__malformed(st, bs->entry_line, "NUL byte in line");
 		bs->in_entry = false;
 		return 0;
 	}
@@ -462,13 +437,13 @@ static int parse_line(struct bt_state *bs, const char *line, size_t len, size_t 
 				return finish_entry(bs, close + 2, line + len - close - 2);
 			return 0;
 		}
-		malformed(st, bs->entry_line, "map entry cut short");
+		parse__malformed(st, bs->entry_line, "map entry cut short");
 		bs->in_entry = false;
 	}
 	if (!len)
 		return 0;
 	if (memchr(line, '\0', len)) {
-		malformed(st, lineno, "NUL byte in line");
+		parse__malformed(st, lineno, "NUL byte in line");
 		return 0;
 	}
 	if (line[0] != '@') {
@@ -524,7 +499,7 @@ int bpftrace__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 		}
 	}
 	if (!err && bs.in_entry)
-		malformed(bs.st, bs.entry_line, "map entry cut short");
+		parse__malformed(bs.st, bs.entry_line, "map entry cut short");
 	line_reader__free(lr);
 	free(bs.buf);
 	free(bs.elems);

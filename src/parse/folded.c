@@ -145,38 +145,13 @@ static size_t common_prefix(const char *a, size_t alen, const char *b, size_t bl
 	return i;
 }
 
-static void malformed(struct parse_stats *st, size_t line, const char *why)
-{
-	if (!st->malformed++) {
-		st->first_malformed_line = line;
-		snprintf(st->first_malformed_reason, sizeof(st->first_malformed_reason), "%s", why);
-	}
-}
-
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *nb;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap * elem);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
-}
-
 static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 {
 	int id;
 
 	if (fs->comm_thread >= 0 && len == fs->comm_len && !memcmp(comm, fs->comm, len))
 		return fs->comm_thread;
-	if (grow((void **)&fs->comm, &fs->comm_cap, len + 1, 1))
+	if (parse__grow((void **)&fs->comm, &fs->comm_cap, len + 1, 1))
 		return -ENOMEM;
 	memcpy(fs->comm, comm, len);
 	fs->comm[len] = '\0';
@@ -224,18 +199,18 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		return 0;
 	}
 	if (memchr(line, '\0', len)) {
-		malformed(st, lineno, "NUL byte in line");
+		parse__malformed(st, lineno, "NUL byte in line");
 		return 0;
 	}
 	for (sp = line + len; sp > line && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
 		;
 	if (sp == line) {
-		malformed(st, lineno, "no value after the last space");
+		parse__malformed(st, lineno, "no value after the last space");
 		return 0;
 	}
 	err = parse_value(sp, line + len - sp, &v);
 	if (err == -EINVAL) {
-		malformed(st, lineno, "value is not a non-negative integer");
+		parse__malformed(st, lineno, "value is not a non-negative integer");
 		return 0;
 	}
 	if (err)
@@ -255,7 +230,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		const char *e = find_semi(p, end);
 
 		if (nspans == fs->spans_cap &&
-		    grow((void **)&fs->spans, &fs->spans_cap, nspans + 1, sizeof(*fs->spans)))
+		    parse__grow((void **)&fs->spans, &fs->spans_cap, nspans + 1, sizeof(*fs->spans)))
 			return -ENOMEM;
 		fs->spans[nspans].s = p;
 		fs->spans[nspans].len = e - p;
@@ -267,11 +242,11 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		p = e;
 	}
 	if (!fs->spans[0].len) {
-		malformed(st, lineno, "empty comm");
+		parse__malformed(st, lineno, "empty comm");
 		return 0;
 	}
-	if (grow((void **)&fs->ids, &fs->ids_cap, nspans, sizeof(*fs->ids)) ||
-	    grow((void **)&fs->memo, &fs->memo_cap, nspans, sizeof(*fs->memo)))
+	if (parse__grow((void **)&fs->ids, &fs->ids_cap, nspans, sizeof(*fs->ids)) ||
+	    parse__grow((void **)&fs->memo, &fs->memo_cap, nspans, sizeof(*fs->memo)))
 		return -ENOMEM;
 
 	fp = nspans > 1 ? fs->spans[1].s : end;
@@ -332,7 +307,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		fs->memo[i].kernel = kernel;
 		fs->ids[nids++] = id;
 	}
-	if (grow((void **)&fs->prev, &fs->prev_cap, fp_len + 1, 1))
+	if (parse__grow((void **)&fs->prev, &fs->prev_cap, fp_len + 1, 1))
 		return -ENOMEM;
 	memcpy(fs->prev, fp, fp_len);
 	fs->prev_len = fp_len;

@@ -25,4 +25,12 @@ struct parse_stats {
 	size_t error_line; /* line of a fatal error (-EOVERFLOW), 0 otherwise */
 };
 
+/* Count a malformed line; the first one keeps its line number and reason. */
+void parse__malformed(struct parse_stats *st, size_t line, const char *why);
+/*
+ * Grow *buf (of *cap elements of elem bytes, doubling from 64) to hold need
+ * elements. 0 or -ENOMEM (then *buf and *cap are unchanged).
+ */
+int parse__grow(void **buf, size_t *cap, size_t need, size_t elem);
+
 #endif

@@ -39,31 +39,6 @@ struct cursor {
 	const char *p, *end;
 };
 
-static void malformed(struct parse_stats *st, size_t line, const char *why)
-{
-	if (!st->malformed++) {
-		st->first_malformed_line = line;
-		snprintf(st->first_malformed_reason, sizeof(st->first_malformed_reason), "%s", why);
-	}
-}
-
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *nb;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap * elem);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
-}
-
 /* The next space-separated field; false at the end of the line. */
 static bool field(struct cursor *c, const char **s, size_t *len)
 {
@@ -136,7 +111,7 @@ static int unescape(struct pt_state *ps, struct cursor *c, size_t *len, const ch
 	const char *s = c->p, *end = c->end;
 	size_t n = 0;
 
-	if (grow((void **)&ps->name, &ps->name_cap, (size_t)(end - s) + 1, 1))
+	if (parse__grow((void **)&ps->name, &ps->name_cap, (size_t)(end - s) + 1, 1))
 		return -ENOMEM;
 	for (; s < end; s++) {
 		char ch = *s;
@@ -220,7 +195,7 @@ static int check_new(const struct idmap *m, uint64_t id, size_t lineno, const ch
 
 static int define(struct idmap *m, uint64_t id, uint32_t pid)
 {
-	if (grow((void **)&m->ids, &m->cap, id + 1, sizeof(*m->ids)))
+	if (parse__grow((void **)&m->ids, &m->cap, id + 1, sizeof(*m->ids)))
 		return -ENOMEM;
 	while (m->n < id)
 		m->ids[m->n++] = UNDEF;
@@ -288,7 +263,7 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 				*why = "unknown frame id";
 				return -EINVAL;
 			}
-			if (grow((void **)&ps->tmp, &ps->tmp_cap, n + 1, sizeof(*ps->tmp)))
+			if (parse__grow((void **)&ps->tmp, &ps->tmp_cap, n + 1, sizeof(*ps->tmp)))
 				return -ENOMEM;
 			ps->tmp[n++] = a;
 		}
@@ -423,7 +398,7 @@ int profile_text__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 	if (err == 0 || len != strlen(PROFILE_TEXT_MAGIC) ||
 	    memcmp(line, PROFILE_TEXT_MAGIC, len)) {
 		st->lines = err;
-		malformed(st, 1,
+		parse__malformed(st, 1,
 			  "not an offcpu profile: the first line is not \"" PROFILE_TEXT_MAGIC
 			  "\"");
 		err = -EINVAL;
@@ -442,20 +417,20 @@ int profile_text__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 			continue;
 		}
 		if (ps.seen_end) {
-			malformed(st, st->lines, "record after the end line");
+			parse__malformed(st, st->lines, "record after the end line");
 			continue;
 		}
 		why = "malformed";
 		err = record(&ps, line, len, st->lines, &why);
 		if (err == -EINVAL) {
-			malformed(st, st->lines, why);
+			parse__malformed(st, st->lines, why);
 		} else if (err) {
 			st->error_line = st->lines;
 			goto cleanup;
 		}
 	}
 	if (!err && !ps.seen_end)
-		malformed(st, st->lines, "truncated: no end line");
+		parse__malformed(st, st->lines, "truncated: no end line");
 cleanup:
 	line_reader__free(lr);
 	free(ps.frames.ids);
