@@ -76,7 +76,7 @@ offcpu_has()
 native_ready()
 {
 	if [ ! -f "$TMP/native.probe" ]; then
-		if is_root && "$OFFCPU" record -q --json --tool native -o "$TMP/native-probe" -- true \
+		if is_root && "$OFFCPU" record -q --json --tool native -o "$TMP/native-probe" -- sleep 0.05 \
 			2>/dev/null | grep -q '"state":"summary_written"'; then
 			echo yes > "$TMP/native.probe"
 		else
