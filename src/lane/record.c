@@ -325,6 +325,12 @@ static int start_external(struct rec *r)
 		return -ENOMEM;
 	co.envp = r->cenv;
 	r->run.collector_argv = r->cargv;
+	/* bpftrace writes the capture through -o; its stdout must not share that file. */
+	if (r->l.collector == COLLECTOR_BPFTRACE) {
+		close(r->cap_fd);
+		r->cap_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		co.stdout_fd = r->cap_fd;
+	}
 	err = proc__spawn(&r->coll, r->cargv, &co);
 	if (err) {
 		r->ev.collector.exec_errno = -err;
