@@ -18,6 +18,7 @@
 #include "output/profile_text.h"
 #include "output/stacks_dump.h"
 #include "output/summary.h"
+#include "output/term.h"
 #include "util/atomic_file.h"
 
 #define EXIT_OFFCPU_FAILED 125
@@ -79,20 +80,6 @@ static int open_out(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-static void human_ns(char *buf, size_t len, uint64_t ns)
-{
-	if (ns >= 10000000000ull)
-		snprintf(buf, len, "%.1f s", ns / 1e9);
-	else if (ns >= 1000000000ull)
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	else if (ns >= 1000000)
-		snprintf(buf, len, "%.1f ms", ns / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else
-		snprintf(buf, len, "%" PRIu64 " ns", ns);
-}
-
 static void print_human(const struct lane *l, const struct lane_result *res)
 {
 	const struct profile *p = res->profile;
@@ -104,7 +91,7 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 			res->outcome.caveat_message, l->diagnostics_path);
 		return;
 	}
-	human_ns(t, sizeof(t), profile__totals(p)->all.off_ns);
+	term__ns(profile__totals(p)->all.off_ns, t, sizeof(t));
 	fprintf(stderr, "offcpu: %s off-CPU in %zu stacks, %zu threads; capture %s -> %s\n", t,
 		profile__nr_stacks(p), profile__nr_threads(p),
 		integrity_status__name(res->integrity.status), l->summary_path);
