@@ -570,6 +570,14 @@ static int proc_snapshot(struct symbolizer *s, struct proc *p)
 	fclose(f);
 	if (err)
 		return err;
+	if (!nraw) {
+		/*
+		 * No address space: a zombie, or a process on its way out (the
+		 * kernel drops its mm before its pid). What it had is kept.
+		 */
+		procmaps__free(raw, nraw);
+		return -ESRCH;
+	}
 	p->starttime = read_starttime(s, p->pid);
 	p->refreshed_ns = now_ns();
 	maps = calloc(nraw ? nraw : 1, sizeof(*maps));

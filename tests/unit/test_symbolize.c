@@ -517,6 +517,32 @@ TEST(user_resolves_jit_code_from_the_perf_map)
 	symbolizer__free(s);
 }
 
+/* A process on its way out shows an empty maps file: what was read before is kept. */
+TEST(user_maps_survive_the_exit_of_their_process)
+{
+	char root[512], dir[600], path[700], name[256],
+		*maps = unit_slurp("tests/data/symbolize/maps.txt");
+	struct symbolizer_opts o = {.proc_root = root};
+	struct symbolizer *s;
+
+	CHECK(maps);
+	snprintf(root, sizeof(root), "%s/exitproc", tmpdir());
+	snprintf(dir, sizeof(dir), "%s/4244", root);
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	mkdir(root, 0755);
+	mkdir(dir, 0755);
+	CHECK_INT(write_file(path, maps), 0);
+	free(maps);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_INT(symbolizer__track(s, 4244), 0);
+	CHECK_INT(write_file(path, ""), 0);
+	CHECK_INT(symbolizer__track(s, 4244), -ESRCH);
+	CHECK_INT(resolve1(s, 4244, 0x55d0c8a02010, name, sizeof(name)), 1);
+	CHECK_STR(name, "[sleep+0x2010]");
+	symbolizer__free(s);
+}
+
 TEST(user_jit_map_outlives_its_process)
 {
 	char root[512], name[256];
