@@ -84,6 +84,13 @@ const volatile __u64 track_gap_ns = 10000000ULL;
  * exact (at the exec tracepoint the running task's is not).
  */
 __u64 start_ns = 0;
+/*
+ * stop_ns: the window's end, written just before the detach, which can take
+ * tens of milliseconds (trampolines wait for an RCU-tasks grace period).
+ * Events after it are left to user space's account of the threads at stop,
+ * or an interval would run past the window its ground truth covers.
+ */
+__u64 stop_ns = 0;
 __u32 gen = 0;
 __u32 held_tgid = 0;
 
@@ -1166,12 +1173,21 @@ mark:
 	th->mark_delay_ns = run_delay(next, btf) + queued;
 }
 
+static __always_inline bool after_stop(__u64 now)
+{
+	__u64 stop = stop_ns;
+
+	return stop && now >= stop;
+}
+
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, __u32 prev_state, const bool btf)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 ptid = RD(btf, prev, pid), ntid = RD(btf, next, pid);
 
+	if (after_stop(now))
+		return;
 	/* pid 0 is the per-CPU idle task: never recorded. */
 	if (ptid)
 		switch_out(ctx, prev, ptid, preempt, prev_state, now, btf);
@@ -1188,6 +1204,8 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new, const boo
 	if (!tid)
 		return;
 	now = bpf_ktime_get_ns();
+	if (after_stop(now))
+		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th || new) {
 		tgid = RD(btf, p, tgid);

@@ -698,6 +698,7 @@ struct build {
 	struct symbolizer *sym;
 	struct ntable threads; /* thread_key -> native_thread */
 	struct ntable parts;   /* part_key -> part */
+	struct ntable at_stop; /* tid -> schedstat's two first fields at stop */
 	uint64_t stripped;     /* kernel stacks whose tracer frames were dropped here */
 	uint64_t unresolved;   /* stack ids whose frames never arrived */
 };
@@ -934,6 +935,7 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 		struct native_thread *t;
 		char path[96];
 		uint64_t ss[2];
+		const uint64_t *at;
 
 		first = false;
 		tid = next;
@@ -968,7 +970,10 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 		t->comm[sizeof(t->comm) - 1] = '\0';
 		read_comm(th.tgid, tid, t->comm);
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", th.tgid, tid);
-		if (!read_u64s(path, ss, 2)) {
+		at = ntable_find(&b->at_stop, &tid);
+		if (at)
+			memcpy(ss, at, sizeof(ss));
+		if (at || !read_u64s(path, ss, 2)) {
 			t->have_time = true;
 			t->time.wall_ns = n->stop_ns > th.first_ns ? n->stop_ns - th.first_ns : 0;
 			t->time.oncpu_ns = ss[0] > th.base_exec_ns ? ss[0] - th.base_exec_ns : 0;
@@ -1002,6 +1007,37 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 			return err;
 		(*inflight)++;
 		*inflight_ns += v.off_ns;
+	}
+	return 0;
+}
+
+/*
+ * schedstat of the threads known at stop, read before the detach: the BPF
+ * side records nothing past stop_ns, and a thread that ran on while the
+ * links went (tens of ms) would count that run in a later reading.
+ */
+static int snapshot_live(struct native *n, struct ntable *at_stop)
+{
+	int fd = bpf_map__fd(n->skel->maps.threads);
+	struct offcpu_thread th;
+	uint32_t tid, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
+		char path[96];
+		uint64_t ss[2], *v;
+
+		first = false;
+		tid = next;
+		if (bpf_map_lookup_elem(fd, &tid, &th))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", th.tgid, tid);
+		if (read_u64s(path, ss, 2))
+			continue;
+		v = ntable_get(at_stop, &tid, NULL);
+		if (!v)
+			return -ENOMEM;
+		memcpy(v, ss, sizeof(ss));
 	}
 	return 0;
 }
@@ -1045,16 +1081,20 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 	if (!n || !p || n->stopped)
 		return -EINVAL;
 	n->stopped = true;
+	if ((err = ntable_init(&b.threads, sizeof(struct thread_key),
+			       sizeof(struct native_thread))) ||
+	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))) ||
+	    (err = ntable_init(&b.at_stop, sizeof(uint32_t), 2 * sizeof(uint64_t))))
+		goto cleanup;
 	n->stop_ns = mono_ns();
+	n->skel->bss->stop_ns = n->stop_ns;
+	err = snapshot_live(n, &b.at_stop);
 	misses = missed_events(n);
 	for (size_t i = 0; i < n->nr_links; i++)
 		bpf_link__destroy(n->links[i]);
 	n->nr_links = 0;
 	quiesce(n); /* a program that started before the detach has finished */
-
-	if ((err = ntable_init(&b.threads, sizeof(struct thread_key),
-			       sizeof(struct native_thread))) ||
-	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))))
+	if (err)
 		goto cleanup;
 	ring_buffer__consume(n->rb);
 	if ((err = drain_map(n, n->skel->maps.agg0)) || (err = drain_map(n, n->skel->maps.agg1)))
@@ -1190,6 +1230,7 @@ cleanup:
 		free(((struct part *)val)->ids);
 	ntable_free(&b.parts);
 	ntable_free(&b.threads);
+	ntable_free(&b.at_stop);
 	return err;
 }
 
