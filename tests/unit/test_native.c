@@ -43,6 +43,43 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/*
+ * Time the hypervisor took from this machine's CPUs so far, in ns: schedstat
+ * leaves it out of a thread's on-CPU time (the rq's task clock skips it), a
+ * switch tracer cannot see it. The scheduler's debug file gives it per CPU as
+ * clock - clock_task; /proc/stat's steal, in ticks, is the coarse fallback.
+ */
+static uint64_t steal_grain_ns; /* a tick when only /proc/stat's count is at hand */
+
+static uint64_t steal_now(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/sched/debug", "r");
+	char line[256];
+	double clock = 0, task = 0, v;
+	unsigned long long t[8] = {};
+
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, " .clock_task : %lf", &v) == 1)
+				task += v;
+			else if (sscanf(line, " .clock : %lf", &v) == 1)
+				clock += v;
+		}
+		fclose(f);
+		if (clock > 0 && task > 0)
+			return clock > task ? (uint64_t)((clock - task) * 1e6) : 0;
+	}
+	f = fopen("/proc/stat", "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &t[0], &t[1], &t[2], &t[3],
+		   &t[4], &t[5], &t[6], &t[7]) != 8)
+		t[7] = 0;
+	fclose(f);
+	steal_grain_ns = 1000000000ULL / sysconf(_SC_CLK_TCK);
+	return t[7] * steal_grain_ns;
+}
+
 static void *spin_400ms(void *arg)
 {
 	uint64_t end = now_ns() + 400 * MS;
@@ -124,7 +161,8 @@ struct capture {
 	size_t diag_len;
 	pid_t pid;
 	int status;
-	bool no_poll; /* do not call native__poll() during the run (no drains) */
+	bool no_poll;	   /* do not call native__poll() during the run (no drains) */
+	uint64_t steal_ns; /* stolen from the CPUs between capture_sym() and finish() */
 };
 
 static void capture_free(struct capture *c)
@@ -190,6 +228,7 @@ static struct symbolizer *capture_sym(struct capture *c)
 {
 	struct symbolizer_opts so = {};
 
+	c->steal_ns = steal_now();
 	c->sym = symbolizer__new(&so);
 	return c->sym;
 }
@@ -201,6 +240,7 @@ static int finish(struct native *n, struct capture *c, FILE *diag)
 
 	c->p = profile__new();
 	err = native__stop(n, c->p, &c->in, c->sym);
+	c->steal_ns = steal_now() - c->steal_ns + steal_grain_ns;
 	native__stats(n, &c->st);
 	native__free(n);
 	fclose(diag);
@@ -327,20 +367,46 @@ static int thread_id(const struct profile *p, int pid, int tid)
 }
 
 /*
- * Whether a measure and the kernel's schedstat agree: within 1 ms plus 5% of
- * the thread's on-CPU time (a VM's stolen time and IRQ time are left out of
- * schedstat's on-CPU time, while a switch-based tracer sees the thread on the
- * CPU then). Prints both when they do not.
+ * Whether a measure and the kernel's schedstat agree: truth - below <=
+ * measured <= truth + above. Prints both when they do not.
  */
-static bool close_to(uint64_t truth, uint64_t measured, uint64_t oncpu)
+static bool agrees(uint64_t truth, uint64_t measured, uint64_t below, uint64_t above)
 {
-	uint64_t tol = 1 * MS + oncpu / 20;
-	bool ok = truth + tol >= measured && measured + tol >= truth;
+	bool ok = measured + below >= truth && measured <= truth + above;
 
 	if (!ok)
-		fprintf(stderr, "schedstat says %" PRIu64 " ns, rows say %" PRIu64 " ns\n", truth,
-			measured);
+		fprintf(stderr,
+			"schedstat says %" PRIu64 " ns, rows say %" PRIu64 " ns (allowed -%" PRIu64
+			" +%" PRIu64 ")\n",
+			truth, measured, below, above);
 	return ok;
+}
+
+/*
+ * The rows' off-CPU time against schedstat's wall - on-CPU, within 1 ms and
+ * 5% of the on-CPU time, and two ways the kernel's clock differs from a
+ * switch tracer's. Stolen time (c->steal_ns) is on-CPU to the tracer but not
+ * to schedstat: the rows may be short by it. A woken thread's on-CPU clock
+ * may start at its wakeup, not its switch-in: when the wakeup preempts, the
+ * kernel skips the clock update of the switch that follows, so the wait for
+ * that switch (a vCPU leaving idle, a kernel path reaching a preemption
+ * point: up to 1.7 ms measured here under I/O load) is charged as on-CPU.
+ * The rows may exceed the truth by that, at most all of the on-CPU time.
+ */
+static bool off_agrees(const struct capture *c, const struct profile_thread_time *tt,
+		       uint64_t off_ns)
+{
+	uint64_t tol = 1 * MS + tt->oncpu_ns / 20;
+
+	return agrees(tt->wall_ns - tt->oncpu_ns, off_ns, tol + c->steal_ns, tol + tt->oncpu_ns);
+}
+
+/* Run-queue time: rows and schedstat read the same sched_info clock. */
+static bool runq_agrees(const struct profile_thread_time *tt, uint64_t runq_ns)
+{
+	uint64_t tol = 1 * MS + tt->oncpu_ns / 20;
+
+	return agrees(tt->runq_ns, runq_ns, tol, tol);
 }
 
 #define NEED_ROOT()                                                                     \
@@ -394,8 +460,8 @@ static void check_nanosleep(bool raw)
 	CHECK(tt != NULL);
 	all = sum_rows(c.p, c.pid, c.pid, -1, FRAME_KERNEL, NULL);
 	CHECK(tt->wall_ns >= 200 * MS);
-	CHECK(close_to(tt->wall_ns - tt->oncpu_ns, all.off_ns, tt->oncpu_ns));
-	CHECK(close_to(tt->runq_ns, all.runq_ns, 0));
+	CHECK(off_agrees(&c, tt, all.off_ns));
+	CHECK(runq_agrees(tt, all.runq_ns));
 	capture_free(&c);
 }
 
@@ -468,7 +534,7 @@ TEST(native_preemption_is_runq_not_blocked)
 		/* The kernel's own count of the run-queue wait agrees. */
 		CHECK(tt != NULL);
 		all = sum_rows(c.p, c.pid, t->tid, -1, FRAME_KERNEL, NULL);
-		CHECK(close_to(tt->runq_ns, all.runq_ns, tt->oncpu_ns));
+		CHECK(runq_agrees(tt, all.runq_ns));
 	}
 	CHECK_INT(spinners, 2);
 	CHECK(accounted(&c));
@@ -581,7 +647,7 @@ TEST(native_pids_edges_are_flagged_and_accounted)
 	CHECK(tt != NULL);
 	all = sum_rows(c.p, pid, pid, -1, FRAME_KERNEL, NULL);
 	CHECK(tt->wall_ns > 290 * MS);
-	CHECK(close_to(tt->wall_ns - tt->oncpu_ns, all.off_ns, tt->oncpu_ns));
+	CHECK(off_agrees(&c, tt, all.off_ns));
 	capture_free(&c);
 }
 

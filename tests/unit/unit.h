@@ -133,9 +133,13 @@ static inline char *unit_slurp(const char *path)
 
 static inline int unit_run(void)
 {
+	/* UNIT_ONLY=substring runs the matching tests alone (to repeat a flaky one). */
+	const char *only = getenv("UNIT_ONLY");
 	int failed = 0;
 
 	for (int i = 0; i < unit_nr; i++) {
+		if (only && *only && !strstr(unit_tests[i].name, only))
+			continue;
 		unit_failed_now = unit_skipped_now = 0;
 		unit_why[0] = '\0';
 		unit_tests[i].fn();
