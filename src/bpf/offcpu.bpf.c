@@ -75,6 +75,12 @@ const volatile __u64 sched_lo = 0;
 const volatile __u64 sched_hi = 0;
 const volatile bool switch_has_state = true;
 const volatile __u64 track_gap_ns = 10000000ULL;
+/* Timeline: send each interval at least timeline_min_ns long (when timeline is set). */
+const volatile bool timeline = false;
+const volatile __u64 timeline_min_ns = 0;
+/* The kernel's interrupt entry code, [irq_lo[i], irq_hi[i]); irq_lo[0] 0: unknown. */
+const volatile __u64 irq_lo[OFFCPU_IRQ_RANGES] = {};
+const volatile __u64 irq_hi[OFFCPU_IRQ_RANGES] = {};
 
 /*
  * Written by user space: start_ns just before attaching, gen to switch
@@ -173,6 +179,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kernel_sig);
 } ksig SEC(".maps");
+
+/* The waker's kernel stack, walked to tell an interrupt from a thread (see waker_tid()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[OFFCPU_WAKER_FRAMES]);
+} waker_stack SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -845,8 +859,8 @@ static __always_inline __u64 walk_task(struct task_struct *t)
 }
 
 static __always_inline __u64 run_delay(struct task_struct *t, const bool btf);
-static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 off,
-					   __u64 runq, __u64 kbefore, __u64 ubefore);
+static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 start,
+					   __u64 off, __u64 runq, __u64 kbefore, __u64 ubefore);
 
 static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 now, const bool btf)
 {
@@ -862,7 +876,7 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 
 		if (ran <= span) {
 			STAT(unseen_switch_in, 1);
-			close_interval(th, tid, span - ran,
+			close_interval(th, tid, th->off_ns, span - ran,
 				       th->state == OFFCPU_ST_PREEMPT
 					       ? span - ran
 					       : run_delay(t, btf) - th->mark_delay_ns,
@@ -906,11 +920,45 @@ static __always_inline __u64 run_delay(struct task_struct *t, const bool btf)
 }
 
 /*
- * End th's current interval: off_ns off the CPU, runq_ns of it runnable.
- * kbefore/ubefore: the stacks to show if the interval began before start.
+ * Send one interval to the timeline (user space keeps those at least
+ * timeline_min_ns long). Not waking user space: it reads the ring every
+ * 200 ms, and the ring is sized for that when the timeline is on. A full
+ * ring drops the interval from the timeline only (counted); the profile has it.
  */
-static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 off,
-					   __u64 runq, __u64 kbefore, __u64 ubefore)
+static __always_inline void timeline_send(struct offcpu_thread *th, __u32 tid, __u64 start,
+					  __u64 off, __u64 runq, __u64 k, __u64 u, __u32 state)
+{
+	struct offcpu_interval *iv;
+
+	if (!timeline || off < timeline_min_ns)
+		return;
+	iv = bpf_ringbuf_reserve(&events, sizeof(*iv), 0);
+	if (!iv) {
+		STAT(timeline_lost, 1);
+		STAT(timeline_lost_ns, off);
+		return;
+	}
+	iv->type = OFFCPU_EV_INTERVAL;
+	iv->tgid = th->tgid;
+	iv->tid = tid;
+	iv->waker = th->waker;
+	iv->start_ns = start;
+	iv->dur_ns = off;
+	iv->runq_ns = runq;
+	iv->kstack = k;
+	iv->ustack = u;
+	iv->state = state;
+	iv->pad = 0;
+	bpf_ringbuf_submit(iv, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * End th's current interval, begun at start: off_ns off the CPU, runq_ns of
+ * it runnable. kbefore/ubefore: the stacks to show if the interval began
+ * before start.
+ */
+static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 start,
+					   __u64 off, __u64 runq, __u64 kbefore, __u64 ubefore)
 {
 	if (runq > off)
 		runq = off;
@@ -918,6 +966,7 @@ static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, 
 		STAT(filtered, 1);
 	} else if (th->flags & OFFCPU_TH_BEFORE_START) {
 		record(th->tgid, tid, kbefore, ubefore, OFFCPU_ST_UNKNOWN, 1, off, runq);
+		timeline_send(th, tid, start, off, runq, kbefore, ubefore, OFFCPU_ST_UNKNOWN);
 		STAT(inflight_start, 1);
 		STAT(inflight_start_ns, off);
 		th->intervals++;
@@ -936,13 +985,17 @@ static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, 
 			s->unchecked++;
 			s->unchecked_ns += off;
 		}
+		timeline_send(th, tid, start, off, runq, s->kstack, s->ustack, s->state);
 	} else {
 		th->intervals++;
 		th->interval_ns += off;
 		record(th->tgid, tid, th->kstack, th->ustack, th->state, 1, off, runq);
+		timeline_send(th, tid, start, off, runq, th->kstack, th->ustack, th->state);
 	}
 	th->off_ns = 0;
 	th->wake_ns = 0;
+	th->waker = 0;
+	th->woken = 0;
 	th->flags = 0;
 	th->site = OFFCPU_NO_SITE;
 }
@@ -985,7 +1038,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 
 		if (th->mark_ns && ran <= span) {
 			STAT(unseen_switch_in, 1);
-			close_interval(th, tid, span - ran,
+			close_interval(th, tid, th->off_ns, span - ran,
 				       th->state == OFFCPU_ST_PREEMPT ? span - ran
 								      : delay - th->mark_delay_ns,
 				       OFFCPU_STACK_BEFORE_START, OFFCPU_STACK_BEFORE_START);
@@ -995,6 +1048,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	}
 	th->off_ns = now;
 	th->wake_ns = 0;
+	th->waker = 0;
+	th->woken = 0;
 	th->state = classify(preempt, prev_state);
 	th->flags = 0;
 	th->tgid = tgid;
@@ -1086,6 +1141,8 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 				th->base_delay_ns = 0;
 				record(tgid, tid, OFFCPU_STACK_NEW_THREAD, OFFCPU_STACK_NEW_THREAD,
 				       OFFCPU_ST_PREEMPT, 1, off, runq);
+				timeline_send(th, tid, now - off, off, runq, OFFCPU_STACK_NEW_THREAD,
+					      OFFCPU_STACK_NEW_THREAD, OFFCPU_ST_PREEMPT);
 				th->intervals = 1;
 				th->interval_ns = off;
 				goto mark;
@@ -1124,7 +1181,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 			th->site = OFFCPU_NO_SITE;
 			th->kstack = OFFCPU_STACK_UNSEEN;
 			th->ustack = OFFCPU_STACK_UNSEEN;
-			close_interval(th, tid, off, queued, 0, 0);
+			close_interval(th, tid, now - off, off, queued, 0, 0);
 		} else {
 			STAT(unmatched_switch_in, 1);
 		}
@@ -1166,7 +1223,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 				k = OFFCPU_STACK_BEFORE_START;
 		}
 	}
-	close_interval(th, tid, off, runq, k, u);
+	close_interval(th, tid, now - off, off, runq, k, u);
 mark:
 	th->mark_ns = now;
 	th->mark_exec_ns = exec;
@@ -1195,7 +1252,41 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		switch_in(next, ntid, now, btf);
 }
 
-static __always_inline void on_wakeup(struct task_struct *p, bool new, const bool btf)
+/*
+ * The thread doing a wakeup, for the timeline; 0 when unknown. A wakeup from
+ * an interrupt (a timer expiring, an I/O completion, a softirq) runs on top
+ * of whichever thread it interrupted, so the kernel stack is walked and a
+ * return address in the interrupt entry code (irq_lo/irq_hi, from kallsyms)
+ * makes the waker unknown. So does a walk that found no entry code within
+ * OFFCPU_WAKER_FRAMES frames, and a kernel whose entry code is unknown.
+ */
+static __always_inline __u32 waker_tid(void *ctx)
+{
+	__u32 zero = 0;
+	__u64 *ips;
+	long n;
+	__u32 nr;
+
+	if (!timeline || !irq_lo[0])
+		return 0;
+	ips = bpf_map_lookup_elem(&waker_stack, &zero);
+	if (!ips)
+		return 0;
+	n = bpf_get_stack(ctx, ips, OFFCPU_WAKER_FRAMES * 8, 0);
+	if (n <= 0 || n >= OFFCPU_WAKER_FRAMES * 8)
+		return 0;
+	nr = (__u32)n >> 3;
+	for (__u32 i = 0; i < OFFCPU_WAKER_FRAMES; i++) {
+		if (i >= nr)
+			break;
+		for (int r = 0; r < OFFCPU_IRQ_RANGES; r++)
+			if (ips[i] >= irq_lo[r] && ips[i] < irq_hi[r])
+				return 0;
+	}
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+static __always_inline void on_wakeup(void *ctx, struct task_struct *p, bool new, const bool btf)
 {
 	__u32 tid = RD(btf, p, pid), tgid;
 	struct offcpu_thread *th;
@@ -1231,6 +1322,7 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new, const boo
 			th->kstack = OFFCPU_STACK_NEW_THREAD;
 			th->ustack = OFFCPU_STACK_NEW_THREAD;
 			th->site = OFFCPU_NO_SITE;
+			th->waker = waker_tid(ctx);
 			return;
 		}
 		/* Off the CPU since before start: the known part begins at start. */
@@ -1247,6 +1339,25 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new, const boo
 	}
 	if (!th->wake_ns)
 		th->wake_ns = now;
+}
+
+/*
+ * sched_waking, timeline only: it fires in the waker's context, where
+ * sched_wakeup may fire on the wakee's CPU, from the IPI that queued a remote
+ * wakeup. The first waking of an interval is the one that ends it.
+ */
+static __always_inline void on_waking(void *ctx, struct task_struct *p, const bool btf)
+{
+	__u32 tid = RD(btf, p, pid);
+	struct offcpu_thread *th;
+
+	if (!tid || after_stop(bpf_ktime_get_ns()))
+		return;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th && th->off_ns && !th->woken) {
+		th->waker = waker_tid(ctx);
+		th->woken = 1;
+	}
 }
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child,
@@ -1314,28 +1425,42 @@ int BPF_PROG(sw_raw, bool preempt, struct task_struct *prev, struct task_struct 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(wk_btf, struct task_struct *p)
 {
-	on_wakeup(p, false, true);
+	on_wakeup(ctx, p, false, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(wk_raw, struct task_struct *p)
 {
-	on_wakeup(p, false, false);
+	on_wakeup(ctx, p, false, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(wkg_btf, struct task_struct *p)
+{
+	on_waking(ctx, p, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(wkg_raw, struct task_struct *p)
+{
+	on_waking(ctx, p, false);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(wkn_btf, struct task_struct *p)
 {
-	on_wakeup(p, true, true);
+	on_wakeup(ctx, p, true, true);
 	return 0;
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(wkn_raw, struct task_struct *p)
 {
-	on_wakeup(p, true, false);
+	on_wakeup(ctx, p, true, false);
 	return 0;
 }
 

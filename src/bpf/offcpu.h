@@ -139,8 +139,11 @@ struct offcpu_thread {
 	__u8 state;
 	__u8 flags;
 	__u8 site; /* cache entry of the current interval, or OFFCPU_NO_SITE */
-	__u8 held; /* the follow_pid root before its exec: nothing recorded yet */
-	__u8 pad[4];
+	__u8 held;   /* the follow_pid root before its exec: nothing recorded yet */
+	__u8 woken;  /* timeline: the current interval's waking was seen */
+	__u8 pad[3];
+	__u32 waker; /* timeline: the thread that woke it in this interval; 0 unknown */
+	__u32 pad2;
 	/* Ground truth window: [first_ns, exit or stop), schedstat values at first_ns. */
 	__u64 first_ns;
 	__u64 base_exec_ns;
@@ -178,6 +181,26 @@ enum offcpu_event_type {
 	OFFCPU_EV_TRACK = 1, /* a process has user stacks now: snapshot its maps */
 	OFFCPU_EV_EXIT,	     /* a traced thread exited: its ground truth */
 	OFFCPU_EV_STACK,     /* a new stack: struct offcpu_stack, ips cut at nr */
+	OFFCPU_EV_INTERVAL,  /* one interval for the timeline: struct offcpu_interval */
+};
+
+/* Waker detection: frames walked, interrupt entry ranges (see waker_tid()). */
+#define OFFCPU_WAKER_FRAMES 32
+#define OFFCPU_IRQ_RANGES 8
+
+/* An interval at least timeline_min_ns long, as the profile records it. */
+struct offcpu_interval {
+	__u32 type;
+	__u32 tgid;
+	__u32 tid;
+	__u32 waker; /* 0: unknown (woken from an interrupt, or no wakeup seen) */
+	__u64 start_ns;
+	__u64 dur_ns;
+	__u64 runq_ns;
+	__u64 kstack;
+	__u64 ustack;
+	__u32 state;
+	__u32 pad;
 };
 
 struct offcpu_event {
@@ -217,6 +240,8 @@ struct offcpu_stats {
 	__u64 cache_mismatch; /* intervals attributed by a cache entry that then failed its check */
 	__u64 cache_mismatch_ns;
 	__u64 lost_records; /* thread exit records dropped: ring buffer full */
+	__u64 timeline_lost; /* timeline intervals dropped: ring buffer full (in the profile) */
+	__u64 timeline_lost_ns;
 	/* diagnostics */
 	__u64 walks_kernel;
 	__u64 walks_user;

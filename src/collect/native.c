@@ -23,8 +23,10 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/offcpu.h"
+#include "collect/irq_entry.h"
 #include "collect/native.h"
 #include "collect/native_table.h"
+#include "model/timeline.h"
 #include "offcpu.skel.h"
 
 _Static_assert(OFFCPU_ST_UNKNOWN == (int)OFFCPU_STATE_UNKNOWN, "state numbering");
@@ -52,9 +54,11 @@ struct native_stack {
 	uint32_t nr;
 };
 
+#define NR_PROGS 7 /* fork, exec, exit, wakeup_new, wakeup, waking, switch */
+
 struct native {
 	struct offcpu_bpf *skel;
-	struct bpf_link *links[6];
+	struct bpf_link *links[NR_PROGS];
 	size_t nr_links;
 	struct ring_buffer *rb;
 	struct symbolizer *sym;
@@ -68,6 +72,7 @@ struct native {
 	enum offcpu_target target;
 	uint32_t agg_entries;
 	uint64_t sched_lo, sched_hi;
+	struct addr_range irq[OFFCPU_IRQ_RANGES]; /* interrupt entry code, for wakers */
 	uint64_t cgroup_id;
 	uint32_t cgroup_level;
 	uint64_t start_ns, stop_ns, last_drain_ns;
@@ -77,6 +82,10 @@ struct native {
 	struct ntable stacks; /* stack id -> struct native_stack */
 	struct native_thread *exits;
 	size_t nr_exits, cap_exits;
+	struct timeline *timeline; /* o->timeline: filled at stop */
+	uint64_t timeline_min_ns;
+	struct offcpu_interval *ivs; /* the timeline's intervals as the kernel sent them */
+	size_t nr_ivs, cap_ivs;
 };
 
 /* libbpf's print hook is process-wide; it writes to the diag of the collector in use. */
@@ -250,6 +259,22 @@ static int cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level)
 	return best < 0 ? -ENOTDIR : 0;
 }
 
+/* Keep one timeline interval until stop, when its stacks get their profile ids. */
+static int keep_interval(struct native *n, const struct offcpu_interval *iv)
+{
+	if (n->nr_ivs == n->cap_ivs) {
+		size_t cap = n->cap_ivs ? n->cap_ivs * 2 : 1024;
+		void *p = realloc(n->ivs, cap * sizeof(*n->ivs));
+
+		if (!p)
+			return -ENOMEM;
+		n->ivs = p;
+		n->cap_ivs = cap;
+	}
+	n->ivs[n->nr_ivs++] = *iv;
+	return 0;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct native *n = ctx;
@@ -284,6 +309,11 @@ static int on_event(void *ctx, void *data, size_t len)
 		}
 		memcpy(ns->ips, st->ips + st->first, ns->nr * sizeof(*ns->ips));
 		return 0;
+	}
+	if (ev->type == OFFCPU_EV_INTERVAL) {
+		if (len < sizeof(struct offcpu_interval))
+			return 0;
+		return keep_interval(n, data);
 	}
 	if (len < sizeof(*ev))
 		return 0;
@@ -440,12 +470,39 @@ static void destroy_skel(struct native *n)
 	n->skel = NULL;
 }
 
+/* Where interrupts enter the kernel, so that a wakeup from one names no waker. */
+static void irq_ranges(struct native *n)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int nr = f ? irq_entry__ranges(f, n->irq, OFFCPU_IRQ_RANGES) : -errno;
+
+	if (f)
+		fclose(f);
+	if (nr > 0)
+		return;
+	memset(n->irq, 0, sizeof(n->irq));
+	note(n, "timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
+	     nr ? strerror(-nr) : "addresses hidden or names missing");
+}
+
+/*
+ * The events ring buffer: user space reads it every 200 ms (record's loop)
+ * without being woken. Stacks and exits need little; a timeline sends every
+ * interval above its threshold (72 bytes each): 16 MB holds 230k of them.
+ */
+static uint32_t ring_size(enum offcpu_target t, bool timeline)
+{
+	uint32_t mb = t == OFFCPU_TARGET_TGIDS ? 4 : 16;
+
+	return (timeline ? 4 * mb : mb) << 20;
+}
+
 /* Open, configure, load and attach one flavour (tp_btf or raw_tp). 0 or -errno + reason. */
 static int load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen)
 {
 	struct offcpu_bpf *s;
-	struct bpf_program *btf_progs[6], *raw_progs[6];
+	struct bpf_program *btf_progs[NR_PROGS], *raw_progs[NR_PROGS];
 	uint32_t threads, aggs, stacks;
 	int err;
 
@@ -471,6 +528,12 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	s->rodata->runq_schedinfo = n->schedinfo;
 	s->rodata->cgroup_id = n->cgroup_id;
 	s->rodata->cgroup_level = n->cgroup_level;
+	s->rodata->timeline = o->timeline != NULL;
+	s->rodata->timeline_min_ns = o->timeline_min_ns;
+	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {
+		s->rodata->irq_lo[i] = n->irq[i].lo;
+		s->rodata->irq_hi[i] = n->irq[i].hi;
+	}
 
 	threads = pick(o->thread_entries, 8192, 32768, n->target);
 	aggs = n->agg_entries = pick(o->agg_entries, 16384, 65536, n->target);
@@ -480,8 +543,7 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	    (err = bpf_map__set_max_entries(s->maps.agg0, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.agg1, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.stacks, stacks)) ||
-	    (err = bpf_map__set_max_entries(
-		     s->maps.events, n->target == OFFCPU_TARGET_TGIDS ? 4 << 20 : 16 << 20))) {
+	    (err = bpf_map__set_max_entries(s->maps.events, ring_size(n->target, o->timeline)))) {
 		snprintf(why, whylen, "cannot size the BPF maps: %s", strerror(-err));
 		return err;
 	}
@@ -492,10 +554,14 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	btf_progs[2] = s->progs.exit_btf, raw_progs[2] = s->progs.exit_raw;
 	btf_progs[3] = s->progs.wkn_btf, raw_progs[3] = s->progs.wkn_raw;
 	btf_progs[4] = s->progs.wk_btf, raw_progs[4] = s->progs.wk_raw;
-	btf_progs[5] = s->progs.sw_btf, raw_progs[5] = s->progs.sw_raw;
-	for (int i = 0; i < 6; i++) {
-		/* The wakeup tracepoints only time run-queue waits sched_info cannot. */
-		bool needed = !n->schedinfo || (i != 3 && i != 4);
+	btf_progs[5] = s->progs.wkg_btf, raw_progs[5] = s->progs.wkg_raw;
+	btf_progs[6] = s->progs.sw_btf, raw_progs[6] = s->progs.sw_raw;
+	for (int i = 0; i < NR_PROGS; i++) {
+		/*
+		 * The wakeup tracepoints only time run-queue waits sched_info
+		 * cannot; sched_waking names the waker of timeline intervals.
+		 */
+		bool needed = i == 5 ? o->timeline != NULL : !n->schedinfo || (i != 3 && i != 4);
 
 		bpf_program__set_autoload(btf_progs[i], needed && !raw);
 		bpf_program__set_autoload(raw_progs[i], needed && raw);
@@ -529,7 +595,7 @@ static int load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	n->start_ns = n->last_drain_ns = mono_ns();
 	s->bss->start_ns = n->start_ns;
 	s->bss->held_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < NR_PROGS; i++) {
 		struct bpf_program *p = raw ? raw_progs[i] : btf_progs[i];
 		struct bpf_link *l;
 
@@ -567,6 +633,8 @@ struct native *native__start(const struct native_opts *o)
 	}
 	n->diag = o->diag;
 	n->sym = o->sym;
+	n->timeline = o->timeline;
+	n->timeline_min_ns = o->timeline_min_ns;
 	libbpf_diag = o->diag;
 	libbpf_set_print(libbpf_print);
 	if (targets != 1 || (o->nr_pids && !o->pids)) {
@@ -618,6 +686,8 @@ struct native *native__start(const struct native_opts *o)
 		goto cleanup;
 	}
 	sched_range(&n->sched_lo, &n->sched_hi);
+	if (o->timeline)
+		irq_ranges(n);
 	kernel_features(n);
 	if (!n->sched_lo)
 		note(n, "__schedule not found in /proc/kallsyms: tracer frames are not stripped "
@@ -637,10 +707,11 @@ struct native *native__start(const struct native_opts *o)
 		snprintf(why, sizeof(why), "cannot map the event ring buffer: %s", strerror(-err));
 		goto cleanup;
 	}
-	note(n, "attached %s programs: sched_switch, sched_process_fork/exec/exit%s",
+	note(n, "attached %s programs: sched_switch, sched_process_fork/exec/exit%s%s",
 	     n->raw_tp ? "raw_tp" : "tp_btf",
 	     n->schedinfo ? " (run-queue time from sched_info)"
-			  : ", sched_wakeup, sched_wakeup_new (no sched_info)");
+			  : ", sched_wakeup, sched_wakeup_new (no sched_info)",
+	     o->timeline ? ", sched_waking (timeline wakers)" : "");
 	return n;
 
 cleanup:
@@ -1003,11 +1074,69 @@ static int read_live_threads(struct build *b, uint64_t *inflight, uint64_t *infl
 			(*both)++;
 			*both_ns += v.off_ns;
 		}
+		if (n->timeline && v.off_ns >= n->timeline_min_ns) {
+			struct offcpu_interval iv = {
+				.type = OFFCPU_EV_INTERVAL,
+				.tgid = th.tgid,
+				.tid = tid,
+				.waker = th.waker,
+				.start_ns = th.off_ns,
+				.dur_ns = v.off_ns,
+				.runq_ns = v.runq_ns,
+				.kstack = k.kstack,
+				.ustack = k.ustack,
+				.state = k.state,
+			};
+
+			if ((err = keep_interval(n, &iv)))
+				return err;
+		}
 		if ((err = agg_merge(n, &k, &v)))
 			return err;
 		(*inflight)++;
 		*inflight_ns += v.off_ns;
 	}
+	return 0;
+}
+
+/*
+ * The timeline's intervals, in the order the kernel sent them (those open at
+ * stop last), with their stacks as the profile's ids: the same stacks their
+ * rows have, so the timeline is a subset of the profile's time.
+ */
+static int build_timeline(struct build *b)
+{
+	struct native *n = b->n;
+
+	if (!n->timeline)
+		return 0;
+	for (size_t i = 0; i < n->nr_ivs; i++) {
+		const struct offcpu_interval *iv = &n->ivs[i];
+		struct offcpu_agg_key k = {
+			.kstack = iv->kstack,
+			.ustack = iv->ustack,
+			.tgid = iv->tgid,
+			.tid = iv->tid,
+			.state = iv->state,
+		};
+		struct timeline_interval t = {
+			.start_ns = iv->start_ns,
+			.dur_ns = iv->dur_ns,
+			.runq_ns = iv->runq_ns > iv->dur_ns ? iv->dur_ns : iv->runq_ns,
+			.pid = (int)iv->tgid,
+			.tid = (int)iv->tid,
+			.state = (enum offcpu_state)iv->state,
+			.waker_tid = (int)iv->waker,
+		};
+		int sid = stack_of(b, &k), err;
+
+		if (sid < 0)
+			return sid;
+		t.stack = (uint32_t)sid;
+		if ((err = timeline__append(n->timeline, &t)))
+			return err;
+	}
+	n->stats.timeline_intervals = n->nr_ivs;
 	return 0;
 }
 
@@ -1156,6 +1285,8 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 			add_loss(in, name, v->count, v->off_ns);
 		}
 	}
+	if ((err = build_timeline(&b)))
+		goto cleanup;
 	for (pos = 0; ntable_next(&b.threads, &pos, &key, &val);) {
 		const struct native_thread *t = val;
 		int tid;
@@ -1195,6 +1326,14 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 	ns->sites = st.sites_made;
 	ns->sites_kernel_exact = st.sites_kernel_exact;
 	ns->sites_user_exact = st.sites_user_exact;
+	ns->timeline_lost = st.timeline_lost;
+	ns->timeline_lost_ns = st.timeline_lost_ns;
+	if (n->timeline)
+		note(n,
+		     "timeline: %" PRIu64 " intervals of at least %" PRIu64 " ns kept, %" PRIu64
+		     " dropped (ring buffer full; %" PRIu64 " ns, in the profile all the same)",
+		     ns->timeline_intervals, n->timeline_min_ns, ns->timeline_lost,
+		     ns->timeline_lost_ns);
 	note(n,
 	     "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
 	     " intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64 " user",
@@ -1257,6 +1396,7 @@ void native__free(struct native *n)
 		free(((struct native_stack *)val)->ips);
 	ntable_free(&n->stacks);
 	free(n->exits);
+	free(n->ivs);
 	if (libbpf_diag == n->diag) {
 		libbpf_diag = NULL;
 		libbpf_set_print(NULL);

@@ -115,6 +115,7 @@
 
 #include "model/integrity.h"
 #include "model/profile.h"
+#include "model/timeline.h"
 #include "symbolize/symbolize.h"
 
 struct native_opts {
@@ -138,6 +139,20 @@ struct native_opts {
 	uint32_t stack_entries;	 /* stack ids remembered as sent */
 	uint32_t thread_entries; /* threads (and processes) tracked at once */
 	uint32_t agg_entries;	 /* aggregation keys between two drains */
+
+	/*
+	 * Optional timeline: native__stop() appends to it every interval at
+	 * least timeline_min_ns long (0: all), those still open at stop
+	 * included, each with the stack id its row has in the profile, its
+	 * state, run-queue part and waker (the thread whose wakeup ended it,
+	 * when a thread did: 0 for a wakeup from an interrupt, a timer say).
+	 * Costs a ring-buffer record per such interval (user space keeps 72
+	 * bytes of each until stop) and the sched_wakeup tracepoints. Intervals
+	 * the ring buffer had no room for are counted (timeline_lost), never
+	 * missing from the profile.
+	 */
+	struct timeline *timeline;
+	uint64_t timeline_min_ns;
 
 	FILE *diag; /* libbpf messages and collector notes (offcpu.diagnostics.txt) */
 	/*
@@ -181,6 +196,9 @@ struct native_stats {
 	uint64_t sites;		     /* call-site cache entries made */
 	uint64_t sites_kernel_exact; /* ... whose every kernel frame is verified on a hit */
 	uint64_t sites_user_exact;   /* ... whose whole user frame chain is in the key */
+	uint64_t timeline_intervals; /* intervals appended to opts->timeline */
+	uint64_t timeline_lost;	     /* ... that the ring buffer had no room for */
+	uint64_t timeline_lost_ns;
 };
 int native__stats(const struct native *n, struct native_stats *st);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "collect/native.h"
+#include "model/timeline.h"
 #include "unit.h"
 
 #define MS 1000000ULL
@@ -112,6 +113,19 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void site_b(
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Three times: sleep 50 ms (a timer wakes it), then wake the reader (this thread does). */
+static void *handoff_writer(void *arg)
+{
+	int fd = *(int *)arg;
+
+	for (int i = 0; i < 3; i++) {
+		sleep_ns(50 * MS);
+		if (write(fd, "x", 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
 static int child_main(const char *what)
 {
 	if (!strcmp(what, "nanosleep")) {
@@ -141,6 +155,20 @@ static int child_main(const char *what)
 			site_a();
 			site_b();
 		}
+	} else if (!strcmp(what, "handoff")) {
+		pthread_t t;
+		int fds[2];
+		char c;
+
+		if (pipe(fds) || pthread_create(&t, NULL, handoff_writer, &fds[1]))
+			return 2;
+		for (int i = 0; i < 3; i++)
+			if (read(fds[0], &c, 1) != 1)
+				return 2;
+		pthread_join(t, NULL);
+	} else if (!strcmp(what, "spin")) {
+		for (;;)
+			__asm__ volatile("" ::: "memory");
 	} else if (!strcmp(what, "loop")) {
 		for (;;)
 			sleep_ns(20 * MS);
@@ -758,6 +786,147 @@ TEST(native_cgroup_traces_only_its_members)
 		1);
 	CHECK_U64(sum_rows(c.p, outsider, 0, -1, FRAME_KERNEL, NULL).count, 0);
 	CHECK(accounted(&c));
+	capture_free(&c);
+}
+
+/* The thread of c's workload that is not its main thread (-1 if none). */
+static int other_tid(const struct capture *c)
+{
+	for (size_t i = 0; i < profile__nr_threads(c->p); i++) {
+		const struct profile_thread *t = profile__thread_at(c->p, i);
+
+		if (t->pid == c->pid && t->tid != c->pid)
+			return t->tid;
+	}
+	return -1;
+}
+
+/* The row of (tid, stack, state), or NULL. */
+static const struct profile_row *row_of(const struct profile *p, int tid, uint32_t stack,
+					enum offcpu_state state)
+{
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *r = profile__row_at(p, i);
+
+		if (profile__thread_at(p, r->thread)->tid == tid && r->stack == stack &&
+		    r->state == state)
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * With no threshold the timeline is every interval of the profile, one by
+ * one: per row, the count and the time agree exactly; a thread's intervals
+ * never overlap; a pipe read ends with the writer as waker, a sleep with none
+ * (a timer interrupt woke it).
+ */
+TEST(native_timeline_is_the_profile_interval_by_interval)
+{
+	struct native_opts o = {};
+	struct capture c = {};
+	struct timeline *t = timeline__new();
+	size_t *idx = NULL, n, reads = 0, sleeps = 0;
+	int err, writer;
+	pid_t hogs[2];
+
+	NEED_ROOT();
+	CHECK(t != NULL);
+	o.timeline = t;
+	/*
+	 * Busy CPUs, so that a timer's interrupt lands on a running thread
+	 * (on an idle CPU it would name the idle task, pid 0, either way).
+	 */
+	for (int i = 0; i < 2; i++)
+		hogs[i] = spawn("spin");
+	err = capture_follow("handoff", &o, &c);
+	for (int i = 0; i < 2; i++) {
+		kill(hogs[i], SIGKILL);
+		waitpid(hogs[i], NULL, 0);
+	}
+	CHECK_START(err, &c);
+	CHECK(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+	CHECK_U64(c.st.timeline_lost, 0);
+	n = timeline__nr(t);
+	CHECK_U64(c.st.timeline_intervals, n);
+	writer = other_tid(&c);
+	CHECK(writer > 0);
+	/* Row by row: the timeline's intervals add up to the row exactly. */
+	for (size_t i = 0; i < profile__nr_rows(c.p); i++) {
+		const struct profile_row *r = profile__row_at(c.p, i);
+		int tid = profile__thread_at(c.p, r->thread)->tid;
+		uint64_t count = 0, off = 0, runq = 0;
+
+		for (size_t j = 0; j < n; j++) {
+			const struct timeline_interval *iv = timeline__at(t, j);
+
+			if (iv->tid == tid && iv->stack == r->stack && iv->state == r->state) {
+				count++;
+				off += iv->dur_ns;
+				runq += iv->runq_ns;
+			}
+		}
+		CHECK_U64(count, r->w.count);
+		CHECK_U64(off, r->w.off_ns);
+		CHECK_U64(runq, r->w.runq_ns);
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct timeline_interval *iv = timeline__at(t, j);
+
+		CHECK(row_of(c.p, iv->tid, iv->stack, iv->state) != NULL);
+		CHECK_INT(iv->pid, c.pid);
+		if (iv->dur_ns < 40 * MS)
+			continue;
+		if (iv->tid == c.pid && stack_has(c.p, iv->stack, FRAME_KERNEL, "pipe_read")) {
+			reads++;
+			CHECK_INT(iv->waker_tid, writer);
+		} else if (iv->tid == writer &&
+			   stack_has(c.p, iv->stack, FRAME_KERNEL, "do_nanosleep")) {
+			sleeps++;
+			CHECK_INT(iv->waker_tid, 0);
+		}
+	}
+	CHECK_U64(reads, 3);
+	CHECK_U64(sleeps, 3);
+	/* A thread is off the CPU once at a time. */
+	CHECK_INT(timeline__sorted(t, &idx), 0);
+	for (size_t j = 1; j < n; j++) {
+		const struct timeline_interval *a = timeline__at(t, idx[j - 1]);
+		const struct timeline_interval *b = timeline__at(t, idx[j]);
+
+		if (a->tid == b->tid)
+			CHECK(b->start_ns >= a->start_ns + a->dur_ns);
+	}
+	free(idx);
+	timeline__free(t);
+	capture_free(&c);
+}
+
+/* A threshold keeps exactly the intervals at least that long. */
+TEST(native_timeline_threshold_keeps_the_long_intervals)
+{
+	struct native_opts o = {.timeline_min_ns = 20 * MS};
+	struct capture c = {};
+	struct timeline *t = timeline__new();
+	size_t n, long_ones = 0;
+	int err;
+
+	NEED_ROOT();
+	CHECK(t != NULL);
+	o.timeline = t;
+	err = capture_follow("handoff", &o, &c);
+	CHECK_START(err, &c);
+	n = timeline__nr(t);
+	for (size_t j = 0; j < n; j++) {
+		const struct timeline_interval *iv = timeline__at(t, j);
+
+		CHECK(iv->dur_ns >= 20 * MS);
+		long_ones += iv->dur_ns >= 40 * MS;
+	}
+	/* 3 pipe reads and 3 sleeps of 50 ms, and the main thread's join. */
+	CHECK(long_ones >= 6);
+	CHECK(n < c.st.intervals);
+	timeline__free(t);
 	capture_free(&c);
 }
 
