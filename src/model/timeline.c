@@ -15,6 +15,7 @@
 struct timeline {
 	struct timeline_interval *iv;
 	size_t nr, cap;
+	struct timeline_info info;
 };
 
 struct timeline *timeline__new(void)
@@ -46,6 +47,16 @@ int timeline__append(struct timeline *t, const struct timeline_interval *iv)
 	}
 	t->iv[t->nr++] = *iv;
 	return 0;
+}
+
+void timeline__set_info(struct timeline *t, const struct timeline_info *info)
+{
+	t->info = *info;
+}
+
+const struct timeline_info *timeline__info(const struct timeline *t)
+{
+	return &t->info;
 }
 
 size_t timeline__nr(const struct timeline *t)
@@ -140,6 +151,8 @@ int timeline__write(FILE *out, const struct timeline *t, const struct profile *p
 	if (!written)
 		return -ENOMEM;
 	fprintf(out, "offcpu-timeline %d\n", TIMELINE_FORMAT_VERSION);
+	fprintf(out, "threshold %" PRIu64 "\n", t->info.min_ns);
+	fprintf(out, "lost %" PRIu64 " %" PRIu64 "\n", t->info.lost, t->info.lost_ns);
 	for (size_t i = 0; i < timeline__nr(t); i++) {
 		const struct timeline_interval *iv = &t->iv[i];
 
@@ -408,6 +421,21 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 	return ret < 0 ? ret : 1;
 }
 
+/* "N" or "N N" into a and b: 1, or 0 with *why. */
+static int parse_info(char *s, int n, uint64_t *a, uint64_t *b, const char **why)
+{
+	uint64_t x, y = 0;
+
+	if (!take_u64(&s, &x) || (n == 2 && !take_u64(&s, &y)) || *s) {
+		*why = n == 2 ? "bad lost count or time" : "bad threshold";
+		return 0;
+	}
+	*a = x;
+	if (b)
+		*b = y;
+	return 1;
+}
+
 int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct parse_stats *stats)
 {
 	struct parse_stats dummy;
@@ -444,8 +472,12 @@ int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct pars
 			ret = parse_stack(&r, line + 6, &why);
 		else if (!strncmp(line, "interval ", 9))
 			ret = parse_interval(&r, line + 9, &why);
+		else if (!strncmp(line, "threshold ", 10))
+			ret = parse_info(line + 10, 1, &t->info.min_ns, NULL, &why);
+		else if (!strncmp(line, "lost ", 5))
+			ret = parse_info(line + 5, 2, &t->info.lost, &t->info.lost_ns, &why);
 		else
-			why = "unknown record (want stack or interval)";
+			why = "unknown record (want stack, interval, threshold or lost)";
 		if (ret < 0) {
 			err = ret;
 			stats->error_line = stats->lines;

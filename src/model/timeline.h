@@ -15,9 +15,13 @@
  * one space:
  *
  *     offcpu-timeline 1
+ *     threshold MIN_NS
+ *     lost COUNT NS
  *     stack ID FRAME;FRAME;...
  *     interval START_NS DUR_NS RUNQ_NS PID TID STATE WAKER_TID STACK_ID
  *
+ * threshold and lost carry struct timeline_info (the last of each wins; a
+ * file without them reads as zeros).
  * The first line names the format and its version; a reader refuses any other
  * version. A stack line defines a file-local stack id (the writer uses the
  * profile's id), root first; each FRAME is a kind letter, ':' and the name:
@@ -50,9 +54,18 @@ struct timeline_interval {
 	int waker_tid; /* the thread that woke this one; 0 unknown */
 };
 
+/* The timeline as a whole, as its collector knew it. */
+struct timeline_info {
+	uint64_t min_ns;  /* intervals shorter than this were not kept */
+	uint64_t lost;	  /* intervals at least min_ns long the collector could not keep */
+	uint64_t lost_ns; /* (they are in the profile all the same) */
+};
+
 struct timeline;
 
 struct timeline *timeline__new(void);
+void timeline__set_info(struct timeline *t, const struct timeline_info *info);
+const struct timeline_info *timeline__info(const struct timeline *t);
 void timeline__free(struct timeline *t);
 
 /*

@@ -91,11 +91,51 @@ TEST(timeline_write_matches_golden)
 	if (why)
 		UNIT_FAIL("%s", why);
 	/* Each stack is defined once, before its first use. */
-	CHECK_CONTAINS(text, "offcpu-timeline 1\nstack 1 u:main;u:worker_loop;");
+	CHECK_CONTAINS(text, "lost 0 0\nstack 1 u:main;u:worker_loop;");
 	CHECK(!strstr(strstr(text, "\nstack 1 ") + 1, "\nstack 1 "));
 	free(text);
 	timeline__free(t);
 	profile__free(p);
+}
+
+/* The threshold and the losses travel with the intervals; malformed ones are counted. */
+TEST(timeline_info_roundtrips_and_is_checked)
+{
+	struct profile *p = fixture_profile(), *q = profile__new();
+	struct timeline *t = fixture_timeline(), *u = timeline__new();
+	struct timeline_info info = {.min_ns = 1000000, .lost = 3, .lost_ns = 4500000};
+	struct parse_stats st;
+	const void *args[2] = {t, p};
+	char *text;
+	FILE *in;
+	int err;
+
+	CHECK(p && q && t && u);
+	timeline__set_info(t, &info);
+	text = fixture_capture(write_fixture, args, &err, NULL);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(text, "offcpu-timeline 1\nthreshold 1000000\nlost 3 4500000\n");
+	in = unit_memfile(text);
+	CHECK_INT(timeline__parse(in, q, u, &st), 0);
+	fclose(in);
+	CHECK_U64(timeline__info(u)->min_ns, 1000000);
+	CHECK_U64(timeline__info(u)->lost, 3);
+	CHECK_U64(timeline__info(u)->lost_ns, 4500000);
+	free(text);
+	timeline__free(u);
+
+	u = timeline__new();
+	in = unit_memfile("offcpu-timeline 1\nthreshold 1ms\nlost 3\n");
+	CHECK_INT(timeline__parse(in, q, u, &st), 0);
+	fclose(in);
+	CHECK_INT(st.malformed, 2);
+	CHECK_INT(st.first_malformed_line, 2);
+	CHECK_STR(st.first_malformed_reason, "bad threshold");
+	CHECK_U64(timeline__info(u)->min_ns, 0);
+	timeline__free(u);
+	timeline__free(t);
+	profile__free(p);
+	profile__free(q);
 }
 
 TEST(timeline_roundtrips_through_text_into_another_profile)

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# record --timeline and its Chrome Trace export, on the mutex workload (a holder
+# keeps a lock 50 ms, 5 times; a waiter blocks on it each time): the timeline is
+# the profile interval by interval, each waiter wait names the holder as its
+# waker, a thread's intervals never overlap, and speedscope (npm) in headless
+# Chromium opens the trace with the threads' names and the right total.
+. "$(dirname "$0")/lib.sh"
+mount_tracefs
+SCHEMA="$OFFCPU_ROOT/docs/summary.schema.json"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+trap 'rm -rf "$SCRATCH"; [ -z "${srv:-}" ] || kill "$srv" 2>/dev/null' EXIT
+
+if ! need_root; then
+	skip timeline "needs root to load BPF programs"
+	exit 0
+fi
+
+d=$SCRATCH/mutex
+s=$d/offcpu.summary.json
+tl=$d/offcpu.timeline.txt
+trace=$d/offcpu.trace.json
+"$OFFCPU_BIN" record -q -o "$d" --timeline=0 -- "$W/mutex" >/dev/null 2>&1
+
+t=timeline_summary_counts_it
+if ! out=$("$OFFCPU_ROOT/tests/e2e/check_schema.py" "$SCHEMA" "$s"); then
+	fail $t "schema: $(echo "$out" | head -1)"
+elif [ "$(json "$s" .timeline.intervals)" != "$(grep -c '^interval ' "$tl")" ] ||
+	[ "$(json "$s" .timeline.min_ns)" != 0 ] || [ "$(json "$s" .timeline.lost)" != 0 ]; then
+	fail $t "summary says $(jq -c .timeline "$s"), the file has $(grep -c '^interval ' "$tl") intervals"
+else
+	ok $t
+fi
+
+# tid COMM: the thread's id, from the summary.
+tid() { jq -r --arg c "$1" '.threads[] | select(.comm == $c) | .tid' "$s" | head -1; }
+holder=$(tid holder)
+waiter=$(tid waiter)
+
+t=timeline_with_no_threshold_is_every_interval_of_the_profile
+bad=$(jq -r '.threads[] | "\(.tid) \(.off_ns) \(.count)"' "$s" | while read -r id off n; do
+	got=$(awk -v id="$id" '$1 == "interval" && $6 == id { s += $3; c++ }
+		END { printf "%d %d", s, c }' "$tl")
+	[ "$got" = "$off $n" ] || echo "tid $id: timeline $got, profile $off $n"
+done)
+if [ -z "$holder" ] || [ -z "$waiter" ]; then
+	fail $t "no holder/waiter thread in the summary"
+elif [ -n "$bad" ]; then
+	fail $t "$(echo "$bad" | head -1)"
+else
+	ok $t
+fi
+
+t=timeline_waiter_is_woken_by_the_holder
+waits=$(awk -v id="$waiter" -v h="$holder" '$1 == "interval" && $6 == id && $3 > 40000000 {
+	n++; if ($8 == h) w++ } END { printf "%d %d", n, w }' "$tl")
+if [ "$waits" != "5 5" ]; then
+	fail $t "waiter's waits over 40 ms / woken by holder $holder: $waits (want 5 5)"
+else
+	ok $t
+fi
+
+t=chrome_trace_is_json_with_names_and_no_overlap
+if ! "$OFFCPU_BIN" export --format chrome-trace "$d" 2>"$SCRATCH/err" || ! jq -e . "$trace" >/dev/null; then
+	fail $t "export: $(head -c 300 "$SCRATCH/err")"
+else
+	names=$(jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name") | .args.name] | sort | join(",")' "$trace")
+	overlaps=$(jq -r '[.traceEvents[] | select(.ph == "X")] | group_by(.tid)[] |
+		sort_by(.ts) | [range(1; length) as $i | select(.[$i].ts < .[$i-1].ts + .[$i-1].dur - 0.001)] | length' "$trace" | awk '{ s += $1 } END { print s + 0 }')
+	events=$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$trace")
+	if [ "$names" != "holder,mutex,waiter" ]; then
+		fail $t "thread names: $names"
+	elif [ "$overlaps" != 0 ] || [ "$(jq .otherData.overlaps_clipped "$trace")" != 0 ]; then
+		fail $t "$overlaps overlapping events"
+	elif [ "$events" != "$(json "$s" .timeline.intervals)" ]; then
+		fail $t "$events events for $(json "$s" .timeline.intervals) intervals"
+	else
+		ok $t
+	fi
+fi
+
+t=timeline_threshold_and_stale_files
+d2=$SCRATCH/thr
+"$OFFCPU_BIN" record -q -o "$d2" --timeline -- "$W/mutex" >/dev/null 2>&1
+short=$(awk '$1 == "interval" && $3 < 1000000' "$d2/offcpu.timeline.txt" | wc -l)
+kept=$(grep -c '^interval ' "$d2/offcpu.timeline.txt")
+"$OFFCPU_BIN" record -q -o "$d2" -- "$W/nanosleep" >/dev/null 2>&1
+if [ "$short" != 0 ] || [ "$kept" -lt 10 ]; then
+	fail $t "default threshold 1 ms: $short shorter intervals kept, $kept in all"
+elif [ -e "$d2/offcpu.timeline.txt" ] || [ "$(json "$d2/offcpu.summary.json" .timeline)" != null ]; then
+	fail $t "a run without --timeline left the earlier timeline in place"
+elif "$OFFCPU_BIN" export --format chrome-trace "$d2" 2>"$SCRATCH/err" ||
+	! grep -q -- "--timeline" "$SCRATCH/err"; then
+	fail $t "export without a timeline: $(head -c 200 "$SCRATCH/err")"
+else
+	ok $t
+fi
+
+t=timeline_needs_the_native_collector
+"$OFFCPU_BIN" record -q -o "$SCRATCH/bt" --timeline --tool bpftrace -- /bin/true 2>"$SCRATCH/err"
+rc=$?
+if [ $rc != 2 ] || ! grep -q "native collector" "$SCRATCH/err"; then
+	fail $t "exit $rc: $(head -c 200 "$SCRATCH/err")"
+else
+	ok $t
+fi
+
+# speedscope, a real consumer of Chrome traces: its web app from npm (installed by
+# scripts/install-deps.sh), served on loopback, loads the trace from its URL.
+t=chrome_trace_opens_in_speedscope
+app=$(npm root -g 2>/dev/null)/speedscope/dist/release
+if [ -z "$CHROMIUM" ] || [ ! -f "$app/index.html" ] || ! command -v python3 >/dev/null; then
+	fail $t "needs chromium, python3 and speedscope (npm install -g speedscope; scripts/install-deps.sh)"
+	exit 0
+fi
+mkdir -p "$SCRATCH/www"
+cp -r "$app"/. "$SCRATCH/www/"
+cp "$trace" "$SCRATCH/www/trace.json"
+port=$((20000 + $$ % 20000))
+(cd "$SCRATCH/www" && exec python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1) &
+srv=$!
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/trace.json&view=sandwich"
+timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$SCRATCH/profile" --virtual-time-budget=10000 --dump-dom "$url" \
+	>"$SCRATCH/dom.html" 2>/dev/null
+# The sandwich view lists the first thread's frames, the first row its total.
+main=$(jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name")][0].tid' "$trace")
+want=$(jq -r --argjson t "$main" '[.traceEvents[] | select(.ph == "X" and .tid == $t) | .dur] | add / 1000 | . * 100 | round / 100' "$trace")
+got=$(sed 's/></>\n</g' "$SCRATCH/dom.html" | sed -n 's/.*<td[^>]*>\([0-9.]*\)ms (100%).*/\1/p' | head -1)
+if ! grep -q "waiter (tid $waiter)" "$SCRATCH/dom.html" || ! grep -q "holder (tid $holder)" "$SCRATCH/dom.html"; then
+	fail $t "speedscope does not list the threads (see its DOM: $(grep -o 'Something went wrong[^<]*' "$SCRATCH/dom.html" | head -1))"
+elif [ -z "$got" ] || ! within "$got" "$want" 0 0.011; then
+	fail $t "speedscope shows ${got:-nothing} ms for the first thread, the trace has $want ms"
+else
+	ok $t
+fi
