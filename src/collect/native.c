@@ -1140,6 +1140,19 @@ static int build_timeline(struct build *b)
 	return 0;
 }
 
+/* The timeline's threshold and what the ring buffer dropped, once the stats are read. */
+static void timeline_info(struct native *n, const struct offcpu_stats *st)
+{
+	struct timeline_info info = {
+		.min_ns = n->timeline_min_ns,
+		.lost = st->timeline_lost,
+		.lost_ns = st->timeline_lost_ns,
+	};
+
+	if (n->timeline)
+		timeline__set_info(n->timeline, &info);
+}
+
 /*
  * schedstat of the threads known at stop, read before the detach: the BPF
  * side records nothing past stop_ns, and a thread that ran on while the
@@ -1328,6 +1341,7 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 	ns->sites_user_exact = st.sites_user_exact;
 	ns->timeline_lost = st.timeline_lost;
 	ns->timeline_lost_ns = st.timeline_lost_ns;
+	timeline_info(n, &st);
 	if (n->timeline)
 		note(n,
 		     "timeline: %" PRIu64 " intervals of at least %" PRIu64 " ns kept, %" PRIu64

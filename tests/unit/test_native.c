@@ -925,6 +925,8 @@ TEST(native_timeline_threshold_keeps_the_long_intervals)
 	}
 	/* 3 pipe reads and 3 sleeps of 50 ms, and the main thread's join. */
 	CHECK(long_ones >= 6);
+	CHECK_U64(timeline__info(t)->min_ns, 20 * MS);
+	CHECK_U64(timeline__info(t)->lost, c.st.timeline_lost);
 	CHECK(n < c.st.intervals);
 	timeline__free(t);
 	capture_free(&c);
