@@ -67,7 +67,7 @@ static int load_timeline(const char *dir, struct profile *p, struct timeline **o
 		if (err == -ENOENT)
 			fprintf(stderr,
 				"offcpu export: %s has no " TIMELINE_FILE
-				"; chrome-trace needs a native capture recorded with a timeline\n",
+				"; record with --timeline (native collector) for chrome-trace\n",
 				dir);
 		else
 			fprintf(stderr, "offcpu export: cannot open %s: %s\n", path,

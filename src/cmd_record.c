@@ -38,6 +38,9 @@ static void usage(FILE *out)
 		"  -m, --min-block US     only intervals of at least US microseconds\n"
 		"  -M, --max-block US     only intervals of at most US microseconds\n"
 		"      --state MASK       only these states: letters of S, D, R (e.g. SD)\n"
+		"      --timeline[=MIN]   also keep each interval of at least MIN (default 1ms; 0:\n"
+		"                         all) with its waker: DIR/offcpu.timeline.txt, for\n"
+		"                         'offcpu export --format chrome-trace' (native only)\n"
 		"      --kernel-threads   include kernel threads\n"
 		"      --no-user-stacks, --no-kernel-stacks\n"
 		"      --no-stack-cache   walk every stack (the cache is exact; this is for benchmarks)\n"
@@ -130,7 +133,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	enum {
 		OPT_MODE = 256, OPT_TOOL, OPT_JSON, OPT_READY, OPT_STOP, OPT_CGROUP, OPT_STATE,
 		OPT_KTHREADS, OPT_NO_USTACK, OPT_NO_KSTACK, OPT_NO_CACHE, OPT_RAWTP, OPT_STACK_N,
-		OPT_AGG_N, OPT_THREAD_N, OPT_USER, OPT_AS_ROOT,
+		OPT_AGG_N, OPT_THREAD_N, OPT_USER, OPT_AS_ROOT, OPT_TIMELINE,
 	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -156,6 +159,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "thread-entries", required_argument, NULL, OPT_THREAD_N },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "timeline", optional_argument, NULL, OPT_TIMELINE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -253,6 +257,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_AS_ROOT:
 			o->as_root = true;
 			break;
+		case OPT_TIMELINE:
+			o->timeline = true;
+			o->timeline_min_ns = 1000000;
+			if (optarg && parse_duration(optarg, &o->timeline_min_ns))
+				BAD("--timeline=MIN takes a duration (e.g. 0, 500us, 10ms), not '%s'",
+				    optarg);
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -265,6 +276,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (targets > 1)
 		BAD("give one target: a command, -p, -a or --cgroup");
+	if (o->timeline && o->tool &&
+	    collector_kind__from_tool(o->tool, o->mode) != COLLECTOR_NATIVE)
+		BAD("--timeline needs the native collector; %s keeps no intervals", o->tool);
 	if (o->native.max_block_ns && o->native.min_block_ns > o->native.max_block_ns)
 		BAD("-m is larger than -M");
 	if (targets && optind < argc)

@@ -83,6 +83,8 @@ int lane__plan(struct lane *l, const char *dir, enum lane_mode mode, const char 
 		err = join(l->summary_path, sizeof(l->summary_path), dir, "offcpu.summary.json");
 	if (!err)
 		err = join(l->profile_path, sizeof(l->profile_path), dir, "offcpu.profile.txt");
+	if (!err)
+		err = join(l->timeline_path, sizeof(l->timeline_path), dir, "offcpu.timeline.txt");
 	return err;
 }
 

@@ -40,6 +40,7 @@ struct lane {
 	char diagnostics_path[PATH_MAX];
 	char summary_path[PATH_MAX];
 	char profile_path[PATH_MAX];
+	char timeline_path[PATH_MAX]; /* native, with record --timeline */
 };
 
 const char *lane_mode__name(enum lane_mode m);

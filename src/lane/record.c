@@ -14,6 +14,7 @@
 #include "collect/identity.h"
 #include "collect/proc.h"
 #include "lane/record.h"
+#include "model/timeline.h"
 #include "output/folded.h"
 #include "output/profile_text.h"
 #include "output/stacks_dump.h"
@@ -144,6 +145,7 @@ struct rec {
 	FILE *diag;
 	struct native *native;
 	struct symbolizer *sym;
+	struct timeline *timeline; /* record --timeline */
 };
 
 static int prepare(struct rec *r)
@@ -172,11 +174,13 @@ static int prepare(struct rec *r)
 		fprintf(stderr, "offcpu: cannot write in %s: %s\n", o->out_dir, strerror(-err));
 		return err;
 	}
-	/* A native lane's profile from an earlier run must not outlive it. */
-	if (unlink(r->l.profile_path) && errno != ENOENT) {
-		fprintf(stderr, "offcpu: cannot replace %s: %s\n", r->l.profile_path,
-			strerror(errno));
-		return -errno;
+	/* A native lane's profile and timeline from an earlier run must not outlive it. */
+	if ((unlink(r->l.profile_path) && errno != ENOENT) ||
+	    (unlink(r->l.timeline_path) && errno != ENOENT)) {
+		err = -errno;
+		fprintf(stderr, "offcpu: cannot replace the files in %s: %s\n", o->out_dir,
+			strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -275,6 +279,13 @@ static int start_native(struct rec *r)
 	r->sym = symbolizer__new(&so);
 	/* Processes are tracked while they live, so those that exit still symbolize. */
 	no->sym = r->sym;
+	if (r->o->timeline) {
+		r->timeline = timeline__new();
+		if (!r->timeline)
+			return -ENOMEM;
+		no->timeline = r->timeline;
+		no->timeline_min_ns = r->o->timeline_min_ns;
+	}
 	r->native = native__start(no);
 	if (!r->native) {
 		r->ev.collector_errno = errno ? errno : EINVAL;
@@ -398,6 +409,23 @@ static int write_capture(const char *path, int (*writer)(FILE *, const struct pr
 	return atomic_file__commit(&af);
 }
 
+/* The timeline, atomically, next to the profile whose stack ids it uses. */
+static int write_timeline(const char *path, const struct timeline *t, const struct profile *p)
+{
+	struct atomic_file af;
+	FILE *f = atomic_file__open(&af, path);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = timeline__write(f, t, p);
+	if (err) {
+		atomic_file__abort(&af);
+		return err;
+	}
+	return atomic_file__commit(&af);
+}
+
 static int stop_native(struct rec *r)
 {
 	int err;
@@ -419,6 +447,8 @@ static int stop_native(struct rec *r)
 			    r->res.profile);
 	if (!err)
 		err = write_capture(r->l.profile_path, profile_text__write, r->res.profile);
+	if (!err && r->timeline)
+		err = write_timeline(r->l.timeline_path, r->timeline, r->res.profile);
 	if (err)
 		fprintf(stderr, "offcpu: cannot write the capture in %s: %s\n", r->o->out_dir,
 			strerror(-err));
@@ -428,7 +458,7 @@ static int stop_native(struct rec *r)
 static void give_files_to_user(struct rec *r)
 {
 	const char *paths[] = { r->l.dir, r->l.capture_path, r->l.diagnostics_path,
-				r->l.summary_path, r->l.profile_path };
+				r->l.summary_path, r->l.profile_path, r->l.timeline_path };
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		identity__chown(&r->id, paths[i]);
@@ -453,6 +483,7 @@ static void cleanup(struct rec *r)
 	if (r->diag)
 		fclose(r->diag);
 	native__free(r->native);
+	timeline__free(r->timeline);
 	symbolizer__free(r->sym);
 	external__argv_free(r->cargv);
 	external__envp_free(r->cenv);

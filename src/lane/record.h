@@ -43,6 +43,8 @@ struct record_opts {
 	char **argv;		/* the workload (TARGET_COMMAND) */
 	const char *user;	/* --user */
 	bool as_root;		/* --as-root */
+	bool timeline;		/* --timeline: write DIR/offcpu.timeline.txt (native) */
+	uint64_t timeline_min_ns; /* its threshold */
 	struct native_opts native; /* target fields are filled by record__run */
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,42 @@ static int write_summary(const struct lane *l, const struct summary_input *si)
 	return atomic_file__commit(&af);
 }
 
+/*
+ * The lane's timeline, counted: a reader of the summary learns that there is
+ * one, its threshold and what it lost without opening it. 0 and *present
+ * false when there is none; -ENOMEM.
+ */
+static int read_timeline(const struct lane *l, struct summary_timeline *st, bool *present)
+{
+	FILE *f = fopen(l->timeline_path, "r");
+	struct profile *p = NULL;
+	struct timeline *t = NULL;
+	struct parse_stats ps;
+	int err;
+
+	*present = false;
+	if (!f)
+		return 0;
+	p = profile__new();
+	t = timeline__new();
+	err = p && t ? timeline__parse(f, p, t, &ps) : -ENOMEM;
+	fclose(f);
+	if (err != -ENOMEM) {
+		*present = true;
+		*st = (struct summary_timeline){
+			.path = l->timeline_path,
+			.intervals = err ? 0 : timeline__nr(t),
+			.malformed = err ? 1 : ps.malformed,
+		};
+		if (!err)
+			st->info = *timeline__info(t);
+		err = 0;
+	}
+	timeline__free(t);
+	profile__free(p);
+	return err;
+}
+
 int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 		    const struct summary_run *run, const struct sym_binary *bins, size_t nr_bins,
 		    struct lane_result *res)
@@ -40,6 +77,8 @@ int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 	};
 	struct diagnostics diag;
 	struct summary_input si;
+	struct summary_timeline tl;
+	bool have_tl;
 	FILE *f;
 	int err;
 
@@ -65,6 +104,8 @@ int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 	}
 	oi.rows = res->profile ? profile__nr_rows(res->profile) : 0;
 	err = outcome__decide(&oi, &res->integrity, &res->outcome);
+	if (!err)
+		err = read_timeline(l, &tl, &have_tl);
 	if (err)
 		return err;
 	si = (struct summary_input){
@@ -76,6 +117,7 @@ int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 		.run = run,
 		.binaries = bins,
 		.nr_binaries = nr_bins,
+		.timeline = have_tl ? &tl : NULL,
 	};
 	return write_summary(l, &si);
 }

@@ -395,6 +395,29 @@ static void write_binaries(struct jw *w, const struct sym_binary *b, size_t n)
 	jw_array_end(w);
 }
 
+static void write_timeline(struct jw *w, const struct summary_timeline *t)
+{
+	jw_key(w, "timeline");
+	if (!t) {
+		jw_null(w);
+		return;
+	}
+	jw_object_begin(w);
+	jw_key(w, "path");
+	jw_string(w, t->path);
+	jw_key(w, "min_ns");
+	jw_u64(w, t->info.min_ns);
+	jw_key(w, "intervals");
+	jw_u64(w, t->intervals);
+	jw_key(w, "lost");
+	jw_u64(w, t->info.lost);
+	jw_key(w, "lost_ns");
+	jw_u64(w, t->info.lost_ns);
+	jw_key(w, "malformed_lines");
+	jw_u64(w, t->malformed);
+	jw_object_end(w);
+}
+
 int summary__write(FILE *out, const struct summary_input *in)
 {
 	const struct lane *l = in->lane;
@@ -435,6 +458,7 @@ int summary__write(FILE *out, const struct summary_input *in)
 		write_empty_totals(&w);
 	}
 	write_binaries(&w, in->binaries, in->nr_binaries);
+	write_timeline(&w, in->timeline);
 	jw_object_end(&w);
 	if (!err)
 		err = jw_finish(&w);

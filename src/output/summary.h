@@ -18,6 +18,7 @@
 #include "lane/lane.h"
 #include "model/integrity.h"
 #include "model/profile.h"
+#include "model/timeline.h"
 #include "parse/parse.h"
 #include "symbolize/symbolize.h"
 
@@ -35,6 +36,14 @@ struct summary_run {
 	char *const *collector_argv; /* external collectors: how it was run */
 };
 
+/* A lane's timeline file (record --timeline), as read back. */
+struct summary_timeline {
+	const char *path;
+	uint64_t intervals;
+	uint64_t malformed; /* lines skipped (or 1 when it is no timeline at all) */
+	struct timeline_info info;
+};
+
 struct summary_input {
 	const struct lane *lane;
 	const struct outcome *outcome;
@@ -44,6 +53,7 @@ struct summary_input {
 	const struct summary_run *run;	  /* NULL when unknown (summarize without a prior summary) */
 	const struct sym_binary *binaries; /* frame-pointer verdicts, may be NULL */
 	size_t nr_binaries;
+	const struct summary_timeline *timeline; /* NULL: the lane has none */
 	size_t top_n;			  /* top stacks to list; 0 means 20 */
 };
 
