@@ -22,12 +22,23 @@ missing=""
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-if [ -z "$missing" ]; then
-	echo "install-deps: all packages present"
-	exit 0
-fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-echo "install-deps: installing$missing"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+else
+	echo "install-deps: installing$missing"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# speedscope's web app (npm registry), a real consumer of the Chrome Trace export.
+[ "${1:-}" = --build ] && exit 0
+speedscope=1.22.2
+if ! command -v npm >/dev/null; then
+	echo "install-deps: no npm: the speedscope test of the timeline export will fail" >&2
+elif [ "$(npm ls -g --depth=0 speedscope 2>/dev/null | grep -o "speedscope@$speedscope")" != \
+	"speedscope@$speedscope" ]; then
+	echo "install-deps: npm install -g speedscope@$speedscope"
+	$sudo npm install -g --no-audit --no-fund "speedscope@$speedscope" >/dev/null
+fi
