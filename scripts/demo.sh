@@ -12,12 +12,14 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 rm -rf "$out"
-"$bin" record -o "$out" -- "$build/tests/workloads/demo"
+"$bin" record --timeline -o "$out" -- "$build/tests/workloads/demo"
 echo
 "$bin" report "$out"
 echo
 "$bin" flamegraph "$out" -o "$out/offcpu.svg"
 "$bin" export --format pprof "$out" -o "$out/offcpu.pb.gz"
 "$bin" export --format speedscope "$out" -o "$out/offcpu.speedscope.json"
+"$bin" export --format chrome-trace "$out" -o "$out/offcpu.trace.json"
 echo "demo: wrote $out/offcpu.svg (flame graph), $out/offcpu.pb.gz (pprof)," \
-	"$out/offcpu.speedscope.json (speedscope)"
+	"$out/offcpu.speedscope.json (speedscope), $out/offcpu.trace.json (timeline:" \
+	"Perfetto, chrome://tracing, speedscope)"
