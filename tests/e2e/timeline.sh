@@ -121,17 +121,26 @@ port=$((20000 + $$ % 20000))
 srv=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/trace.json&view=sandwich"
-timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-	--disable-background-networking --disable-component-update --disable-sync \
-	--user-data-dir="$SCRATCH/profile" --virtual-time-budget=10000 --dump-dom "$url" \
-	>"$SCRATCH/dom.html" 2>/dev/null
-# The sandwich view lists the first thread's frames, the first row its total.
+# A loaded machine may dump the page before the app has drawn its table: try again.
+for budget in 10000 20000 40000; do
+	rm -rf "$SCRATCH/profile"
+	timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$SCRATCH/profile" --virtual-time-budget=$budget --dump-dom "$url" \
+		>"$SCRATCH/dom.html" 2>/dev/null
+	grep -q '<td' "$SCRATCH/dom.html" && break
+done
+# The sandwich view lists the first thread's frames (an event's name is its only
+# frame), each row with its total then its self time: the totals add up to the
+# thread's time in the trace. Displayed values are rounded to 0.01 of their unit.
 main=$(jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name")][0].tid' "$trace")
-want=$(jq -r --argjson t "$main" '[.traceEvents[] | select(.ph == "X" and .tid == $t) | .dur] | add / 1000 | . * 100 | round / 100' "$trace")
-got=$(sed 's/></>\n</g' "$SCRATCH/dom.html" | sed -n 's/.*<td[^>]*>\([0-9.]*\)ms (100%).*/\1/p' | head -1)
+want=$(jq -r --argjson t "$main" '[.traceEvents[] | select(.ph == "X" and .tid == $t) | .dur] | add / 1000' "$trace")
+got=$(sed 's/></>\n</g' "$SCRATCH/dom.html" | sed -n 's/^<td[^>]*>\([0-9.]*\)\(ns\|µs\|ms\|s\) (.*/\1 \2/p' |
+	awk 'NR % 2 == 1 { m = $2 == "ns" ? 1e-6 : $2 == "µs" ? 1e-3 : $2 == "ms" ? 1 : 1000
+		s += $1 * m; n++ } END { if (n) printf "%.3f\n", s }')
 if ! grep -q "waiter (tid $waiter)" "$SCRATCH/dom.html" || ! grep -q "holder (tid $holder)" "$SCRATCH/dom.html"; then
 	fail $t "speedscope does not list the threads (see its DOM: $(grep -o 'Something went wrong[^<]*' "$SCRATCH/dom.html" | head -1))"
-elif [ -z "$got" ] || ! within "$got" "$want" 0 0.011; then
+elif [ -z "$got" ] || ! within "$got" "$want" 0.1 0.02; then
 	fail $t "speedscope shows ${got:-nothing} ms for the first thread, the trace has $want ms"
 else
 	ok $t
