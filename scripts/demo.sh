@@ -13,9 +13,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 rm -rf "$out"
 "$bin" record --timeline -o "$out" -- "$build/tests/workloads/demo"
-echo
-"$bin" report "$out"
-echo
 "$bin" flamegraph "$out" -o "$out/offcpu.svg"
 "$bin" export --format pprof "$out" -o "$out/offcpu.pb.gz"
 "$bin" export --format speedscope "$out" -o "$out/offcpu.speedscope.json"
@@ -23,3 +20,5 @@ echo
 echo "demo: wrote $out/offcpu.svg (flame graph), $out/offcpu.pb.gz (pprof)," \
 	"$out/offcpu.speedscope.json (speedscope), $out/offcpu.trace.json (timeline:" \
 	"Perfetto, chrome://tracing, speedscope)"
+echo
+"$bin" report "$out"
