@@ -391,43 +391,38 @@ static void run(struct rec *r)
 	r->ev.interrupted = got_signal != 0;
 }
 
-/* Write a capture file of the native lane atomically. */
-static int write_capture(const char *path, int (*writer)(FILE *, const struct profile *),
-			 const struct profile *p)
-{
-	struct atomic_file af;
-	FILE *f = atomic_file__open(&af, path);
-	int err;
+/* The native lane's files, written atomically: a reader sees old or whole. */
+struct lane_files {
+	const struct profile *p;
+	const struct timeline *t;
+};
 
-	if (!f)
-		return -errno;
-	err = writer(f, p);
-	if (err) {
-		atomic_file__abort(&af);
-		return err;
-	}
-	return atomic_file__commit(&af);
+static int put_folded(FILE *f, const void *arg)
+{
+	return folded__write(f, ((const struct lane_files *)arg)->p);
 }
 
-/* The timeline, atomically, next to the profile whose stack ids it uses. */
-static int write_timeline(const char *path, const struct timeline *t, const struct profile *p)
+static int put_stacks(FILE *f, const void *arg)
 {
-	struct atomic_file af;
-	FILE *f = atomic_file__open(&af, path);
-	int err;
+	return stacks_dump__write(f, ((const struct lane_files *)arg)->p);
+}
 
-	if (!f)
-		return -errno;
-	err = timeline__write(f, t, p);
-	if (err) {
-		atomic_file__abort(&af);
-		return err;
-	}
-	return atomic_file__commit(&af);
+static int put_profile(FILE *f, const void *arg)
+{
+	return profile_text__write(f, ((const struct lane_files *)arg)->p);
+}
+
+/* The timeline next to the profile whose stack ids it uses. */
+static int put_timeline(FILE *f, const void *arg)
+{
+	const struct lane_files *lf = arg;
+
+	return timeline__write(f, lf->t, lf->p);
 }
 
 static int stop_native(struct rec *r)
 {
+	struct lane_files lf;
 	int err;
 
 	r->res.profile = profile__new();
@@ -442,13 +437,13 @@ static int stop_native(struct rec *r)
 	}
 	r->ev.collector.exited = true;
 	fflush(r->diag);
-	err = write_capture(r->l.capture_path,
-			    r->o->mode == LANE_STACKS ? stacks_dump__write : folded__write,
-			    r->res.profile);
+	lf = (struct lane_files){r->res.profile, r->timeline};
+	err = atomic_file__write(r->l.capture_path,
+				 r->o->mode == LANE_STACKS ? put_stacks : put_folded, &lf);
 	if (!err)
-		err = write_capture(r->l.profile_path, profile_text__write, r->res.profile);
+		err = atomic_file__write(r->l.profile_path, put_profile, &lf);
 	if (!err && r->timeline)
-		err = write_timeline(r->l.timeline_path, r->timeline, r->res.profile);
+		err = atomic_file__write(r->l.timeline_path, put_timeline, &lf);
 	if (err)
 		fprintf(stderr, "offcpu: cannot write the capture in %s: %s\n", r->o->out_dir,
 			strerror(-err));

@@ -9,20 +9,9 @@
 #include "parse/diagnostics.h"
 #include "util/atomic_file.h"
 
-static int write_summary(const struct lane *l, const struct summary_input *si)
+static int put_summary(FILE *f, const void *si)
 {
-	struct atomic_file af;
-	FILE *f = atomic_file__open(&af, l->summary_path);
-	int err;
-
-	if (!f)
-		return -errno;
-	err = summary__write(f, si);
-	if (err) {
-		atomic_file__abort(&af);
-		return err;
-	}
-	return atomic_file__commit(&af);
+	return summary__write(f, si);
 }
 
 /*
@@ -119,7 +108,7 @@ int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 		.nr_binaries = nr_bins,
 		.timeline = have_tl ? &tl : NULL,
 	};
-	return write_summary(l, &si);
+	return atomic_file__write(l->summary_path, put_summary, &si);
 }
 
 void lane_result__free(struct lane_result *res)

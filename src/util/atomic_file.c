@@ -63,3 +63,20 @@ void atomic_file__abort(struct atomic_file *af)
 	af->f = NULL;
 	unlink(af->tmp);
 }
+
+int atomic_file__write(const char *path, int (*write)(FILE *f, const void *arg),
+		       const void *arg)
+{
+	struct atomic_file af;
+	FILE *f = atomic_file__open(&af, path);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = write(f, arg);
+	if (err) {
+		atomic_file__abort(&af);
+		return err;
+	}
+	return atomic_file__commit(&af);
+}

@@ -27,5 +27,11 @@ FILE *atomic_file__open(struct atomic_file *af, const char *path);
 /* Flush, fsync, rename. On any error the target is untouched and the temp removed. */
 int atomic_file__commit(struct atomic_file *af);
 void atomic_file__abort(struct atomic_file *af);
+/*
+ * The whole cycle: open path, write(f, arg), commit, or abort when write
+ * returns an error (which is returned). 0 or -errno.
+ */
+int atomic_file__write(const char *path, int (*write)(FILE *f, const void *arg),
+		       const void *arg);
 
 #endif
