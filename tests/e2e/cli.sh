@@ -29,6 +29,8 @@ usage_error cli_record_bad_duration record -d soon -a
 usage_error cli_record_min_over_max record -m 10 -M 5 -- true
 usage_error cli_summarize_without_dir summarize
 usage_error cli_record_mode_that_the_tool_cannot_write record --tool bpftrace --mode time -- true
+usage_error cli_record_bad_timeline_threshold record --timeline=soon -- true
+usage_error cli_record_timeline_with_an_external_tool record --timeline --tool offcputime-bpfcc -- true
 
 t=cli_external_tool_picks_its_own_format
 OFFCPU_FAKE_STDOUT=/dev/null OFFCPU_FAKE_STDERR=/dev/null \
