@@ -9,7 +9,8 @@
  *
  * Options: --no-cache (walk every stack), --raw-tp, --no-user, --no-kernel,
  * --top N (print the N heaviest rows to stdout, hex or symbolized),
- * --ready FILE (create FILE once attached, for scripts), --sym (symbolize).
+ * --ready FILE (create FILE once attached, for scripts), --sym (symbolize),
+ * --timeline NS (keep every interval of at least NS ns, as record --timeline).
  * Collector notes and the integrity go to stderr.
  *
  * Build: see bench/Makefile.inc (or: cc -O2 -Isrc -Ibuild bench/native_attach.c
@@ -115,12 +116,15 @@ int main(int argc, char **argv)
 			ready = argv[++i];
 		} else if (!strcmp(argv[i], "--sym")) {
 			want_sym = true;
+		} else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) {
+			o.timeline = timeline__new();
+			o.timeline_min_ns = strtoull(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
 		} else {
 			fprintf(stderr, "usage: native-attach [--no-cache] [--raw-tp] [--no-user] "
-					"[--no-kernel] [--top N] [--sym] [--ready FILE] "
+					"[--no-kernel] [--top N] [--sym] [--ready FILE] [--timeline NS] "
 					"(-a | -p PIDS | --cgroup DIR | -- CMD...)\n");
 			return 2;
 		}
@@ -177,8 +181,12 @@ int main(int argc, char **argv)
 	fprintf(stderr, "rows %zu, stacks %zu, threads %zu, off_ns %" PRIu64 "\n",
 		profile__nr_rows(p), profile__nr_stacks(p), profile__nr_threads(p),
 		profile__totals(p)->all.off_ns);
+	if (o.timeline)
+		fprintf(stderr, "timeline: %zu intervals, %" PRIu64 " lost\n",
+			timeline__nr(o.timeline), timeline__info(o.timeline)->lost);
 	print_top(p, top);
 	native__free(n);
+	timeline__free(o.timeline);
 	profile__free(p);
 	symbolizer__free(sym);
 	free(pids);

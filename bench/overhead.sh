@@ -11,6 +11,8 @@
 #             stacks at every switch-out)
 #   native    offcpu's collector, host-wide (-a: user threads), call-site cache on
 #   nocache   the same with every stack walked (--no-cache)
+#   timeline  native keeping a timeline of every interval (record --timeline=0:
+#             one ring-buffer record per switch, and sched_waking traced)
 #
 # Prints us/op per mode, the cost each tracer adds over bare, and native's added
 # cost as a fraction of bcc's. Tracers' user space runs on CPU 1 so it does not
@@ -22,14 +24,14 @@
 # includes bpf_stats' own two clock reads per program run, for both tracers.
 #
 # usage: bench/overhead.sh [BUILD] [REPS] [LOOPS]    (root; defaults: build 7 200000)
-# env:   MODES="bare bcc native nocache" to choose, BCC=/path/to/offcputime,
+# env:   MODES="bare bcc native nocache timeline" to choose, BCC=/path/to/offcputime,
 #        SETTLE=seconds to wait after stopping a tracer (2)
 set -u
 
 BUILD=${1:-build}
 REPS=${2:-7}
 LOOPS=${3:-200000}
-MODES=${MODES:-bare bcc native nocache}
+MODES=${MODES:-bare bcc native nocache timeline}
 BCC=${BCC:-/usr/sbin/offcputime}
 ATTACH=$BUILD/bench/native-attach
 TMP=$(mktemp -d)
@@ -115,6 +117,7 @@ for rep in $(seq "$REPS"); do
 		bcc) v=$(run_bcc) ;;
 		native) v=$(run_native) ;;
 		nocache) v=$(run_native --no-cache) ;;
+		timeline) v=$(run_native --timeline 0) ;;
 		*) die "unknown mode $mode" ;;
 		esac
 		echo "$mode $v" >>"$TMP/results"
@@ -134,6 +137,7 @@ for mode in $MODES; do
 	bcc) v=$(STATS=1 run_bcc) ;;
 	native) v=$(STATS=1 run_native) ;;
 	nocache) v=$(STATS=1 run_native --no-cache) ;;
+	timeline) v=$(STATS=1 run_native --timeline 0) ;;
 	*) continue ;;
 	esac
 	echo "$mode $v" >>"$TMP/progtime"
@@ -165,14 +169,14 @@ END {
 		b = med["bcc"] - med["bare"]
 		for (k = 1; k in ms; k++) {
 			mo = ms[k]
-			if (mo == "native" || mo == "nocache")
+			if (mo == "native" || mo == "nocache" || mo == "timeline")
 				printf "%s added cost = %.1f%% of bcc offcputime added cost (medians)\n", mo, 100 * (med[mo] - med["bare"]) / b
 		}
 	}
 	if (("bcc" in prog) && prog["bcc"] > 0)
 		for (k = 1; k in ms; k++) {
 			mo = ms[k]
-			if ((mo == "native" || mo == "nocache") && (mo in prog))
+			if ((mo == "native" || mo == "nocache" || mo == "timeline") && (mo in prog))
 				printf "%s BPF time = %.1f%% of bcc offcputime BPF time\n", mo, 100 * prog[mo] / prog["bcc"]
 		}
 }' "$TMP/results" "$TMP/progtime"
