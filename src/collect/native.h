@@ -181,6 +181,7 @@ struct native_stats {
 	uint64_t sites;		     /* call-site cache entries made */
 	uint64_t sites_kernel_exact; /* ... whose every kernel frame is verified on a hit */
 	uint64_t sites_user_exact;   /* ... whose whole user frame chain is in the key */
+	uint64_t drains;	     /* aggregation map drains while running (not at stop) */
 };
 int native__stats(const struct native *n, struct native_stats *st);
 
