@@ -74,11 +74,14 @@ rss_kib() {
 	while read -r k v _; do [ "$k" = VmRSS: ] && _r=$v; done <"/proc/$1/status"
 	echo "$_r"
 }
+# The interpreter itself, not a wrapper (pyenv's shim forks helpers that would pass
+# for offcpu).
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 flat_run() {
 	local d=$SCRATCH/$2 fifo=$SCRATCH/$2.go wrap
 
 	mkfifo "$fifo"
-	MAXRSS_OUT=$d.max python3 -c 'import os, sys
+	MAXRSS_OUT=$d.max "${py:-python3}" -c 'import os, sys
 pid = os.fork()
 if pid == 0:
 	os.execvp(sys.argv[1], sys.argv[1:])
@@ -91,8 +94,10 @@ print(ru.ru_maxrss, file=open(os.environ["MAXRSS_OUT"], "w"))' \
 		chrt -f -p 10 $BASHPID >/dev/null 2>&1
 		t0=$(date +%s%N) rec= released=0 stable=0 last=0
 		while kill -0 $wrap 2>/dev/null; do
-			[ -n "$rec" ] || rec=$(cat /proc/$wrap/task/$wrap/children 2>/dev/null)
-			rec=${rec%% *}
+			if [ "$(cat /proc/${rec:-0}/comm 2>/dev/null)" != offcpu ]; then
+				rec=$(cat /proc/$wrap/task/$wrap/children 2>/dev/null)
+				rec=${rec%% *}
+			fi
 			c=$(cat /proc/${rec:-0}/task/${rec:-0}/children 2>/dev/null)
 			comm=$(cat /proc/${c%% *}/comm 2>/dev/null)
 			r=$(rss_kib ${rec:-0} 2>/dev/null)
