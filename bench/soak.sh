@@ -191,8 +191,9 @@ BG_PIDS=
 hs=$d/offcpu.summary.json
 [ -s "$hs" ] || die "the host-wide capture left no summary: $(tail -n 3 "$TMP/err")"
 
-# RSS after the start-up (from 10 s), the first minute's median (the baseline),
-# the last minute's, and the threads created on the host from 10 s to the end.
+# RSS while recording, after the start-up (from 10 s to SECS: offcpu stops at about
+# SECS + its start-up, then builds the profile), the first minute's median (the
+# baseline), the last minute's, and the threads created on the host meanwhile.
 read -r h_min h_med h_max h_first h_last h_forks <<<"$(awk -v T="$SECS" '
 	function med(a, n,   i, j, x) {
 		for (i = 1; i < n; i++)
@@ -200,6 +201,7 @@ read -r h_min h_med h_max h_first h_last h_forks <<<"$(awk -v T="$SECS" '
 		return n % 2 ? a[(n - 1) / 2] : (a[n / 2 - 1] + a[n / 2]) / 2
 	}
 	{ t = $1 / 1000 }
+	t > T { next }
 	t >= 10 { all[na++] = $2; if (mn == "" || $2 < mn) mn = $2; if ($2 > mx) mx = $2
 		if (f0 == "") f0 = $3; f1 = $3 }
 	t >= 10 && t < 60 { first[nf++] = $2 }
@@ -249,7 +251,8 @@ until offcpu's RSS has held still for 1.25 s, because offcpu's start-up (loading
 C library's symbols, about 24 MiB) gets little CPU next to 256 busy threads and
 would otherwise still be under way seconds into the stress. A real-time sampler
 reads offcpu's VmRSS every 0.25 s; times are from the first sample that sees the
-stress running. *accounted + lost vs truth* is (the stress threads' off-CPU time
+stress running. *drains*: of the aggregation map while recording, one a second
+when offcpu gets the CPU. *accounted + lost vs truth* is (the stress threads' off-CPU time
 plus every counted loss's time - their schedstat off-CPU time) / schedstat.
 *Settled at*: the first sample after which RSS stays within 1 MiB of its value at
 the end. **Flat**: RSS grows by less than $((FLAT_KIB / 1024)) MiB from the stress's 2 s
@@ -275,8 +278,9 @@ Target: offcpu's own memory flat under the stress once started (growth from 2 s 
 burst every 10 s and, every other minute, a stream of short-lived processes (\`sh -c
 true\`, \`ls\`, \`cat\`, \`date\`, \`stress 2 0.05\`, one every ~20 ms). The sampler reads
 offcpu's VmRSS and the host's count of threads created (/proc/stat \`processes\`)
-every $PERIOD s. RSS statistics are over the samples after the first 10 s (start-up:
-loading the programs and the kernel's and processes' symbols); *first minute* is
+every $PERIOD s. RSS statistics are over the samples from 10 s (before: start-up,
+loading the programs and the kernel's and processes' symbols) to $SECS s (after:
+stopping and building the profile, in *peak with stop*); *first minute* is
 the median of the samples from 10 to 60 s, the baseline; *last minute* the median of
 the last 60 s. What offcpu must hold while it records grows with the rows of the
 result (a thread, a stack and a state each: the aggregated weights, and with them
@@ -296,7 +300,7 @@ number of switches. The RSS rises in steps: the tables double as rows come.
 | drains while running | $h_dr in $SECS s |
 | RSS min / median / max | $(mib $h_min) / $(mib $h_med) / $(mib $h_max) MiB |
 | RSS first minute / last minute | $(mib $h_first) / $(mib $h_last) MiB |
-| threads created on the host (from 10 s) | $h_forks |
+| threads created on the host (10 s to $SECS s) | $h_forks |
 | growth over the baseline, per row of the result | $(mib $((h_max - h_first))) MiB, $per_row bytes a row |
 | peak with stop (/usr/bin/time) | $(mib $h_maxrss) MiB |
 | results written | $(mib $h_size) MiB |
