@@ -451,6 +451,7 @@ static int drain(struct native *n)
 	if (!read_stats(n, &st))
 		n->inserts_at_flip = st.agg_inserts;
 	n->last_drain_ns = mono_ns();
+	n->stats.drains++;
 	return drain_map(n, old ? n->skel->maps.agg1 : n->skel->maps.agg0);
 }
 
@@ -1350,9 +1351,10 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 		     ns->timeline_lost_ns);
 	note(n,
 	     "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
-	     " intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64 " user",
+	     " intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64
+	     " user; %" PRIu64 " drains while running",
 	     n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, ns->switches,
-	     ns->intervals, st.filtered, st.walks_kernel, st.walks_user);
+	     ns->intervals, st.filtered, st.walks_kernel, st.walks_user, ns->drains);
 	note(n,
 	     "call-site cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " checks (%" PRIu64
 	     " found another kernel stack, %" PRIu64 " another user stack; %" PRIu64

@@ -199,6 +199,7 @@ struct native_stats {
 	uint64_t timeline_intervals; /* intervals appended to opts->timeline */
 	uint64_t timeline_lost;	     /* ... that the ring buffer had no room for */
 	uint64_t timeline_lost_ns;
+	uint64_t drains; /* aggregation map drains while running (not at stop) */
 };
 int native__stats(const struct native *n, struct native_stats *st);
 
