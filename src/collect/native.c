@@ -23,7 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/offcpu.h"
-#include "collect/irq_entry.h"
+#include "collect/ktext.h"
 #include "collect/native.h"
 #include "collect/native_table.h"
 #include "model/timeline.h"
@@ -34,6 +34,7 @@ _Static_assert(OFFCPU_ST_SLEEP == (int)OFFCPU_STATE_SLEEP, "state numbering");
 _Static_assert(OFFCPU_ST_DISK == (int)OFFCPU_STATE_DISK, "state numbering");
 _Static_assert(OFFCPU_ST_PREEMPT == (int)OFFCPU_STATE_PREEMPT, "state numbering");
 _Static_assert(OFFCPU_ST_OTHER == (int)OFFCPU_STATE_OTHER, "state numbering");
+_Static_assert(KTEXT_IRQ_RANGES == OFFCPU_IRQ_RANGES, "interrupt entry ranges");
 
 /* Drain the aggregation map at least this often, and whenever it is half full. */
 #define DRAIN_NS 1000000000ULL
@@ -72,7 +73,7 @@ struct native {
 	enum offcpu_target target;
 	uint32_t agg_entries;
 	uint64_t sched_lo, sched_hi;
-	struct addr_range irq[OFFCPU_IRQ_RANGES]; /* interrupt entry code, for wakers */
+	struct addr_range irq[KTEXT_IRQ_RANGES]; /* interrupt entry code, for wakers */
 	uint64_t cgroup_id;
 	uint32_t cgroup_level;
 	uint64_t start_ns, stop_ns, last_drain_ns;
@@ -133,42 +134,31 @@ static void quiesce(struct native *n)
 }
 
 /*
- * Address range of __schedule, where the sched_switch tracepoint fires: the
- * BPF side drops the tracer frames above it. /proc/kallsyms lists the core
- * kernel in address order, so the next symbol ends it. 0 when hidden.
+ * The kernel text from /proc/kallsyms, in one read: the range of __schedule
+ * (the BPF side drops the tracer frames above it) and, for a timeline, the
+ * interrupt entry code (a wakeup from an interrupt names no waker).
  */
-static void sched_range(uint64_t *lo, uint64_t *hi)
+static void kernel_text(struct native *n, bool timeline)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[512];
-	bool found = false;
+	struct ktext k;
+	int err = f ? ktext__read(f, &k) : -errno;
 
-	*lo = *hi = 0;
-	if (!f)
+	if (f)
+		fclose(f);
+	if (err)
+		memset(&k, 0, sizeof(k));
+	n->sched_lo = k.sched.lo;
+	n->sched_hi = k.sched.hi;
+	if (!timeline)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *name = strchr(line, ' '), *end;
-		uint64_t addr;
-
-		if (!name || !name[1] || name[2] != ' ')
-			continue;
-		name += 3;
-		end = name + strcspn(name, " \t\n");
-		if (!found && !(end - name == 10 && !strncmp(name, "__schedule", 10)) &&
-		    strncmp(name, "__schedule.", 11))
-			continue;
-		addr = strtoull(line, NULL, 16);
-		if (!found) {
-			*lo = addr;
-			found = true;
-		} else if (addr > *lo) {
-			*hi = addr;
-			break;
-		}
+	if (!err && !k.irq_err && k.nr_irq) {
+		memcpy(n->irq, k.irq, sizeof(n->irq));
+		return;
 	}
-	fclose(f);
-	if (!*hi || !*lo)
-		*lo = *hi = 0;
+	note(n, "timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
+	     err ? strerror(-err) : k.irq_err ? strerror(-k.irq_err)
+					      : "addresses hidden or names missing");
 }
 
 /*
@@ -471,21 +461,6 @@ static void destroy_skel(struct native *n)
 	n->skel = NULL;
 }
 
-/* Where interrupts enter the kernel, so that a wakeup from one names no waker. */
-static void irq_ranges(struct native *n)
-{
-	FILE *f = fopen("/proc/kallsyms", "r");
-	int nr = f ? irq_entry__ranges(f, n->irq, OFFCPU_IRQ_RANGES) : -errno;
-
-	if (f)
-		fclose(f);
-	if (nr > 0)
-		return;
-	memset(n->irq, 0, sizeof(n->irq));
-	note(n, "timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
-	     nr ? strerror(-nr) : "addresses hidden or names missing");
-}
-
 /*
  * The events ring buffer: user space reads it every 200 ms (record's loop)
  * without being woken. Stacks and exits need little; a timeline sends every
@@ -686,9 +661,7 @@ struct native *native__start(const struct native_opts *o)
 			 strerror(-err));
 		goto cleanup;
 	}
-	sched_range(&n->sched_lo, &n->sched_hi);
-	if (o->timeline)
-		irq_ranges(n);
+	kernel_text(n, o->timeline != NULL);
 	kernel_features(n);
 	if (!n->sched_lo)
 		note(n, "__schedule not found in /proc/kallsyms: tracer frames are not stripped "

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The kernel text the native collector needs to know, from one read of
+ * /proc/kallsyms (the core kernel's symbols come in address order, so a
+ * symbol extends to the next one's address):
+ *
+ *   sched  __schedule (or a compiler's __schedule.* clone), where the
+ *          sched_switch tracepoint fires: the BPF side drops the tracer frames
+ *          above it.
+ *   irq    the interrupt entry code: the hard-interrupt entries (asm_sysvec_*,
+ *          asm_common_interrupt, asm_spurious_interrupt, the irq_entries_start
+ *          and spurious_entries_start vector stubs), the NMI entry
+ *          (asm_exc_nmi) and the soft-interrupt loop (__do_softirq),
+ *          neighbouring ranges merged. A kernel stack with a return address
+ *          in one was taken in interrupt context, where "current" is only the
+ *          thread that happened to be interrupted. Exception entries (page
+ *          faults, int3, ...) are not interrupts: they run for the current
+ *          thread.
+ *
+ * Ranges are zero when kallsyms hides its addresses or lacks the names.
+ */
+#ifndef OFFCPU_COLLECT_KTEXT_H
+#define OFFCPU_COLLECT_KTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KTEXT_IRQ_RANGES 8
+
+struct addr_range {
+	uint64_t lo; /* first byte */
+	uint64_t hi; /* one past the last */
+};
+
+struct ktext {
+	struct addr_range sched;
+	struct addr_range irq[KTEXT_IRQ_RANGES]; /* lowest first */
+	size_t nr_irq;
+	int irq_err; /* -E2BIG: more ranges than KTEXT_IRQ_RANGES (irq holds the first) */
+};
+
+/* Read kallsyms lines ("ADDR TYPE NAME [MODULE]") from in into *k. 0 or -EIO. */
+int ktext__read(FILE *in, struct ktext *k);
+
+#endif
