@@ -481,21 +481,35 @@ static int write_file(const char *path, const char *text)
 	return fclose(f);
 }
 
+/*
+ * A made-up /proc under tmpdir()/NAME (into root) whose process pid has the
+ * mappings of tests/data/symbolize/maps.txt; its maps file's path into maps.
+ */
+static int fake_proc(char *root, size_t rootlen, const char *name, int pid, char *maps,
+		     size_t mapslen)
+{
+	char *text = unit_slurp("tests/data/symbolize/maps.txt");
+	int err;
+
+	if (!text)
+		return -1;
+	snprintf(root, rootlen, "%s/%s", tmpdir(), name);
+	snprintf(maps, mapslen, "%s/%d", root, pid);
+	mkdir(root, 0755);
+	mkdir(maps, 0755);
+	snprintf(maps, mapslen, "%s/%d/maps", root, pid);
+	err = write_file(maps, text);
+	free(text);
+	return err;
+}
+
 TEST(user_resolves_jit_code_from_the_perf_map)
 {
-	char root[512], dir[600], path[700], name[256],
-		*maps = unit_slurp("tests/data/symbolize/maps.txt");
+	char root[512], path[700], name[256];
 	struct symbolizer_opts o = {.proc_root = root, .perf_map_dir = "tests/data/symbolize"};
 	struct symbolizer *s;
 
-	CHECK(maps);
-	snprintf(root, sizeof(root), "%s/fakeproc", tmpdir());
-	snprintf(dir, sizeof(dir), "%s/4242", root);
-	snprintf(path, sizeof(path), "%s/maps", dir);
-	mkdir(root, 0755);
-	mkdir(dir, 0755);
-	CHECK_INT(write_file(path, maps), 0);
-	free(maps);
+	CHECK_INT(fake_proc(root, sizeof(root), "fakeproc", 4242, path, sizeof(path)), 0);
 	s = symbolizer__new(&o);
 	CHECK(s);
 	CHECK_INT(symbolizer__track(s, 4242), 0);
@@ -520,19 +534,11 @@ TEST(user_resolves_jit_code_from_the_perf_map)
 /* A process on its way out shows an empty maps file: what was read before is kept. */
 TEST(user_maps_survive_the_exit_of_their_process)
 {
-	char root[512], dir[600], path[700], name[256],
-		*maps = unit_slurp("tests/data/symbolize/maps.txt");
+	char root[512], path[700], name[256];
 	struct symbolizer_opts o = {.proc_root = root};
 	struct symbolizer *s;
 
-	CHECK(maps);
-	snprintf(root, sizeof(root), "%s/exitproc", tmpdir());
-	snprintf(dir, sizeof(dir), "%s/4244", root);
-	snprintf(path, sizeof(path), "%s/maps", dir);
-	mkdir(root, 0755);
-	mkdir(dir, 0755);
-	CHECK_INT(write_file(path, maps), 0);
-	free(maps);
+	CHECK_INT(fake_proc(root, sizeof(root), "exitproc", 4244, path, sizeof(path)), 0);
 	s = symbolizer__new(&o);
 	CHECK(s);
 	CHECK_INT(symbolizer__track(s, 4244), 0);
