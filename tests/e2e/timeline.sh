@@ -4,7 +4,8 @@
 # keeps a lock 50 ms, 5 times; a waiter blocks on it each time): the timeline is
 # the profile interval by interval, each waiter wait names the holder as its
 # waker, a thread's intervals never overlap, and speedscope (npm) in headless
-# Chromium opens the trace with the threads' names and the right total.
+# Chromium opens the trace with the threads' names and the right total, as it
+# opens offcpu's speedscope export of the same capture.
 . "$(dirname "$0")/lib.sh"
 mount_tracefs
 SCHEMA="$OFFCPU_ROOT/docs/summary.schema.json"
@@ -105,8 +106,9 @@ else
 	ok $t
 fi
 
-# speedscope, a real consumer of Chrome traces: its web app from npm (installed by
-# scripts/install-deps.sh), served on loopback, loads the trace from its URL.
+# speedscope, a real consumer of Chrome traces (and of offcpu's speedscope export): its
+# web app from npm (installed by scripts/install-deps.sh), served on loopback, loads a
+# file from its URL.
 t=chrome_trace_opens_in_speedscope
 app=$(npm root -g 2>/dev/null)/speedscope/dist/release
 if [ -z "$CHROMIUM" ] || [ ! -f "$app/index.html" ] || ! command -v python3 >/dev/null; then
@@ -115,33 +117,64 @@ if [ -z "$CHROMIUM" ] || [ ! -f "$app/index.html" ] || ! command -v python3 >/de
 fi
 mkdir -p "$SCRATCH/www"
 cp -r "$app"/. "$SCRATCH/www/"
-cp "$trace" "$SCRATCH/www/trace.json"
 port=$((20000 + $$ % 20000))
 (cd "$SCRATCH/www" && exec python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1) &
 srv=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/trace.json&view=sandwich"
-# A loaded machine may dump the page before the app has drawn its table: try again.
-for budget in 10000 20000 40000; do
-	rm -rf "$SCRATCH/profile"
-	timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$SCRATCH/profile" --virtual-time-budget=$budget --dump-dom "$url" \
-		>"$SCRATCH/dom.html" 2>/dev/null
-	grep -q '<td' "$SCRATCH/dom.html" && break
-done
-# The sandwich view lists the first thread's frames (an event's name is its only
-# frame), each row with its total then its self time: the totals add up to the
-# thread's time in the trace. Displayed values are rounded to 0.01 of their unit.
+
+# open FILE: speedscope's sandwich view of FILE, as a DOM in $SCRATCH/dom.html.
+open_in_speedscope() {
+	local base=http://127.0.0.1:$port budget
+	cp "$1" "$SCRATCH/www/profile.json"
+	# A loaded machine may dump the page before the app has drawn its table: try again.
+	for budget in 10000 20000 40000; do
+		rm -rf "$SCRATCH/profile"
+		timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
+			--no-first-run --disable-background-networking --disable-component-update \
+			--disable-sync --user-data-dir="$SCRATCH/profile" --virtual-time-budget=$budget \
+			--dump-dom "$base/index.html#profileURL=$base/profile.json&view=sandwich" \
+			>"$SCRATCH/dom.html" 2>/dev/null
+		grep -q '<td' "$SCRATCH/dom.html" && break
+	done
+}
+
+# The sandwich view lists the first profile's frames, each row with its total then its
+# self time: the self times add up to the profile's time (ms). Displayed values are
+# rounded to 0.01 of their unit.
+sandwich_ms() {
+	sed 's/></>\n</g' "$SCRATCH/dom.html" | sed -n 's/^<td[^>]*>\([0-9.]*\)\(ns\|µs\|ms\|s\) (.*/\1 \2/p' |
+		awk 'NR % 2 == 0 { m = $2 == "ns" ? 1e-6 : $2 == "µs" ? 1e-3 : $2 == "ms" ? 1 : 1000
+			s += $1 * m; n++ } END { if (n) printf "%.3f\n", s }'
+}
+
+why_not() { grep -o 'Something went wrong[^<]*' "$SCRATCH/dom.html" | head -1; }
+
+open_in_speedscope "$trace"
 main=$(jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name")][0].tid' "$trace")
 want=$(jq -r --argjson t "$main" '[.traceEvents[] | select(.ph == "X" and .tid == $t) | .dur] | add / 1000' "$trace")
-got=$(sed 's/></>\n</g' "$SCRATCH/dom.html" | sed -n 's/^<td[^>]*>\([0-9.]*\)\(ns\|µs\|ms\|s\) (.*/\1 \2/p' |
-	awk 'NR % 2 == 1 { m = $2 == "ns" ? 1e-6 : $2 == "µs" ? 1e-3 : $2 == "ms" ? 1 : 1000
-		s += $1 * m; n++ } END { if (n) printf "%.3f\n", s }')
+got=$(sandwich_ms)
 if ! grep -q "waiter (tid $waiter)" "$SCRATCH/dom.html" || ! grep -q "holder (tid $holder)" "$SCRATCH/dom.html"; then
-	fail $t "speedscope does not list the threads (see its DOM: $(grep -o 'Something went wrong[^<]*' "$SCRATCH/dom.html" | head -1))"
+	fail $t "speedscope does not list the threads (see its DOM: $(why_not))"
 elif [ -z "$got" ] || ! within "$got" "$want" 0.1 0.02; then
 	fail $t "speedscope shows ${got:-nothing} ms for the first thread, the trace has $want ms"
+else
+	ok $t
+fi
+
+t=speedscope_export_opens_in_speedscope
+ss=$SCRATCH/offcpu.speedscope.json
+if ! "$OFFCPU_BIN" export --format speedscope "$d" -o "$ss" 2>"$SCRATCH/err"; then
+	fail $t "export: $(head -c 300 "$SCRATCH/err")"
+	exit 0
+fi
+open_in_speedscope "$ss"
+want=$(jq -r '.profiles[0].endValue / 1000000' "$ss")
+got=$(sandwich_ms)
+if ! grep -q "waiter pid [0-9]* tid $waiter" "$SCRATCH/dom.html" ||
+	! grep -q "holder pid [0-9]* tid $holder" "$SCRATCH/dom.html"; then
+	fail $t "speedscope does not list the threads (see its DOM: $(why_not))"
+elif [ -z "$got" ] || ! within "$got" "$want" 0.1 0.02; then
+	fail $t "speedscope shows ${got:-nothing} ms for the first profile, the file has $want ms"
 else
 	ok $t
 fi
