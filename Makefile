@@ -81,6 +81,26 @@ $(BUILD)/offcpu_bt.h: share/offcpu.bt
 		{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } \
 		END { print ";" }' $< > $@.tmp && mv $@.tmp $@
 
+# Text assets the binary carries (the flame graph's style sheet and script):
+# share/NAME.EXT becomes $(BUILD)/share/NAME.EXT.h defining the C string NAME_EXT.
+# A first line holding the SPDX tag stays out, so the output carries only the asset.
+# Each object that includes one names it, so no other object waits for it.
+define embed_asset
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)awk -v name='$(subst -,_,$(subst .,_,$(notdir $<)))' \
+		'BEGIN { print "static const char " name "[] =" } \
+		NR == 1 && /SPDX-License-Identifier/ { next } \
+		{ gsub(/["\\]/, "\\\\&"); print "\t\"" $$0 "\\n\"" } \
+		END { print ";" }' $< > $@.tmp && mv $@.tmp $@
+endef
+FLAMEGRAPH_ASSETS := share/flamegraph.css.h share/flamegraph.js.h
+
+$(BUILD)/share/%.h: share/%
+	$(embed_asset)
+
+$(BUILD)/src/output/flamegraph.o: $(FLAMEGRAPH_ASSETS:%=$(BUILD)/%)
+
 $(BUILD)/src/%.o: src/%.c | $(SKELS) $(BUILD)/offcpu_bt.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -49,6 +49,12 @@ $(FUZZ_BUILD)/src/%.o: src/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SMALL) -fsanitize=fuzzer-no-link -c $< -o $@
 
+# The flame graph's style sheet and script, embedded as in the main build.
+$(FUZZ_BUILD)/share/%.h: share/%
+	$(embed_asset)
+
+$(FUZZ_BUILD)/src/output/flamegraph.o: $(FLAMEGRAPH_ASSETS:%=$(FUZZ_BUILD)/%)
+
 $(FUZZ_BUILD)/libfuzz.a: $(FUZZ_LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
