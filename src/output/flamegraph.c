@@ -1,19 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The flame graph writer. The merged tree is never built in memory whole: the
- * rows are sorted by their path (comm or thread, then frames, each level
- * ordered by name), so one sweep meets the tree's nodes in pre-order with
- * siblings already sorted, keeping only the path of open nodes. A node's
- * weight is final when the sweep leaves it; a node too narrow to draw is then
- * the last one kept and is dropped on the spot. Memory is the rows plus the
- * nodes drawn, and the cost is one sort: millions of distinct nodes cost
- * sequential work, not a random access each as a (parent, frame) hash would.
- *
- * A differential graph sweeps both profiles at once: their frames (names
- * cleaned) and stacks are interned into one union profile, the rows of both
- * become entries marked by side, and each node sums both sides' weights. The
- * layout is NEW's, so a node with no NEW weight is too narrow to draw like any
- * other; what it had in BASE is counted as vanished.
+ * The flame graph writer: output/flame_tree.h builds and lays out the tree,
+ * this file draws it (and classifies wait reasons for FLAMEGRAPH_COLOR_REASON,
+ * as the tree's row tags).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/reasons.h"
+#include "output/flame_tree.h"
 #include "output/flamegraph.h"
 /*
  * The SVG's style sheet and script, share/flamegraph.css and .js, built in so
@@ -42,10 +31,8 @@
 #define LEGEND_COL 100
 #define DIFF_KEY_H 18
 
-#define NONE UINT32_MAX
-
 enum fg_reason {
-	R_UNSET = 0, /* no row seen yet: merges with anything */
+	R_UNSET = 0, /* no row seen yet: merges with anything (the tree's tag 0) */
 	R_LOCK,
 	R_SLEEP,
 	R_DISK,
@@ -94,37 +81,20 @@ static const struct reason_rule {
 #define RULE_NONE 0xfe
 #define RULE_UNKNOWN 0xff
 
-/* A frame of the merged tree; the tree is kept as an array in pre-order. */
-struct node {
-	uint64_t off_ns; /* inclusive once the node is closed */
-	uint64_t count;
-	/* Differential: BASE's weights, and BASE weight of the children only in BASE. */
-	uint64_t base_off_ns, base_count;
-	uint64_t vanished;
-	size_t nr_vanished;
-	uint32_t key;	/* depth 1: group index; deeper: frame id */
-	uint32_t depth; /* root 0 */
-	uint8_t reason;
-};
-
-/* A row reduced to what the tree needs: its path is (group, stack's frames). */
-struct entry {
-	uint64_t off_ns, count;
-	uint32_t group, stack;
-	/* Sort keys at hand: group rank, first two frames' rank + 1 (0: no frame). */
-	uint32_t key[3];
-	uint8_t reason;
-	bool base; /* differential: a BASE row */
+/* The reason tagger's memo, for the profile the tree's ids refer to. */
+struct classifier {
+	uint8_t *frame_rule;   /* per frame: the first rule its name meets, or RULE_* */
+	uint8_t *stack_reason; /* per stack: its reason, R_UNSET until asked */
 };
 
 enum { NEW = 0, BASE = 1 };
 
+/* What the writer draws: the tree, and how to read and colour it. */
 struct graph {
-	/* The frames, stacks and threads entries refer to: NEW, or the union of both sides. */
-	const struct profile *p;
-	const struct profile *side[2];		/* differential: NEW and BASE */
-	struct profile *u;			/* the union, owned */
-	uint32_t *thread_map[2], *stack_map[2]; /* side's ids -> the union's */
+	const struct flame_tree *t;
+	const struct flame_node *nodes; /* the nodes kept, pre-order */
+	size_t nr_nodes;
+	size_t nr_tree; /* nodes in the whole tree */
 	bool diff;
 	enum flamegraph_diff cmp;
 	double denom[2];		  /* a side's weight / denom is what is compared */
@@ -132,563 +102,60 @@ struct graph {
 	uint64_t vanished;
 	size_t nr_vanished;
 	bool per_thread, by_reason, by_count;
-	char **groups; /* labels of the root's children */
-	size_t nr_groups;
-	uint32_t *thread_group, *group_rank, *frame_rank;
-	uint8_t *frame_rule, *stack_reason;
-	struct entry *entries;
-	size_t nr_entries;
-	struct node *nodes; /* the nodes kept, pre-order */
-	size_t nr_nodes, cap_nodes;
-	size_t nr_tree; /* nodes in the whole tree */
 	uint64_t total_off_ns, total_count;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static int add_group(struct graph *g, char *label)
-{
-	char **l;
-
-	if (!label)
-		return -ENOMEM;
-	l = realloc(g->groups, (g->nr_groups + 1) * sizeof(*l));
-	if (!l) {
-		free(label);
-		return -ENOMEM;
-	}
-	g->groups = l;
-	g->groups[g->nr_groups++] = label;
-	return 0;
-}
-
-/* Map every thread to its root child: itself, or the first thread with its comm. */
-static int make_groups(struct graph *g)
-{
-	size_t n = profile__nr_threads(g->p), cap = 16, mask;
-	uint32_t *by_comm = NULL;
-	int err = -ENOMEM;
-
-	g->thread_group = malloc((n ? n : 1) * sizeof(*g->thread_group));
-	if (!g->thread_group)
-		return -ENOMEM;
-	while (cap < n * 2)
-		cap *= 2;
-	mask = cap - 1;
-	by_comm = malloc(cap * sizeof(*by_comm));
-	if (!by_comm)
-		goto cleanup;
-	memset(by_comm, 0xff, cap * sizeof(*by_comm));
-	for (size_t id = 0; id < n; id++) {
-		const struct profile_thread *th = profile__thread_at(g->p, id);
-		const char *comm = th->comm && th->comm[0] ? th->comm : "[unknown]";
-		char *label = NULL;
-		size_t len, i;
-
-		if (g->per_thread) {
-			if (!th->tid)
-				label = strdup(comm);
-			else if (asprintf(&label, "%s-%d", comm, th->tid) < 0)
-				label = NULL;
-			g->thread_group[id] = g->nr_groups;
-			if ((err = add_group(g, label)))
-				goto cleanup;
-			continue;
-		}
-		len = strlen(comm);
-		i = mix(len);
-		for (size_t k = 0; k < len; k++)
-			i = mix(i ^ (unsigned char)comm[k]);
-		for (i &= mask; by_comm[i] != NONE; i = (i + 1) & mask)
-			if (!strcmp(g->groups[by_comm[i]], comm))
-				break;
-		if (by_comm[i] == NONE) {
-			by_comm[i] = g->nr_groups;
-			if ((err = add_group(g, strdup(comm))))
-				goto cleanup;
-		}
-		g->thread_group[id] = by_comm[i];
-	}
-	err = 0;
-cleanup:
-	free(by_comm);
-	return err;
-}
-
-static int by_group_label(const void *a, const void *b, void *arg)
-{
-	const struct graph *g = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int c = strcmp(g->groups[x], g->groups[y]);
-
-	return c ? c : x < y ? -1 : x > y;
-}
-
-static int by_frame_name(const void *a, const void *b, void *arg)
-{
-	const struct graph *g = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct profile_frame *fx = profile__frame_at(g->p, x),
-				   *fy = profile__frame_at(g->p, y);
-	int c = strcmp(fx->name, fy->name);
-
-	if (c)
-		return c;
-	if (fx->kind != fy->kind)
-		return fx->kind < fy->kind ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/* rank[id]: the position of id when ids are sorted by cmp (siblings are drawn in that order). */
-static uint32_t *make_ranks(struct graph *g, size_t n,
-			    int (*cmp)(const void *, const void *, void *))
-{
-	uint32_t *ids = malloc((n ? n : 1) * sizeof(*ids)),
-		 *rank = malloc((n ? n : 1) * sizeof(*rank));
-
-	if (!ids || !rank) {
-		free(ids);
-		free(rank);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		ids[i] = i;
-	qsort_r(ids, n, sizeof(*ids), cmp, g);
-	for (size_t i = 0; i < n; i++)
-		rank[ids[i]] = i;
-	free(ids);
-	return rank;
-}
-
-static uint8_t frame_rule(struct graph *g, uint32_t id)
+static uint8_t frame_rule(struct classifier *c, const struct profile *p, uint32_t id)
 {
 	const struct profile_frame *f;
 
-	if (g->frame_rule[id] != RULE_UNKNOWN)
-		return g->frame_rule[id];
-	f = profile__frame_at(g->p, id);
-	g->frame_rule[id] = RULE_NONE;
+	if (c->frame_rule[id] != RULE_UNKNOWN)
+		return c->frame_rule[id];
+	f = profile__frame_at(p, id);
+	c->frame_rule[id] = RULE_NONE;
 	if (f->kind == FRAME_KERNEL) {
 		for (size_t r = 0; r < NR_RULES; r++) {
 			if (strstr(f->name, reason_rules[r].needle)) {
-				g->frame_rule[id] = r;
+				c->frame_rule[id] = r;
 				break;
 			}
 		}
 	}
-	return g->frame_rule[id];
+	return c->frame_rule[id];
 }
 
-static uint8_t row_reason(struct graph *g, uint32_t stack, enum offcpu_state state)
+/* The tree's tag function: a row's reason. */
+static uint8_t row_reason(void *arg, const struct profile *p, uint32_t stack,
+			  enum offcpu_state state)
 {
+	struct classifier *c = arg;
 	const uint32_t *frames;
 	size_t n;
 	uint8_t best = RULE_NONE;
 
 	if (state == OFFCPU_STATE_PREEMPT)
 		return R_PREEMPT;
-	if (g->stack_reason[stack])
-		return g->stack_reason[stack];
-	frames = profile__stack_at(g->p, stack, &n);
+	if (c->stack_reason[stack])
+		return c->stack_reason[stack];
+	frames = profile__stack_at(p, stack, &n);
 	for (size_t i = 0; i < n; i++) {
-		uint8_t r = frame_rule(g, frames[i]);
+		uint8_t r = frame_rule(c, p, frames[i]);
 
 		if (r < best)
 			best = r;
 	}
-	g->stack_reason[stack] = best == RULE_NONE ? R_OTHER : reason_rules[best].reason;
-	return g->stack_reason[stack];
+	c->stack_reason[stack] = best == RULE_NONE ? R_OTHER : reason_rules[best].reason;
+	return c->stack_reason[stack];
 }
 
-static uint8_t merge_reason(uint8_t a, uint8_t b)
+static uint64_t weight(const struct graph *g, const struct flame_node *n)
 {
-	if (a == R_UNSET)
-		return b;
-	if (b == R_UNSET || a == b)
-		return a;
-	return R_MIXED;
+	return flame_node__weight(n, g->by_count);
 }
 
-/* Entries by path, each level by rank: the sweep then meets the tree in pre-order. */
-static int by_path(const void *a, const void *b, void *arg)
+static uint64_t base_weight(const struct graph *g, const struct flame_node *n)
 {
-	const struct graph *g = arg;
-	const struct entry *x = a, *y = b;
-	const uint32_t *fx, *fy;
-	size_t nx, ny;
-
-	for (int i = 0; i < 3; i++)
-		if (x->key[i] != y->key[i])
-			return x->key[i] < y->key[i] ? -1 : 1;
-	if (x->stack == y->stack || !x->key[2])
-		return 0;
-	fx = profile__stack_at(g->p, x->stack, &nx);
-	fy = profile__stack_at(g->p, y->stack, &ny);
-	for (size_t i = 2; i < nx && i < ny; i++)
-		if (fx[i] != fy[i])
-			return g->frame_rank[fx[i]] < g->frame_rank[fy[i]] ? -1 : 1;
-	return nx < ny ? -1 : nx > ny;
-}
-
-/* The rows of src as entries; the maps take its ids to g->p's (NULL: src is g->p). */
-static void add_entries(struct graph *g, const struct profile *src, const uint32_t *thread_map,
-			const uint32_t *stack_map, bool base)
-{
-	size_t rows = profile__nr_rows(src);
-
-	for (size_t i = 0; i < rows; i++) {
-		const struct profile_row *row = profile__row_at(src, i);
-		struct entry *e = &g->entries[g->nr_entries];
-		uint32_t thread = thread_map ? thread_map[row->thread] : row->thread;
-		uint32_t stack = stack_map ? stack_map[row->stack] : row->stack;
-		const uint32_t *frames;
-		size_t n;
-
-		if (!row->w.off_ns && !row->w.count)
-			continue;
-		*e = (struct entry){.off_ns = row->w.off_ns,
-				    .count = row->w.count,
-				    .group = g->thread_group[thread],
-				    .stack = stack,
-				    .reason = g->by_reason ? row_reason(g, stack, row->state)
-							   : R_UNSET,
-				    .base = base};
-		frames = profile__stack_at(g->p, stack, &n);
-		e->key[0] = g->group_rank[e->group];
-		e->key[1] = n > 0 ? g->frame_rank[frames[0]] + 1 : 0;
-		e->key[2] = n > 1 ? g->frame_rank[frames[1]] + 1 : 0;
-		if (base) {
-			g->base_off_ns += e->off_ns;
-			g->base_count += e->count;
-		} else {
-			g->total_off_ns += e->off_ns;
-			g->total_count += e->count;
-		}
-		g->nr_entries++;
-	}
-}
-
-static int make_entries(struct graph *g)
-{
-	size_t rows = g->diff ? profile__nr_rows(g->side[NEW]) + profile__nr_rows(g->side[BASE])
-			      : profile__nr_rows(g->p);
-
-	g->entries = malloc((rows ? rows : 1) * sizeof(*g->entries));
-	if (!g->entries)
-		return -ENOMEM;
-	if (g->diff) {
-		add_entries(g, g->side[NEW], g->thread_map[NEW], g->stack_map[NEW], false);
-		add_entries(g, g->side[BASE], g->thread_map[BASE], g->stack_map[BASE], true);
-	} else {
-		add_entries(g, g->p, NULL, NULL, false);
-	}
-	qsort_r(g->entries, g->nr_entries, sizeof(*g->entries), by_path, g);
-	return 0;
-}
-
-/*
- * Intern one side's threads, frames (names cleaned) and stacks into the
- * union, and map its ids to the union's.
- */
-static int add_to_union(struct graph *g, int side)
-{
-	const struct profile *p = g->side[side];
-	size_t nf = profile__nr_frames(p), ns = profile__nr_stacks(p), nt = profile__nr_threads(p);
-	uint32_t *frame_map = malloc((nf ? nf : 1) * sizeof(*frame_map)), *ids = NULL;
-	size_t cap = 0;
-	char clean[512];
-	int id, err = -ENOMEM;
-
-	g->thread_map[side] = malloc((nt ? nt : 1) * sizeof(uint32_t));
-	g->stack_map[side] = malloc((ns ? ns : 1) * sizeof(uint32_t));
-	if (!frame_map || !g->thread_map[side] || !g->stack_map[side])
-		goto cleanup;
-	for (size_t i = 0; i < nt; i++) {
-		const struct profile_thread *th = profile__thread_at(p, i);
-
-		if ((id = profile__thread(g->u, th->pid, th->tid, th->comm)) < 0)
-			goto fail;
-		g->thread_map[side][i] = id;
-	}
-	for (size_t i = 0; i < nf; i++) {
-		const struct profile_frame *f = profile__frame_at(p, i);
-		const char *name = reasons__clean_name(f->kind, f->name, clean, sizeof(clean));
-
-		/* A name that is all offset keeps it, rather than becoming empty. */
-		if (!name[0])
-			name = f->name;
-		if ((id = profile__frame(g->u, f->kind, name, strlen(name))) < 0)
-			goto fail;
-		frame_map[i] = id;
-	}
-	for (size_t i = 0; i < ns; i++) {
-		size_t n;
-		const uint32_t *frames = profile__stack_at(p, i, &n);
-
-		if (n > cap) {
-			uint32_t *v = realloc(ids, n * 2 * sizeof(*v));
-
-			if (!v)
-				goto cleanup;
-			ids = v;
-			cap = n * 2;
-		}
-		for (size_t k = 0; k < n; k++)
-			ids[k] = frame_map[frames[k]];
-		if ((id = profile__stack(g->u, ids, n)) < 0)
-			goto fail;
-		g->stack_map[side][i] = id;
-	}
-	err = 0;
-	goto cleanup;
-fail:
-	err = id;
-cleanup:
-	free(ids);
-	free(frame_map);
-	return err;
-}
-
-static uint64_t weight(const struct graph *g, const struct node *n)
-{
-	return g->by_count ? n->count : n->off_ns;
-}
-
-static uint64_t base_weight(const struct graph *g, const struct node *n)
-{
-	return g->by_count ? n->base_count : n->base_off_ns;
-}
-
-static int push_node(struct graph *g, uint32_t key, uint32_t depth)
-{
-	if (g->nr_nodes == g->cap_nodes) {
-		size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-		struct node *n = realloc(g->nodes, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->nodes = n;
-		g->cap_nodes = cap;
-	}
-	g->nodes[g->nr_nodes++] = (struct node){.key = key, .depth = depth};
-	g->nr_tree++;
-	return 0;
-}
-
-/*
- * Close the node open at depth d: its weight is final, so add it to its
- * parent's; a node too narrow to draw is the last one kept (its descendants
- * are narrower still and went before it), so dropping it is a pop.
- */
-static void close_node(struct graph *g, const size_t *path, size_t d, uint64_t min_weight)
-{
-	struct node *n = &g->nodes[path[d]], *parent = &g->nodes[path[d - 1]];
-
-	parent->off_ns += n->off_ns;
-	parent->count += n->count;
-	parent->base_off_ns += n->base_off_ns;
-	parent->base_count += n->base_count;
-	parent->reason = merge_reason(parent->reason, n->reason);
-	/*
-	 * Only in BASE: vanished, unless an ancestor is too (then that one
-	 * counts); not a frame of the tree drawn, so not one pruned either.
-	 */
-	if (g->diff && !weight(g, n))
-		g->nr_tree--;
-	if (g->diff && !weight(g, n) && base_weight(g, n)) {
-		parent->vanished += base_weight(g, n);
-		parent->nr_vanished++;
-	} else if (g->diff && weight(g, n)) {
-		g->vanished += n->vanished;
-		g->nr_vanished += n->nr_vanished;
-	}
-	if (weight(g, n) < min_weight)
-		g->nr_nodes--;
-}
-
-/* One pass over the sorted entries builds the tree in pre-order, keeping only wide nodes. */
-static int sweep(struct graph *g, uint64_t min_weight)
-{
-	size_t cap = 64, open = 1, *path = malloc(cap * sizeof(*path)); /* open nodes, by depth */
-	int err;
-
-	if (!path)
-		return -ENOMEM;
-	if ((err = push_node(g, 0, 0)))
-		goto cleanup;
-	path[0] = 0;
-	for (size_t i = 0; i < g->nr_entries; i++) {
-		const struct entry *e = &g->entries[i];
-		size_t n, same = 1, len;
-		const uint32_t *frames = profile__stack_at(g->p, e->stack, &n);
-		struct node *leaf;
-
-		len = n + 2; /* root, group, frames */
-		if (len > cap) {
-			size_t *np = realloc(path, len * 2 * sizeof(*path));
-
-			if (!np) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			path = np;
-			cap = len * 2;
-		}
-		if (open > 1 && g->nodes[path[1]].key == e->group)
-			for (same = 2; same < open && same < len; same++)
-				if (g->nodes[path[same]].key != frames[same - 2])
-					break;
-		while (open > same)
-			close_node(g, path, --open, min_weight);
-		for (; open < len; open++) {
-			if ((err = push_node(g, open == 1 ? e->group : frames[open - 2], open)))
-				goto cleanup;
-			path[open] = g->nr_nodes - 1;
-		}
-		leaf = &g->nodes[path[len - 1]];
-		if (e->base) {
-			leaf->base_off_ns += e->off_ns;
-			leaf->base_count += e->count;
-		} else {
-			leaf->off_ns += e->off_ns;
-			leaf->count += e->count;
-		}
-		leaf->reason = merge_reason(leaf->reason, e->reason);
-	}
-	while (open > 1)
-		close_node(g, path, --open, min_weight);
-	if (g->diff && weight(g, &g->nodes[0])) {
-		g->vanished += g->nodes[0].vanished;
-		g->nr_vanished += g->nodes[0].nr_vanished;
-	} else if (g->diff) {
-		/* NEW is empty: all of BASE vanished, the root's children each a frame. */
-		g->vanished = base_weight(g, &g->nodes[0]);
-		g->nr_vanished = g->nodes[0].nr_vanished;
-	}
-	err = 0;
-cleanup:
-	free(path);
-	return err;
-}
-
-static void graph_free(struct graph *g)
-{
-	for (size_t i = 0; i < g->nr_groups; i++)
-		free(g->groups[i]);
-	free(g->groups);
-	free(g->thread_group);
-	free(g->group_rank);
-	free(g->frame_rank);
-	free(g->frame_rule);
-	free(g->stack_reason);
-	free(g->entries);
-	free(g->nodes);
-	for (int s = 0; s < 2; s++) {
-		free(g->thread_map[s]);
-		free(g->stack_map[s]);
-	}
-	profile__free(g->u);
-}
-
-/* The k-th largest (0-based) of v[0..n), k < n; v is reordered. */
-static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n;
-	uint64_t seed = 0x9e3779b97f4a7c15ULL;
-
-	for (;;) {
-		uint64_t pivot;
-		size_t lt = lo, i = lo, gt = hi;
-
-		seed = mix(seed + 1);
-		pivot = v[lo + seed % (hi - lo)];
-		/* Three ways, largest first: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
-		while (i < gt) {
-			if (v[i] > pivot) {
-				uint64_t x = v[i];
-
-				v[i++] = v[lt];
-				v[lt++] = x;
-			} else if (v[i] < pivot) {
-				uint64_t x = v[i];
-
-				v[i] = v[--gt];
-				v[gt] = x;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k >= gt)
-			lo = gt;
-		else
-			return pivot;
-	}
-}
-
-/* The width threshold as a weight: no frame narrower is drawn. */
-static uint64_t width_threshold(const struct flamegraph_opts *o, uint64_t total, unsigned int width)
-{
-	double px = o->min_width_px ? o->min_width_px : FLAMEGRAPH_MIN_WIDTH_PX;
-	long double m = 0;
-
-	if (o->min_share_pct > 0)
-		m = (long double)total * o->min_share_pct / 100;
-	else if (px > 0)
-		m = (long double)total * px / (width - 2 * PAD);
-	if (m >= (long double)UINT64_MAX)
-		return UINT64_MAX;
-	if (m <= 1)
-		return 1;
-	return (uint64_t)m + ((long double)(uint64_t)m < m); /* rounded up */
-}
-
-/*
- * Keep at most max nodes, the root and the heaviest others: all those heavier
- * than t, the (max - 1)-th largest weight, then those weighing exactly t in
- * pre-order while room is left. A parent weighs at least as much as its child
- * and comes first, so what stays is still a tree in pre-order.
- */
-static int cap_frames(struct graph *g, size_t max, uint64_t *min_weight, bool *capped)
-{
-	size_t n = g->nr_nodes - 1, kept = 1, room = max - 1;
-	uint64_t *v, t;
-
-	*capped = n + 1 > max;
-	if (!*capped)
-		return 0;
-	if (max == 1) {
-		*min_weight = UINT64_MAX;
-		g->nr_nodes = 1;
-		return 0;
-	}
-	v = malloc(n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		v[i] = weight(g, &g->nodes[i + 1]);
-	t = kth_largest(v, n, max - 2);
-	free(v);
-	*min_weight = t;
-	for (size_t i = 1; i < g->nr_nodes; i++)
-		room -= weight(g, &g->nodes[i]) > t;
-	for (size_t i = 1; i < g->nr_nodes; i++) {
-		uint64_t w = weight(g, &g->nodes[i]);
-
-		if (w > t || (w == t && room && room--))
-			g->nodes[kept++] = g->nodes[i];
-	}
-	g->nr_nodes = kept;
-	return 0;
+	return flame_node__base_weight(n, g->by_count);
 }
 
 /* What a side's weight is divided by before the sides are compared. */
@@ -709,61 +176,14 @@ static void set_denoms(struct graph *g, const struct flamegraph_opts *o)
 	}
 }
 
-static int graph_build(struct graph *g, const struct flamegraph_opts *o, unsigned int width,
-		       uint64_t *min_weight, bool *capped)
+static const char *node_name(const struct graph *g, const struct flame_node *n)
 {
-	size_t nr_frames, nr_stacks;
-	int err;
-
-	if (g->diff) {
-		g->u = profile__new();
-		if (!g->u)
-			return -ENOMEM;
-		if ((err = add_to_union(g, NEW)) || (err = add_to_union(g, BASE)))
-			return err;
-		g->p = g->u;
-	}
-	nr_frames = profile__nr_frames(g->p);
-	nr_stacks = profile__nr_stacks(g->p);
-	g->stack_reason = calloc(nr_stacks ? nr_stacks : 1, 1);
-	g->frame_rule = malloc(nr_frames ? nr_frames : 1);
-	if (!g->stack_reason || !g->frame_rule)
-		return -ENOMEM;
-	memset(g->frame_rule, RULE_UNKNOWN, nr_frames ? nr_frames : 1);
-	if ((err = make_groups(g)))
-		return err;
-	g->group_rank = make_ranks(g, g->nr_groups, by_group_label);
-	g->frame_rank = make_ranks(g, nr_frames, by_frame_name);
-	if (!g->group_rank || !g->frame_rank)
-		return -ENOMEM;
-	if ((err = make_entries(g)))
-		return err;
-	/* Widths by time unless asked for counts, or unless no time was recorded. */
-	g->by_count = o->weight == FLAMEGRAPH_WEIGHT_COUNT || (!g->total_off_ns && g->total_count);
-	if (g->diff)
-		set_denoms(g, o);
-	*min_weight = width_threshold(o, g->by_count ? g->total_count : g->total_off_ns, width);
-	if ((err = sweep(g, *min_weight)))
-		return err;
-	return cap_frames(g, o->max_frames ? o->max_frames : FLAMEGRAPH_MAX_FRAMES, min_weight,
-			  capped);
+	return flame_tree__name(g->t, n);
 }
 
-static const char *node_name(const struct graph *g, const struct node *n)
+static int node_kind(const struct graph *g, const struct flame_node *n)
 {
-	if (n->depth == 0)
-		return "all";
-	if (n->depth == 1)
-		return g->groups[n->key];
-	return profile__frame_at(g->p, n->key)->name;
-}
-
-/* 0 root, 1 comm or thread, then 2 + the frame kind. */
-static int node_kind(const struct graph *g, const struct node *n)
-{
-	if (n->depth <= 1)
-		return n->depth;
-	return 2 + profile__frame_at(g->p, n->key)->kind;
+	return flame_tree__kind(g->t, n);
 }
 
 /*
@@ -899,7 +319,7 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-static void node_color(const struct graph *g, const struct node *n, unsigned char rgb[3])
+static void node_color(const struct graph *g, const struct flame_node *n, unsigned char rgb[3])
 {
 	uint32_t h = fnv1a(node_name(g, n));
 	double a = (h & 0xff) / 255.0, b = (h >> 8 & 0xff) / 255.0, c = (h >> 16 & 0xff) / 255.0;
@@ -908,7 +328,7 @@ static void node_color(const struct graph *g, const struct node *n, unsigned cha
 	if (kind == 2 + FRAME_MISSING) {
 		rgb[0] = rgb[1] = rgb[2] = 160 + 25 * a;
 	} else if (g->by_reason) {
-		const unsigned char *base = reasons[n->reason].rgb;
+		const unsigned char *base = reasons[n->tag].rgb;
 
 		for (int k = 0; k < 3; k++) {
 			int v = base[k] + (int)(24 * (a - 0.5));
@@ -978,7 +398,7 @@ static void diff_color(double b, double n, unsigned char rgb[3])
 }
 
 /* "; base B, new N, delta D (R)", shares and rates with their raw weights. */
-static void put_diff_info(FILE *out, const struct graph *g, const struct node *n)
+static void put_diff_info(FILE *out, const struct graph *g, const struct flame_node *n)
 {
 	uint64_t wb = base_weight(g, n), wn = weight(g, n);
 	double b = compared(g, wb, BASE), v = compared(g, wn, NEW);
@@ -997,7 +417,7 @@ static void put_diff_info(FILE *out, const struct graph *g, const struct node *n
 	fprintf(out, "; base %s (%s), new %s (%s), delta %s (%s)", sb, rb, sn, rn, sd, rel);
 }
 
-static const char *kind_label(const struct graph *g, const struct node *n)
+static const char *kind_label(const struct graph *g, const struct flame_node *n)
 {
 	switch (node_kind(g, n)) {
 	case 0:
@@ -1028,12 +448,12 @@ static int frame_y(const struct layout *l, int depth)
 }
 
 static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
-		      const struct node *n, uint64_t off)
+		      const struct flame_node *n)
 {
 	char time[32], count[32];
 	unsigned char rgb[3];
 	uint64_t w = weight(g, n);
-	double x = PAD + off * l->scale, wpx = l->total ? w * l->scale : l->width - 2 * PAD;
+	double x = PAD + n->offset * l->scale, wpx = l->total ? w * l->scale : l->width - 2 * PAD;
 	int y = frame_y(l, n->depth);
 
 	fmt_weight(time, sizeof(time), n->off_ns, false);
@@ -1052,7 +472,7 @@ static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 		fprintf(out, "%s off-CPU, %.2f%%, %s", time, l->total ? 100.0 * w / l->total : 0.0,
 			count);
 	if (g->by_reason)
-		fprintf(out, ", reason: %s", reasons[n->reason].name);
+		fprintf(out, ", reason: %s", reasons[n->tag].name);
 	if (g->diff)
 		put_diff_info(out, g, n);
 	fprintf(out,
@@ -1136,10 +556,9 @@ static void put_diff_key(FILE *out, const struct graph *g, const struct layout *
 	fputs("</text>\n", out);
 }
 
-static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_opts *o,
-		     struct layout *l)
+static void write_svg(FILE *out, const struct graph *g, const struct flamegraph_opts *o,
+		      struct layout *l)
 {
-	uint64_t *cursor; /* per depth: where the next child goes */
 	size_t pruned = g->nr_tree - g->nr_nodes;
 	char total_time[32], total_count[32];
 	int legend_y = 0, height;
@@ -1149,9 +568,6 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 			    : o->icicle		   ? "Off-CPU Time Icicle Graph"
 						   : "Off-CPU Time Flame Graph";
 
-	cursor = calloc(l->max_depth + 2, sizeof(*cursor));
-	if (!cursor)
-		return -ENOMEM;
 	l->frames_top = TOP + (g->diff ? DIFF_KEY_H : 0);
 	height = l->frames_top + (l->max_depth + 1) * FRAME_H + BOTTOM;
 	if (g->by_reason) {
@@ -1212,14 +628,8 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 
 	/* Pre-order, siblings by name: the script derives the tree from order and depth. */
 	fputs("<g id=\"frames\">\n", out);
-	for (size_t i = 0; i < g->nr_nodes; i++) {
-		const struct node *n = &g->nodes[i];
-		uint64_t x = cursor[n->depth];
-
-		put_frame(out, g, l, n, x);
-		cursor[n->depth] = x + weight(g, n);
-		cursor[n->depth + 1] = x;
-	}
+	for (size_t i = 0; i < g->nr_nodes; i++)
+		put_frame(out, g, l, &g->nodes[i]);
 	fputs("</g>\n", out);
 	fprintf(out,
 		"<script type=\"text/ecmascript\"><![CDATA[\n"
@@ -1227,7 +637,32 @@ static int write_svg(FILE *out, const struct graph *g, const struct flamegraph_o
 		"count: %s};\n%s]]></script>\n</svg>\n",
 		l->width, PAD, FRAME_H, CHAR_W, l->icicle ? "true" : "false", frame_y(l, 0),
 		g->by_count ? "true" : "false", flamegraph_js);
-	free(cursor);
+}
+
+/* The tree's pruning threshold: min_share_pct of the total, or min_width_px of the plot. */
+static void set_prune(struct flame_tree_opts *to, const struct flamegraph_opts *o,
+		      unsigned int width)
+{
+	double px = o->min_width_px ? o->min_width_px : FLAMEGRAPH_MIN_WIDTH_PX;
+
+	if (o->min_share_pct > 0) {
+		to->prune_num = o->min_share_pct;
+		to->prune_den = 100;
+	} else if (px > 0) {
+		to->prune_num = px;
+		to->prune_den = width - 2 * PAD;
+	}
+}
+
+static int classifier_init(struct classifier *c, const struct profile *p)
+{
+	size_t nr_frames = profile__nr_frames(p), nr_stacks = profile__nr_stacks(p);
+
+	c->stack_reason = calloc(nr_stacks ? nr_stacks : 1, 1);
+	c->frame_rule = malloc(nr_frames ? nr_frames : 1);
+	if (!c->stack_reason || !c->frame_rule)
+		return -ENOMEM;
+	memset(c->frame_rule, RULE_UNKNOWN, nr_frames ? nr_frames : 1);
 	return 0;
 }
 
@@ -1235,7 +670,11 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 {
 	static const struct flamegraph_opts defaults;
 	const struct flamegraph_opts *o = opts ? opts : &defaults;
-	struct graph g = {.p = p};
+	struct classifier c = {0};
+	struct flame_tree *t = NULL;
+	struct flame_tree_opts to = {0};
+	const struct flame_tree_info *info;
+	struct graph g = {0};
 	struct layout l = {0};
 	int err;
 
@@ -1249,19 +688,44 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	l.icicle = o->icicle;
 	g.per_thread = o->per_thread;
 	g.diff = o->base != NULL;
-	g.side[NEW] = p;
-	g.side[BASE] = o->base;
 	g.cmp = o->diff;
 	g.by_reason = !g.diff && o->color == FLAMEGRAPH_COLOR_REASON;
-	if ((err = graph_build(&g, o, l.width, &l.min_weight, &l.capped)))
+	to.per_thread = o->per_thread;
+	to.by_count = o->weight == FLAMEGRAPH_WEIGHT_COUNT;
+	to.max_nodes = o->max_frames ? o->max_frames : FLAMEGRAPH_MAX_FRAMES;
+	to.base = o->base;
+	set_prune(&to, o, l.width);
+	if (g.by_reason) {
+		if ((err = classifier_init(&c, p)))
+			goto cleanup;
+		to.tag = row_reason;
+		to.tag_arg = &c;
+		to.tag_mixed = R_MIXED;
+	}
+	t = flame_tree__new(p, &to);
+	if (!t) {
+		err = -errno;
 		goto cleanup;
+	}
+	info = flame_tree__info(t);
+	g.t = t;
+	g.nodes = flame_tree__nodes(t, &g.nr_nodes);
+	g.nr_tree = info->nr_tree;
+	g.by_count = info->by_count;
+	g.total_off_ns = info->total_off_ns;
+	g.total_count = info->total_count;
+	g.base_off_ns = info->base_off_ns;
+	g.base_count = info->base_count;
+	g.vanished = info->vanished;
+	g.nr_vanished = info->nr_vanished;
+	if (g.diff)
+		set_denoms(&g, o);
+	l.min_weight = info->min_weight;
+	l.capped = info->capped;
+	l.max_depth = info->max_depth;
 	l.total = weight(&g, &g.nodes[0]);
 	l.scale = l.total ? (double)(l.width - 2 * PAD) / l.total : 0;
-	for (size_t i = 0; i < g.nr_nodes; i++)
-		if ((int)g.nodes[i].depth > l.max_depth)
-			l.max_depth = g.nodes[i].depth;
-	if ((err = write_svg(out, &g, o, &l)))
-		goto cleanup;
+	write_svg(out, &g, o, &l);
 	if (fflush(out) || ferror(out)) {
 		err = -EIO;
 		goto cleanup;
@@ -1281,7 +745,10 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 			.vanished_weight = g.vanished,
 		};
 	}
+	err = 0;
 cleanup:
-	graph_free(&g);
+	flame_tree__free(t);
+	free(c.frame_rule);
+	free(c.stack_reason);
 	return err;
 }
