@@ -2,10 +2,13 @@
 # The flame graph in a real browser: `offcpu flamegraph` on a folded fixture,
 # the SVG loaded by headless Chromium from a file:// URL. The search a URL
 # fragment or query asks for ("#s=REGEX", "?s=REGEX") must show the share
-# computed here from the fixture; a screenshot is kept as an artefact; then
-# flamegraph_browser.js drives hover, zoom and Ctrl-F through DevTools.
+# computed here from the fixture; a screenshot is kept as an artefact and
+# flamegraph_pixels.js checks what it shows against the SVG (frame colours,
+# background, text); then flamegraph_browser.js drives hover, zoom and Ctrl-F
+# through DevTools.
 #
-# Needs chromium (Debian: chromium) and, for the interactive part, node.
+# Needs chromium (Debian: chromium) and, for the pixels and the interactive
+# part, node.
 . "$(dirname "$0")/lib.sh"
 
 FIXTURE="$DATA/flamegraph/lane"
@@ -85,23 +88,26 @@ search_case flamegraph_search_nested_counted_once '^(worker_loop|do_futex|futex_
 	'%5E(worker_loop%7Cdo_futex%7Cfutex_wait_queue)%24' '#s='
 search_case flamegraph_search_escaped_name 'std::vector<int>' 'std%3A%3Avector%3Cint%3E' '#s='
 
-mkdir -p "$ARTEFACTS"
-PNG="$ARTEFACTS/flamegraph_browser.png"
-rm -f "$PNG"
-chromium_run "file://$SVG#s=futex" --window-size=1200,420 --screenshot="$PNG" >/dev/null
+# Taken in the scratch directory (another run may be writing the artefacts), kept after.
+PNG="$SCRATCH/flamegraph_browser.png"
+# sRGB whatever the host's display says, so pixels are the SVG's colours.
+chromium_run "file://$SVG#s=futex" --window-size=1200,420 --force-color-profile=srgb \
+	--screenshot="$PNG" >/dev/null
 # A PNG of the window's size: signature, then IHDR width and height.
 if [ -s "$PNG" ] && [ "$(head -c 8 "$PNG" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
 	[ "$(od -An -tu1 -j16 -N8 "$PNG" | tr -s ' ')" = " 0 0 4 176 0 0 1 164" ]; then
 	ok flamegraph_screenshot
-	echo "# screenshot: $PNG"
+	mkdir -p "$ARTEFACTS" && cp "$PNG" "$ARTEFACTS/" && echo "# screenshot: $ARTEFACTS/${PNG##*/}"
 else
 	fail flamegraph_screenshot "no 1200x420 PNG at $PNG: $(tail -n 2 "$SCRATCH/chromium.err")"
 fi
 
 if ! command -v node >/dev/null; then
+	skip flamegraph_pixels "node not installed (Debian: nodejs)"
 	skip flamegraph_interactive "node not installed (Debian: nodejs)"
 	exit 0
 fi
+node "$(dirname "$0")/flamegraph_pixels.js" "$PNG" "$SVG" futex || true
 rm -rf "$SCRATCH/profile"
 timeout 90 node "$(dirname "$0")/flamegraph_browser.js" "$CHROMIUM" "$SVG" "$FOLDED" \
 	"$SCRATCH/profile" || true
