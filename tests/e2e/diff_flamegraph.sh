@@ -88,18 +88,21 @@ if [ -z "$CHROMIUM" ]; then
 	skip diff_flamegraph_browser "chromium not installed (Debian: apt-get install chromium)"
 	exit 0
 fi
-mkdir -p "$ARTEFACTS"
-PNG="$ARTEFACTS/diff_flamegraph.png"
-rm -f "$PNG" && rm -rf "$SCRATCH/profile"
+# Taken in the scratch directory (another run may be writing the artefacts), in sRGB so
+# pixels are the SVG's colours; flamegraph_pixels.js checks what it shows.
+PNG="$SCRATCH/diff_flamegraph.png"
+rm -rf "$SCRATCH/profile"
 timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 	--disable-background-networking --disable-component-update --disable-sync --hide-scrollbars \
-	--user-data-dir="$SCRATCH/profile" --window-size=1200,420 --screenshot="$PNG" \
-	"file://$SVG" >/dev/null 2>&1
-[ -s "$PNG" ] && echo "# screenshot: $PNG"
+	--user-data-dir="$SCRATCH/profile" --window-size=1200,420 --force-color-profile=srgb \
+	--screenshot="$PNG" "file://$SVG" >/dev/null 2>&1
+[ -s "$PNG" ] && mkdir -p "$ARTEFACTS" && cp "$PNG" "$ARTEFACTS/" &&
+	echo "# screenshot: $ARTEFACTS/${PNG##*/}"
 if ! command -v node >/dev/null; then
 	skip diff_flamegraph_browser "node not installed (Debian: nodejs)"
 	exit 0
 fi
+node "$(dirname "$0")/flamegraph_pixels.js" diff_flamegraph_pixels "$PNG" "$SVG" || true
 rm -rf "$SCRATCH/profile"
 timeout 90 node "$(dirname "$0")/diff_flamegraph.js" "$CHROMIUM" "$SVG" "$NEW/offcpu.time.txt" \
 	"$SCRATCH/profile" || true

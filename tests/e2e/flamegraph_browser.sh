@@ -107,7 +107,7 @@ if ! command -v node >/dev/null; then
 	skip flamegraph_interactive "node not installed (Debian: nodejs)"
 	exit 0
 fi
-node "$(dirname "$0")/flamegraph_pixels.js" "$PNG" "$SVG" futex || true
+node "$(dirname "$0")/flamegraph_pixels.js" flamegraph_pixels "$PNG" "$SVG" futex || true
 rm -rf "$SCRATCH/profile"
 timeout 90 node "$(dirname "$0")/flamegraph_browser.js" "$CHROMIUM" "$SVG" "$FOLDED" \
 	"$SCRATCH/profile" || true
