@@ -93,8 +93,9 @@ $(BUILD)/src/%.o: src/%.c | $(BUILD)/offcpu_bt.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# Only the native collector includes the skeleton: nothing else waits for clang/bpftool.
-$(filter $(BUILD)/src/collect/native%.o,$(LIB_OBJS)): | $(SKELS)
+# Only the sources that include the skeleton wait for it (and clang, bpftool).
+SKEL_USERS := $(shell grep -l '\.skel\.h"' $(LIB_SRCS) $(CMD_SRCS) /dev/null)
+$(SKEL_USERS:%.c=$(BUILD)/%.o): | $(SKELS)
 
 $(BUILD)/liboffcpu.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
