@@ -358,7 +358,6 @@ static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u3
 #include "cache.bpf.h"
 #include "wakeup.bpf.h"
 
-
 static __always_inline __u64 run_delay(struct task_struct *t, const bool btf);
 static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 start,
 					   __u64 off, __u64 runq, __u64 kbefore, __u64 ubefore);
@@ -625,8 +624,8 @@ static __always_inline struct offcpu_thread *switch_in_new(struct task_struct *n
  * the CPU since before start (no wakeup seen, if they are traced): false,
  * the switch-in closes that interval.
  */
-static __always_inline bool first_run(struct offcpu_thread *th, struct task_struct *next,
-				      __u32 tid, __u64 now, __u64 exec, __u64 queued, const bool btf)
+static __always_inline bool first_run(struct offcpu_thread *th, struct task_struct *next, __u32 tid,
+				      __u64 now, __u64 exec, __u64 queued, const bool btf)
 {
 	__u64 born = RD(btf, next, start_time), off, runq;
 

@@ -234,7 +234,8 @@ __noinline __u64 user_chain(__u64 bp)
 		__u64 off = fp - bp, next;
 
 		if (off > len || (fp & 7))
-			return no_user_memory(fp) ? h | OFFCPU_CHAIN_WHOLE : h & ~OFFCPU_CHAIN_WHOLE;
+			return no_user_memory(fp) ? h | OFFCPU_CHAIN_WHOLE
+						  : h & ~OFFCPU_CHAIN_WHOLE;
 		off >>= 3;
 		next = w->w[off & (OFFCPU_UWIN / 8 - 1)];
 		h = (h ^ w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]) * 0xff51afd7ed558ccdULL;
@@ -288,7 +289,6 @@ __noinline int kernel_sig(__u64 base, __u64 entry_ret)
 	sig->exact = sig->j == last && buf->ips[last & 127] == entry_ret;
 	return 0;
 }
-
 
 /* Kernel stack of a thread that is not running (its stack is intact until it runs). */
 static __always_inline __u64 walk_task(struct task_struct *t)

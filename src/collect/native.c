@@ -148,8 +148,7 @@ struct native *native__start(const struct native_opts *o)
 	n->timeline_min_ns = o->timeline_min_ns;
 	libbpf_diag = o->diag;
 	libbpf_set_print(libbpf_print);
-	if ((err = set_target(n, o, why, sizeof(why))) ||
-	    (err = prepare(n, o, why, sizeof(why))))
+	if ((err = set_target(n, o, why, sizeof(why))) || (err = prepare(n, o, why, sizeof(why))))
 		goto cleanup;
 	native_kernel_text(n, o->timeline != NULL);
 	native_kernel_features(n);
@@ -203,7 +202,8 @@ int native__poll(struct native *n, int timeout_ms)
 	/* Exit records do not wake us (BPF_RB_NO_WAKEUP): take them now. */
 	ring_buffer__consume(n->rb);
 	if (native_mono_ns() - n->last_drain_ns >= DRAIN_NS ||
-	    (!native_read_stats(n, &st) && st.agg_inserts - n->inserts_at_flip > n->agg_entries / 2))
+	    (!native_read_stats(n, &st) &&
+	     st.agg_inserts - n->inserts_at_flip > n->agg_entries / 2))
 		return native_drain(n);
 	return 0;
 }
@@ -238,4 +238,3 @@ void native__free(struct native *n)
 	}
 	free(n);
 }
-

@@ -23,8 +23,10 @@ void native_quiesce(struct native *n)
 	if (!n->membarrier_broken && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
 		return;
 	if (!n->membarrier_broken)
-		native_note(n, "membarrier(GLOBAL) failed (%s): waiting 50 ms instead of a grace period",
-		     strerror(errno));
+		native_note(
+			n,
+			"membarrier(GLOBAL) failed (%s): waiting 50 ms instead of a grace period",
+			strerror(errno));
 	n->membarrier_broken = true;
 	usleep(50000);
 }

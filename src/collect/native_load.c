@@ -42,9 +42,12 @@ void native_kernel_text(struct native *n, bool timeline)
 		memcpy(n->irq, k.irq, sizeof(n->irq));
 		return;
 	}
-	native_note(n, "timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
-	     err ? strerror(-err) : k.irq_err ? strerror(-k.irq_err)
-					      : "addresses hidden or names missing");
+	native_note(
+		n,
+		"timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
+		err	    ? strerror(-err)
+		: k.irq_err ? strerror(-k.irq_err)
+			    : "addresses hidden or names missing");
 }
 
 /*
@@ -153,18 +156,17 @@ struct native_prog {
 	unsigned int need; /* enum prog_need */
 };
 
-#define PROG(name, need)                                                                         \
-	{offsetof(struct offcpu_bpf, progs.name##_btf), offsetof(struct offcpu_bpf, progs.name##_raw), \
-	 need}
+/* Where the skeleton keeps a program's pointer. */
+#define SKEL_PROG(name) offsetof(struct offcpu_bpf, progs.name)
 
 static const struct native_prog progs[] = {
-	PROG(fork, PROG_ALWAYS),	     /* sched_process_fork */
-	PROG(exec, PROG_ALWAYS),	     /* sched_process_exec */
-	PROG(exit, PROG_ALWAYS),	     /* sched_process_exit */
-	PROG(wkn, PROG_NO_SCHEDINFO), /* sched_wakeup_new */
-	PROG(wk, PROG_NO_SCHEDINFO),  /* sched_wakeup */
-	PROG(wkg, PROG_TIMELINE),     /* sched_waking */
-	PROG(sw, PROG_ALWAYS),	     /* sched_switch */
+	{SKEL_PROG(fork_btf), SKEL_PROG(fork_raw), PROG_ALWAYS},     /* sched_process_fork */
+	{SKEL_PROG(exec_btf), SKEL_PROG(exec_raw), PROG_ALWAYS},     /* sched_process_exec */
+	{SKEL_PROG(exit_btf), SKEL_PROG(exit_raw), PROG_ALWAYS},     /* sched_process_exit */
+	{SKEL_PROG(wkn_btf), SKEL_PROG(wkn_raw), PROG_NO_SCHEDINFO}, /* sched_wakeup_new */
+	{SKEL_PROG(wk_btf), SKEL_PROG(wk_raw), PROG_NO_SCHEDINFO},   /* sched_wakeup */
+	{SKEL_PROG(wkg_btf), SKEL_PROG(wkg_raw), PROG_TIMELINE},     /* sched_waking */
+	{SKEL_PROG(sw_btf), SKEL_PROG(sw_raw), PROG_ALWAYS},	     /* sched_switch */
 };
 
 _Static_assert(sizeof(progs) / sizeof(progs[0]) == NATIVE_NR_PROGS, "one link per program");
@@ -247,7 +249,8 @@ static int size_maps(struct native *n, const struct native_opts *o)
 	int err;
 
 	threads = pick(o->thread_entries, OFFCPU_MAX_THREADS, OFFCPU_MAX_THREADS_LARGE, n->target);
-	aggs = n->agg_entries = pick(o->agg_entries, OFFCPU_MAX_AGG, OFFCPU_MAX_AGG_LARGE, n->target);
+	aggs = n->agg_entries =
+		pick(o->agg_entries, OFFCPU_MAX_AGG, OFFCPU_MAX_AGG_LARGE, n->target);
 	stacks = pick(o->stack_entries, OFFCPU_MAX_STACKS, OFFCPU_MAX_STACKS_LARGE, n->target);
 	if ((err = bpf_map__set_max_entries(s->maps.threads, threads)) ||
 	    (err = bpf_map__set_max_entries(s->maps.procs, threads)) ||

@@ -125,13 +125,13 @@ struct build {
 	struct native *n;
 	struct profile *p;
 	struct symbolizer *sym;
-	struct ntable threads; /* thread_key -> native_thread */
-	struct ntable parts;   /* part_key -> part */
-	struct ntable at_stop; /* tid -> schedstat's two first fields at stop */
-	uint64_t stripped;     /* kernel stacks whose tracer frames were dropped here */
-	uint64_t unresolved;   /* stack ids whose frames never arrived */
-	uint64_t inflight, inflight_ns;	    /* intervals open at stop */
-	uint64_t both, both_ns;		    /* ... that also began before start */
+	struct ntable threads;		/* thread_key -> native_thread */
+	struct ntable parts;		/* part_key -> part */
+	struct ntable at_stop;		/* tid -> schedstat's two first fields at stop */
+	uint64_t stripped;		/* kernel stacks whose tracer frames were dropped here */
+	uint64_t unresolved;		/* stack ids whose frames never arrived */
+	uint64_t inflight, inflight_ns; /* intervals open at stop */
+	uint64_t both, both_ns;		/* ... that also began before start */
 	uint64_t stacks_lost, stacks_lost_ns; /* rows whose stacks the ring buffer dropped */
 };
 

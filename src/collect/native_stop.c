@@ -344,7 +344,8 @@ static void row_stack_errors(struct build *b, struct integrity *in, const struct
 		}
 		e = native_errno_name(id, false);
 		if (e)
-			snprintf(name, sizeof(name), "%s_stack_errors_%s", side ? "user" : "kernel", e);
+			snprintf(name, sizeof(name), "%s_stack_errors_%s", side ? "user" : "kernel",
+				 e);
 		else
 			snprintf(name, sizeof(name), "%s_stack_errors_errno%u",
 				 side ? "user" : "kernel", (unsigned int)id);
@@ -450,17 +451,17 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 
 	if (n->timeline)
 		native_note(n,
-			    "timeline: %" PRIu64 " intervals of at least %" PRIu64 " ns kept, %" PRIu64
-			    " dropped (ring buffer full; %" PRIu64 " ns, in the profile all the same)",
+			    "timeline: %" PRIu64 " intervals of at least %" PRIu64
+			    " ns kept, %" PRIu64 " dropped (ring buffer full; %" PRIu64
+			    " ns, in the profile all the same)",
 			    ns->timeline_intervals, n->timeline_min_ns, ns->timeline_lost,
 			    ns->timeline_lost_ns);
 	native_note(n,
 		    "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
 		    " intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64
 		    " user; %" PRIu64 " drains while running",
-		    n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9,
-		    ns->switches, ns->intervals, st->filtered, st->walks_kernel, st->walks_user,
-		    ns->drains);
+		    n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, ns->switches,
+		    ns->intervals, st->filtered, st->walks_kernel, st->walks_user, ns->drains);
 	native_note(n,
 		    "call-site cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
 		    " checks (%" PRIu64 " found another kernel stack, %" PRIu64
@@ -479,8 +480,9 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 			    st->unseen_switch_in, st->unseen_switch_out);
 	native_note(n,
 		    "%" PRIu64 " tracer-frame strips, %" PRIu64
-		    " kernel stacks without __schedule, %" PRIu64 " truncated at %d frames, %" PRIu64
-		    " wakeups while running, %" PRIu64 " sleeps without a seen wakeup, %" PRIu64
+		    " kernel stacks without __schedule, %" PRIu64
+		    " truncated at %d frames, %" PRIu64 " wakeups while running, %" PRIu64
+		    " sleeps without a seen wakeup, %" PRIu64
 		    " processes tracked, %zu threads exited",
 		    st->tracer_frames + b->stripped, st->unanchored, st->stack_truncated,
 		    OFFCPU_MAX_STACK, st->wakeup_running, st->no_wakeup, n->tracked, n->nr_exits);
