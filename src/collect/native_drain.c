@@ -23,14 +23,15 @@ void native_quiesce(struct native *n)
 	if (!n->membarrier_broken && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
 		return;
 	if (!n->membarrier_broken)
-		native_note(
-			n,
-			"membarrier(GLOBAL) failed (%s): waiting 50 ms instead of a grace period",
-			strerror(errno));
+		native_note(n,
+			    "membarrier(GLOBAL) failed (%s): waiting 50 ms instead of a "
+			    "grace period",
+			    strerror(errno));
 	n->membarrier_broken = true;
 	usleep(50000);
 }
 
+/* Keep one timeline interval until stop, when its stacks get their profile ids. */
 int native_keep_interval(struct native *n, const struct offcpu_interval *iv)
 {
 	if (n->nr_ivs == n->cap_ivs) {
@@ -46,6 +47,7 @@ int native_keep_interval(struct native *n, const struct offcpu_interval *iv)
 	return 0;
 }
 
+/* One record of the events ring buffer (enum offcpu_event_type). */
 int native_on_event(void *ctx, void *data, size_t len)
 {
 	struct native *n = ctx;
