@@ -39,8 +39,12 @@
  * Every program exists twice: tp_btf (direct, typed reads) and raw_tp (CO-RE
  * probe reads) for kernels or setups where tp_btf does not load. User space
  * enables one set with bpf_program__set_autoload().
+ *
+ * The kernel types come from kernel_types.h (only the fields read, CO-RE
+ * relocated), the helpers from stacks.bpf.h (walks), cache.bpf.h (the
+ * call-site cache) and wakeup.bpf.h (wakeups and wakers).
  */
-#include "vmlinux.h"
+#include "kernel_types.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -104,28 +108,28 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, OFFCPU_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct offcpu_thread);
 } threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, OFFCPU_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct offcpu_proc);
 } procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, OFFCPU_MAX_AGG);
 	__type(key, struct offcpu_agg_key);
 	__type(value, struct offcpu_agg_val);
 } agg0 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, OFFCPU_MAX_AGG);
 	__type(key, struct offcpu_agg_key);
 	__type(value, struct offcpu_agg_val);
 } agg1 SEC(".maps");
@@ -133,7 +137,7 @@ struct {
 /* Ids of the stacks already sent to user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, OFFCPU_MAX_STACKS);
 	__type(key, __u64);
 	__type(value, __u8);
 } stacks SEC(".maps");
@@ -302,504 +306,11 @@ static __always_inline struct offcpu_thread *thread_new(struct task_struct *t, _
 	return th;
 }
 
-/* 64-bit hash of frames [first, nr); bit 63 set marks a real stack id. */
-static __always_inline __u64 stack_hash(const struct offcpu_stack *s, __u64 seed)
+static __always_inline bool after_stop(__u64 now)
 {
-	__u64 h = seed ^ ((__u64)(s->nr - s->first) * 0x9e3779b97f4a7c15ULL);
+	__u64 stop = stop_ns;
 
-	for (__u32 i = 0; i < OFFCPU_MAX_STACK; i++) {
-		if (i >= s->nr)
-			break;
-		if (i < s->first)
-			continue;
-		h ^= s->ips[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 33;
-	}
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h | OFFCPU_STACK_REAL;
-}
-
-/*
- * Commit the n bytes of frames a walk left in this CPU's scratch buffer: drop
- * tracer frames, hash, store. Returns the stack's id, or an errno at most
- * OFFCPU_STACK_ERRNO_MAX. A global function, so the verifier checks its loops
- * once rather than at every call site.
- */
-__noinline __u64 stack_commit(long n, __u32 user)
-{
-	struct offcpu_stack *buf;
-	__u32 zero = 0;
-	__u8 one = 1;
-	__u64 id, size;
-
-	if (n < 0)
-		return -n > OFFCPU_STACK_ERRNO_MAX ? OFFCPU_STACK_ERRNO_MAX : -n;
-	/* A user walk of a task without user context (exiting) finds nothing: no stack. */
-	if (n == 0)
-		return user ? OFFCPU_STACK_NONE : EFAULT;
-	buf = bpf_map_lookup_elem(&scratch, &zero);
-	if (!buf)
-		return ENOMEM;
-	buf->nr = n / sizeof(__u64);
-	buf->first = 0;
-	if (buf->nr >= OFFCPU_MAX_STACK)
-		STAT(stack_truncated, 1);
-	if (!user && sched_lo) {
-		/*
-		 * The walk starts in this program: drop the tracer frames
-		 * (bpf_prog_*, bpf_trace_run*, __bpf_trace_*, __traceiter_*,
-		 * helper internals) above __schedule, whose number depends on
-		 * who else is attached to the tracepoint.
-		 */
-		__u32 i;
-
-		for (i = 0; i < OFFCPU_MAX_TRACER_FRAMES && i < buf->nr; i++)
-			if (buf->ips[i] >= sched_lo && buf->ips[i] < sched_hi)
-				break;
-		if (i == OFFCPU_MAX_TRACER_FRAMES || i == buf->nr)
-			STAT(unanchored, 1);
-		else if (i)
-			STAT(tracer_frames, 1);
-		if (i < OFFCPU_MAX_TRACER_FRAMES && i < buf->nr)
-			buf->first = i;
-	}
-	id = stack_hash(buf, user ? 0x5bd1e9955bd1e995ULL : 0x27d4eb2f165667c5ULL);
-	buf->pad = 0;
-	if (bpf_map_lookup_elem(&stacks, &id))
-		return id;
-	/*
-	 * New: send the frames, then remember the id. If the stacks map is
-	 * full the id is not remembered and the stack is sent again next
-	 * time, which costs ring buffer space but loses nothing.
-	 */
-	buf->type = OFFCPU_EV_STACK;
-	buf->pad = 1; /* new: the caller may want the process tracked again */
-	buf->id = id;
-	size = offsetof(struct offcpu_stack, ips) + (buf->nr & 0x7f) * sizeof(__u64);
-	if (size > sizeof(*buf) || bpf_ringbuf_output(&events, buf, size, BPF_RB_NO_WAKEUP))
-		return OFFCPU_STACK_LOST;
-	bpf_map_update_elem(&stacks, &id, &one, BPF_NOEXIST);
-	return id;
-}
-
-/* Walk the current task's kernel or user stack. */
-static __always_inline __u64 walk(void *ctx, bool user)
-{
-	struct offcpu_stack *buf;
-	__u32 zero = 0;
-	long n;
-
-	buf = bpf_map_lookup_elem(&scratch, &zero);
-	if (!buf)
-		return ENOMEM;
-	if (user) {
-		STAT(walks_user, 1);
-		n = bpf_get_stack(ctx, buf->ips, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
-	} else {
-		STAT(walks_kernel, 1);
-		n = bpf_get_stack(ctx, buf->ips, OFFCPU_MAX_STACK * 8, 0);
-	}
-	return stack_commit(n, user);
-}
-
-static __always_inline bool stack_ok(__u64 id)
-{
-	return id == OFFCPU_STACK_NONE || (id & OFFCPU_STACK_REAL);
-}
-
-/*
- * Ask user space to snapshot a process's mappings while it lives: at its
- * first user stack (after start or exec), and again when a user stack never
- * seen before shows up (a library loaded since, the loader done), at most
- * every track_gap_ns (a later walk sends what was held back).
- */
-static __always_inline void notify_track(__u32 tgid, __u64 now, bool new_stack)
-{
-	struct offcpu_proc *p = bpf_map_lookup_elem(&procs, &tgid);
-	struct offcpu_event *ev;
-
-	if (!p) {
-		if (target == OFFCPU_TARGET_TGIDS)
-			return;
-		bpf_map_update_elem(&procs, &tgid, &zero_proc, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&procs, &tgid);
-		if (!p)
-			return;
-	}
-	if (p->flags & OFFCPU_PROC_NOTIFIED) {
-		if (!new_stack && !(p->flags & OFFCPU_PROC_PENDING))
-			return;
-		if (now - p->notified_ns < track_gap_ns) {
-			p->flags |= OFFCPU_PROC_PENDING;
-			return;
-		}
-	}
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev)
-		return;
-	__builtin_memset(ev, 0, sizeof(*ev));
-	ev->type = OFFCPU_EV_TRACK;
-	ev->tgid = tgid;
-	bpf_ringbuf_submit(ev, 0);
-	p->flags = (p->flags | OFFCPU_PROC_NOTIFIED) & ~OFFCPU_PROC_PENDING;
-	p->notified_ns = now;
-}
-
-static __always_inline __u64 mix(__u64 h, __u64 v)
-{
-	h ^= v;
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
-}
-
-/* The kernel word at p + off (0 if unreadable): a plain load where the kernel allows it. */
-static __always_inline __u64 kword(const void *p, __u64 off)
-{
-	struct timespec64 *w;
-	__u64 v = 0;
-
-	if (kmem_direct) {
-		w = bpf_rdonly_cast(p + off, bpf_core_type_id_kernel(struct timespec64));
-		return w->tv_sec;
-	}
-	bpf_probe_read_kernel(&v, sizeof(v), p + off);
-	return v;
-}
-
-/* A pointer's value as a number (the verifier keeps pointer types otherwise). */
-static __always_inline __u64 ptr_value(const void *p)
-{
-	const void *slot = p;
-	__u64 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), &slot);
-	return v;
-}
-
-/*
- * Hash of the user frame-pointer chain as far as it lies within OFFCPU_UWIN
- * bytes above bp: every word the frame-pointer walk reads there (each frame's
- * return address, and its saved bp where the walk goes on to read it). Bit 0
- * set: the chain ends inside the window, so the walk reads nothing else and
- * the hash fixes the whole stack.
- */
-static __always_inline bool no_user_memory(__u64 fp)
-{
-	return fp < 65536 || fp >= 0x00007ffffffff000ULL;
-}
-
-__noinline __u64 user_chain(__u64 bp)
-{
-	struct user_window *w;
-	__u64 h = 0x9e3779b97f4a7c15ULL, fp = bp, len = OFFCPU_UWIN - 16;
-	__u32 zero = 0;
-
-	/*
-	 * Where no user memory can be (below mmap_min_addr, above the 47-bit
-	 * user space), the walk's read fails whatever the exact value: a clean
-	 * end. Callers built without frame pointers leave a register there,
-	 * often a small counter.
-	 */
-	if (no_user_memory(bp))
-		return h | 1;
-	w = bpf_map_lookup_elem(&uwin, &zero);
-	if (!w)
-		return 0;
-	/* Near the top of a stack mapping the full window may not be readable. */
-	if (bpf_probe_read_user(w->w, OFFCPU_UWIN, (void *)bp)) {
-		len = 64 - 16;
-		if (bpf_probe_read_user(w->w, 64, (void *)bp))
-			return 0;
-	}
-	/* A frame takes 16 bytes at least: the window holds at most this many. */
-	for (__u32 i = 0; i < OFFCPU_UWIN / 16; i++) {
-		__u64 off = fp - bp, next;
-
-		if (off > len || (fp & 7))
-			return no_user_memory(fp) ? h | 1 : h & ~1ULL;
-		off >>= 3;
-		next = w->w[off & (OFFCPU_UWIN / 8 - 1)];
-		h = (h ^ w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]) * 0xff51afd7ed558ccdULL;
-		if (!no_user_memory(next))
-			h ^= next;
-		fp = next;
-	}
-	/* Still inside after as many frames as fit: it cycles there. */
-	return h | 1;
-}
-
-/*
- * Where the kernel return addresses of the stack just walked (in this CPU's
- * scratch buffer) sit, as word offsets from the tracepoint's ctx, and a hash
- * of their values; into this CPU's ksig. A frame is found by searching
- * upwards for its return address. exact: all frames between __schedule and
- * the entry code were found, and the last one is the word below the user
- * pt_regs (entry_ret, part of the key). Runs on cache misses only.
- */
-__noinline int kernel_sig(__u64 base, __u64 entry_ret)
-{
-	struct offcpu_stack *buf;
-	struct kernel_sig *sig;
-	__u32 zero = 0, last;
-
-	buf = bpf_map_lookup_elem(&scratch, &zero);
-	sig = bpf_map_lookup_elem(&ksig, &zero);
-	if (!buf || !sig)
-		return 0;
-	sig->hash = 0x9e3779b97f4a7c15ULL;
-	sig->n = 0;
-	sig->j = buf->first;
-	sig->exact = 0;
-	last = buf->nr - 1;
-	if (last >= OFFCPU_MAX_STACK)
-		return 0;
-	for (__u32 w = 0; w < OFFCPU_KSCAN; w++) {
-		__u32 j = sig->j, n = sig->n;
-		__u64 v;
-
-		if (j >= last || n >= OFFCPU_KSLOTS)
-			break;
-		v = kword((const void *)base, (__u64)w * 8);
-		if (v != buf->ips[j & 127])
-			continue;
-		sig->slot[n & (OFFCPU_KSLOTS - 1)] = w;
-		sig->hash = mix(sig->hash, v);
-		sig->n = n + 1;
-		sig->j = j + 1;
-	}
-	sig->exact = sig->j == last && buf->ips[last & 127] == entry_ret;
-	return 0;
-}
-
-/*
- * The call-site key of the thread leaving now, read without walking:
- *
- *   0 user ip     where the thread entered the kernel
- *   1 user sp
- *   2 user bp     start of the frame-pointer chain
- *   3 user_chain(): the chain's words within OFFCPU_UWIN bytes above bp
- *   4 orig_ax     syscall number (exception error code, irq vector otherwise)
- *   5 the word below the user pt_regs: the return address into the entry
- *     code (entry_SYSCALL_64, asm_exc_page_fault, asm_sysvec_*), the
- *     outermost kernel frame
- *   6 prev_state << 1 | in_iowait
- *
- * The kernel frames in between are not in the key: a site keeps the stack
- * offsets of its return addresses (kernel_sig()), and a hit requires the
- * same values at the same offsets now (kslots_match()). The kernel walk is a
- * function of those values (ORC: each return address gives the next one's
- * offset), so a hit of a kernel-exact site gives the stack the walk would.
- */
-static __always_inline void site_key(void *ctx, struct task_struct *t, __u32 prev_state,
-				     bool kthread, __u64 *k, const bool btf)
-{
-	struct task_struct *cur = btf ? t : bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-
-	if (!regs)
-		return;
-	if (!kthread) {
-		k[0] = regs->ip;
-		k[1] = regs->sp;
-		k[2] = regs->bp;
-		k[4] = regs->orig_ax;
-		if (user_stacks)
-			k[3] = user_chain(k[2]);
-	}
-	if (kernel_stacks)
-		k[5] = kword(regs, -8);
-	k[6] = ((__u64)(prev_state & 0x7fffffff) << 1) |
-	       (BPF_CORE_READ_BITFIELD(cur, in_iowait) & 1);
-}
-
-static __always_inline bool key_eq(const __u64 *a, const __u64 *b)
-{
-	__u64 d = 0;
-
-#pragma unroll
-	for (int i = 0; i < OFFCPU_KEY_WORDS; i++)
-		d |= a[i] ^ b[i];
-	return d == 0;
-}
-
-/* A 32-bit summary of a key, never 0 (0 marks an empty cache entry). */
-static __always_inline __u32 key_tag(const __u64 *k)
-{
-	__u64 h = 0x9e3779b97f4a7c15ULL;
-
-#pragma unroll
-	for (int i = 0; i < OFFCPU_KEY_WORDS; i++)
-		h = mix(h, k[i]);
-	return (__u32)(h >> 32) | 1;
-}
-
-static __always_inline bool kslots_match(void *ctx, const struct offcpu_site *s)
-{
-	__u64 h = 0x9e3779b97f4a7c15ULL;
-
-	for (__u32 i = 0; i < OFFCPU_KSLOTS; i++) {
-		if (i >= s->nk)
-			break;
-		h = mix(h, kword(ctx, (__u64)(s->kslot[i] & (OFFCPU_KSCAN - 1)) * 8));
-	}
-	return h == s->khash;
-}
-
-static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u32 state,
-				   __u64 count, __u64 off, __u64 runq);
-
-/* Move a site's accumulated weight to the aggregation map. */
-static __always_inline void site_flush(struct offcpu_thread *th, __u32 tid, struct offcpu_site *s)
-{
-	if (!s->count)
-		return;
-	record(th->tgid, tid, s->kstack, s->ustack, s->state, s->count, s->off_ns, s->runq_ns);
-	s->count = 0;
-	s->off_ns = 0;
-	s->runq_ns = 0;
-}
-
-/*
- * Stacks of the thread leaving now, into th->kstack/ustack, and the cache
- * entry its interval will be added to (th->site).
- *
- * Preemptions (the preempt flag) and "other" states always walk: a kernel
- * preemption can land anywhere. Everything else looks up the thread's
- * call-site cache: the key must be equal and the kernel frames must sit where
- * they sat (kslots_match()). A hit reuses the remembered stacks, except every
- * period-th hit, which walks and compares: a match doubles the period (up to
- * check_max_exact for a site verified whole, check_max otherwise), a
- * difference resets it to 1, replaces the stacks, and counts every interval
- * attributed since the last check as possibly misattributed
- * (stack_cache_mismatch, an upper bound). New entries start at period 1.
- */
-static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct offcpu_thread *th,
-					__u32 tid, bool preempt, __u32 prev_state, __u32 tgid,
-					__u64 now, const bool btf)
-{
-	bool kthread = RD(btf, t, flags) & OFFCPU_PF_KTHREAD;
-	bool cache = stack_cache && !preempt && th->state != OFFCPU_ST_OTHER;
-	__u64 key[OFFCPU_KEY_WORDS] = {};
-	struct offcpu_site *s = NULL;
-	struct kernel_sig *sig;
-	__u32 hit = OFFCPU_CACHE_WAYS, zero = 0, way, tag = 0;
-	__u64 k, u;
-
-	th->site = OFFCPU_NO_SITE;
-	th->switches++;
-	if (cache) {
-		site_key(ctx, t, prev_state, kthread, key, btf);
-		tag = key_tag(key);
-#pragma unroll
-		for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++) {
-			if (th->tag[w] != tag || !key_eq(th->sites[w].key, key))
-				continue;
-			if (kslots_match(ctx, &th->sites[w]))
-				hit = w;
-			else
-				STAT(kslot_rejects, 1);
-		}
-		if (hit < OFFCPU_CACHE_WAYS) {
-			s = &th->sites[hit];
-			if (++s->hits < s->period) {
-				th->kstack = s->kstack;
-				th->ustack = s->ustack;
-				th->site = hit;
-				th->flags |= OFFCPU_TH_UNCHECKED;
-				th->hits++;
-				return;
-			}
-			STAT(cache_checks, 1);
-		}
-	}
-
-	k = kernel_stacks ? walk(ctx, false) : OFFCPU_STACK_NONE;
-	/* Locate the frames while the kernel walk is still in the scratch buffer. */
-	if (cache && !s && kernel_stacks)
-		kernel_sig(ptr_value(ctx), key[5]);
-	u = user_stacks && !kthread ? walk(ctx, true) : OFFCPU_STACK_NONE;
-	th->kstack = k;
-	th->ustack = u;
-	if (u & OFFCPU_STACK_REAL) {
-		struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &zero);
-
-		notify_track(tgid, now, buf && buf->pad);
-	}
-	if (!cache)
-		return;
-	if (!stack_ok(k) || !stack_ok(u)) {
-		/* A failed walk says nothing about the key: keep the entry as it was. */
-		if (s)
-			s->hits = 0;
-		return;
-	}
-	if (s) {
-		if (k == s->kstack && u == s->ustack) {
-			__u32 max = s->exact == (OFFCPU_SITE_KERNEL_EXACT | OFFCPU_SITE_USER_EXACT)
-					    ? check_max_exact
-					    : check_max;
-
-			if (s->period < max)
-				s->period *= 2;
-		} else {
-			if (k != s->kstack)
-				STAT(check_failed_kernel, 1);
-			if (u != s->ustack)
-				STAT(check_failed_user, 1);
-			STAT(cache_mismatch, s->unchecked);
-			STAT(cache_mismatch_ns, s->unchecked_ns);
-			site_flush(th, tid, s);
-			s->period = 1;
-			s->kstack = k;
-			s->ustack = u;
-		}
-		s->hits = 0;
-		s->unchecked = 0;
-		s->unchecked_ns = 0;
-		th->site = hit;
-		return;
-	}
-
-	/* A new call site replaces the oldest entry (round robin). */
-	STAT(cache_misses, 1);
-	way = th->clock++ & (OFFCPU_CACHE_WAYS - 1);
-	s = &th->sites[way];
-	if (th->tag[way])
-		site_flush(th, tid, s);
-	th->tag[way] = tag;
-	__builtin_memcpy(s->key, key, sizeof(key));
-	s->kstack = k;
-	s->ustack = u;
-	s->state = th->state;
-	s->hits = 0;
-	s->period = 1;
-	s->unchecked = 0;
-	s->unchecked_ns = 0;
-	s->nk = 0;
-	s->khash = 0x9e3779b97f4a7c15ULL;
-	s->exact = 0;
-	if (kernel_stacks) {
-		sig = bpf_map_lookup_elem(&ksig, &zero);
-		if (sig) {
-			s->nk = sig->n;
-			s->khash = sig->hash;
-			__builtin_memcpy(s->kslot, sig->slot, sizeof(s->kslot));
-			if (sig->exact)
-				s->exact |= OFFCPU_SITE_KERNEL_EXACT;
-		}
-	} else {
-		s->exact |= OFFCPU_SITE_KERNEL_EXACT;
-	}
-	if (!user_stacks || kthread || (key[3] & 1))
-		s->exact |= OFFCPU_SITE_USER_EXACT;
-	STAT(sites_made, 1);
-	if (s->exact & OFFCPU_SITE_KERNEL_EXACT)
-		STAT(sites_kernel_exact, 1);
-	if (s->exact & OFFCPU_SITE_USER_EXACT)
-		STAT(sites_user_exact, 1);
-	th->site = way;
+	return stop && now >= stop;
 }
 
 static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u32 state,
@@ -843,20 +354,9 @@ static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u3
 	__sync_fetch_and_add(&v->runq_ns, runq);
 }
 
-/* Kernel stack of a thread that is not running (its stack is intact until it runs). */
-static __always_inline __u64 walk_task(struct task_struct *t)
-{
-	struct offcpu_stack *buf;
-	__u32 zero = 0;
-	long n;
-
-	buf = bpf_map_lookup_elem(&scratch, &zero);
-	if (!buf)
-		return ENOMEM;
-	STAT(walks_kernel, 1);
-	n = bpf_get_task_stack(t, buf->ips, OFFCPU_MAX_STACK * 8, 0);
-	return stack_commit(n, false);
-}
+#include "stacks.bpf.h"
+#include "cache.bpf.h"
+#include "wakeup.bpf.h"
 
 static __always_inline __u64 run_delay(struct task_struct *t, const bool btf);
 static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 start,
@@ -1098,96 +598,95 @@ static __always_inline __u64 runq_since_mark(struct offcpu_thread *th, struct ta
 	return total - th->mark_delay_ns;
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now,
-				      const bool btf)
+/* A thread first seen at its switch-in: start tracking it. NULL: not traced. */
+static __always_inline struct offcpu_thread *switch_in_new(struct task_struct *next, __u32 tid,
+							   __u64 now, const bool btf)
 {
-	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	__u64 off, runq, born, exec, queued = 0, k = OFFCPU_STACK_BEFORE_START, u;
-	__u32 tgid;
+	__u32 tgid = RD(btf, next, tgid);
+	struct offcpu_thread *th;
 
-	if (!th) {
-		tgid = RD(btf, next, tgid);
-		if (tgid == held_tgid) {
-			th = thread_new(next, tid, tgid, now, btf);
-			if (!th)
-				return;
+	if (tgid == held_tgid) {
+		th = thread_new(next, tid, tgid, now, btf);
+		if (th)
 			th->held = 1;
-		} else {
-			if (!wanted(next, tgid, btf))
-				return;
-			th = thread_new(next, tid, tgid, start_ns, btf);
-			if (!th)
-				return;
-			born = RD(btf, next, start_time);
-			if (born > start_ns && runq_schedinfo) {
-				/*
-				 * A new thread's first run: its wait since it was
-				 * made runnable. If it has run already (its first
-				 * switches went unreported), its run is left out
-				 * and its waits so far are the run-queue part.
-				 */
-				exec = RD(btf, next, se.sum_exec_runtime);
-				queued = queued_ns(next, btf);
-				off = now > born + exec ? now - born - exec : 0;
-				runq = run_delay(next, btf) + queued;
-				if (runq > off)
-					runq = off;
-				if (exec) {
-					STAT(unseen_switch_out, 1);
-					STAT(unseen_switch_out_ns, off);
-				}
-				th->first_ns = born;
-				th->base_exec_ns = 0;
-				th->base_delay_ns = 0;
-				record(tgid, tid, OFFCPU_STACK_NEW_THREAD, OFFCPU_STACK_NEW_THREAD,
-				       OFFCPU_ST_PREEMPT, 1, off, runq);
-				timeline_send(th, tid, now - off, off, runq, OFFCPU_STACK_NEW_THREAD,
-					      OFFCPU_STACK_NEW_THREAD, OFFCPU_ST_PREEMPT);
-				th->intervals = 1;
-				th->interval_ns = off;
-				goto mark;
-			}
-			/* Off the CPU since before start (no wakeup seen, if they are traced). */
-			th->off_ns = start_ns;
-			th->wake_ns = start_ns;
-			th->state = OFFCPU_ST_UNKNOWN;
-			th->flags = OFFCPU_TH_BEFORE_START;
-		}
+		return th;
 	}
-	exec = RD(btf, next, se.sum_exec_runtime);
-	if (runq_schedinfo)
-		queued = queued_ns(next, btf);
-	if (th->held) {
-		/* Until the exec: keep the window's start at the latest switch-in. */
-		th->first_ns = now;
-		th->base_exec_ns = exec;
-		th->base_delay_ns = run_delay(next, btf) + queued;
-		STAT(held_skipped, 1);
+	if (!wanted(next, tgid, btf))
+		return NULL;
+	return thread_new(next, tid, tgid, start_ns, btf);
+}
+
+/*
+ * The interval a thread first seen at its switch-in ends. A new thread's
+ * first run: its wait since it was made runnable, recorded here (true). If
+ * it has run already (its first switches went unreported), its run is left
+ * out and its waits so far are the run-queue part. Otherwise it has been off
+ * the CPU since before start (no wakeup seen, if they are traced): false,
+ * the switch-in closes that interval.
+ */
+static __always_inline bool first_run(struct offcpu_thread *th, struct task_struct *next, __u32 tid,
+				      __u64 now, __u64 exec, __u64 queued, const bool btf)
+{
+	__u64 born = RD(btf, next, start_time), off, runq;
+
+	if (born <= start_ns || !runq_schedinfo) {
+		th->off_ns = start_ns;
+		th->wake_ns = start_ns;
+		th->state = OFFCPU_ST_UNKNOWN;
+		th->flags = OFFCPU_TH_BEFORE_START;
+		return false;
+	}
+	off = now > born + exec ? now - born - exec : 0;
+	runq = run_delay(next, btf) + queued;
+	if (runq > off)
+		runq = off;
+	if (exec) {
+		STAT(unseen_switch_out, 1);
+		STAT(unseen_switch_out_ns, off);
+	}
+	th->first_ns = born;
+	th->base_exec_ns = 0;
+	th->base_delay_ns = 0;
+	record(th->tgid, tid, OFFCPU_STACK_NEW_THREAD, OFFCPU_STACK_NEW_THREAD, OFFCPU_ST_PREEMPT,
+	       1, off, runq);
+	timeline_send(th, tid, now - off, off, runq, OFFCPU_STACK_NEW_THREAD,
+		      OFFCPU_STACK_NEW_THREAD, OFFCPU_ST_PREEMPT);
+	th->intervals = 1;
+	th->interval_ns = off;
+	return true;
+}
+
+/*
+ * The kernel did not report the switch-out that began this interval: the
+ * thread ran exec - mark_exec after its last switch-in and left the CPU
+ * then. Its stack is unknown.
+ */
+static __always_inline void unseen_switch_out(struct offcpu_thread *th, __u32 tid, __u64 now,
+					      __u64 exec, __u64 queued)
+{
+	__u64 ran = exec - th->mark_exec_ns, off;
+
+	if (!th->mark_ns || th->mark_ns + ran >= now) {
+		STAT(unmatched_switch_in, 1);
 		return;
 	}
-	if (!th->off_ns) {
-		/*
-		 * The kernel did not report the switch-out that began this
-		 * interval: the thread ran exec - mark_exec after its last
-		 * switch-in and left the CPU then. Its stack is unknown.
-		 */
-		__u64 ran = exec - th->mark_exec_ns;
+	off = now - th->mark_ns - ran;
+	STAT(unseen_switch_out, 1);
+	STAT(unseen_switch_out_ns, off);
+	th->state = OFFCPU_ST_UNKNOWN;
+	th->site = OFFCPU_NO_SITE;
+	th->kstack = OFFCPU_STACK_UNSEEN;
+	th->ustack = OFFCPU_STACK_UNSEEN;
+	close_interval(th, tid, now - off, off, queued, 0, 0);
+}
 
-		if (th->mark_ns && th->mark_ns + ran < now) {
-			off = now - th->mark_ns - ran;
-			STAT(unseen_switch_out, 1);
-			STAT(unseen_switch_out_ns, off);
-			th->state = OFFCPU_ST_UNKNOWN;
-			th->site = OFFCPU_NO_SITE;
-			th->kstack = OFFCPU_STACK_UNSEEN;
-			th->ustack = OFFCPU_STACK_UNSEEN;
-			close_interval(th, tid, now - off, off, queued, 0, 0);
-		} else {
-			STAT(unmatched_switch_in, 1);
-		}
-		goto mark;
-	}
-	off = now - th->off_ns;
+/* The switch-in that ends the interval th's switch-out began: its length and run-queue part. */
+static __always_inline void switch_in_close(struct offcpu_thread *th, struct task_struct *next,
+					    __u32 tid, __u64 now, __u64 exec, __u64 queued,
+					    const bool btf)
+{
+	__u64 off = now - th->off_ns, runq, k = OFFCPU_STACK_BEFORE_START, u;
+
 	if (th->mark_ns && exec > th->mark_exec_ns && !(th->flags & OFFCPU_TH_BEFORE_START)) {
 		/*
 		 * It ran meanwhile: a switch-in and a switch-out went
@@ -1224,17 +723,42 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 		}
 	}
 	close_interval(th, tid, now - off, off, runq, k, u);
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now,
+				      const bool btf)
+{
+	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 exec, queued = 0;
+	bool first = false;
+
+	if (!th) {
+		th = switch_in_new(next, tid, now, btf);
+		if (!th)
+			return;
+		first = !th->held;
+	}
+	exec = RD(btf, next, se.sum_exec_runtime);
+	if (runq_schedinfo)
+		queued = queued_ns(next, btf);
+	if (first && first_run(th, next, tid, now, exec, queued, btf))
+		goto mark;
+	if (th->held) {
+		/* Until the exec: keep the window's start at the latest switch-in. */
+		th->first_ns = now;
+		th->base_exec_ns = exec;
+		th->base_delay_ns = run_delay(next, btf) + queued;
+		STAT(held_skipped, 1);
+		return;
+	}
+	if (!th->off_ns)
+		unseen_switch_out(th, tid, now, exec, queued);
+	else
+		switch_in_close(th, next, tid, now, exec, queued, btf);
 mark:
 	th->mark_ns = now;
 	th->mark_exec_ns = exec;
 	th->mark_delay_ns = run_delay(next, btf) + queued;
-}
-
-static __always_inline bool after_stop(__u64 now)
-{
-	__u64 stop = stop_ns;
-
-	return stop && now >= stop;
 }
 
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
@@ -1250,114 +774,6 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 		switch_out(ctx, prev, ptid, preempt, prev_state, now, btf);
 	if (ntid)
 		switch_in(next, ntid, now, btf);
-}
-
-/*
- * The thread doing a wakeup, for the timeline; 0 when unknown. A wakeup from
- * an interrupt (a timer expiring, an I/O completion, a softirq) runs on top
- * of whichever thread it interrupted, so the kernel stack is walked and a
- * return address in the interrupt entry code (irq_lo/irq_hi, from kallsyms)
- * makes the waker unknown. So does a walk that found no entry code within
- * OFFCPU_WAKER_FRAMES frames, and a kernel whose entry code is unknown.
- */
-static __always_inline __u32 waker_tid(void *ctx)
-{
-	__u32 zero = 0;
-	__u64 *ips;
-	long n;
-	__u32 nr;
-
-	if (!timeline || !irq_lo[0])
-		return 0;
-	ips = bpf_map_lookup_elem(&waker_stack, &zero);
-	if (!ips)
-		return 0;
-	n = bpf_get_stack(ctx, ips, OFFCPU_WAKER_FRAMES * 8, 0);
-	if (n <= 0 || n >= OFFCPU_WAKER_FRAMES * 8)
-		return 0;
-	nr = (__u32)n >> 3;
-	for (__u32 i = 0; i < OFFCPU_WAKER_FRAMES; i++) {
-		if (i >= nr)
-			break;
-		for (int r = 0; r < OFFCPU_IRQ_RANGES; r++)
-			if (ips[i] >= irq_lo[r] && ips[i] < irq_hi[r])
-				return 0;
-	}
-	return (__u32)bpf_get_current_pid_tgid();
-}
-
-static __always_inline void on_wakeup(void *ctx, struct task_struct *p, bool new, const bool btf)
-{
-	__u32 tid = RD(btf, p, pid), tgid;
-	struct offcpu_thread *th;
-	__u64 now;
-
-	if (!tid)
-		return;
-	now = bpf_ktime_get_ns();
-	if (after_stop(now))
-		return;
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th || new) {
-		tgid = RD(btf, p, tgid);
-		if (tgid == held_tgid)
-			return;
-		if (!th && !wanted(p, tgid, btf))
-			return;
-		if (!th)
-			th = thread_new(p, tid, tgid, now, btf);
-		if (!th) {
-			STAT(unmatched_wakeups, 1);
-			return;
-		}
-		if (new) {
-			/* A new thread: runnable from now, its schedstat starts at zero. */
-			th->first_ns = now;
-			th->base_exec_ns = 0;
-			th->base_delay_ns = 0;
-			th->off_ns = now;
-			th->wake_ns = now;
-			th->state = OFFCPU_ST_PREEMPT;
-			th->flags = OFFCPU_TH_NEW;
-			th->kstack = OFFCPU_STACK_NEW_THREAD;
-			th->ustack = OFFCPU_STACK_NEW_THREAD;
-			th->site = OFFCPU_NO_SITE;
-			th->waker = waker_tid(ctx);
-			return;
-		}
-		/* Off the CPU since before start: the known part begins at start. */
-		th->first_ns = start_ns;
-		th->off_ns = start_ns;
-		th->wake_ns = now;
-		th->state = OFFCPU_ST_UNKNOWN;
-		th->flags = OFFCPU_TH_BEFORE_START;
-		return;
-	}
-	if (!th->off_ns) {
-		STAT(wakeup_running, 1);
-		return;
-	}
-	if (!th->wake_ns)
-		th->wake_ns = now;
-}
-
-/*
- * sched_waking, timeline only: it fires in the waker's context, where
- * sched_wakeup may fire on the wakee's CPU, from the IPI that queued a remote
- * wakeup. The first waking of an interval is the one that ends it.
- */
-static __always_inline void on_waking(void *ctx, struct task_struct *p, const bool btf)
-{
-	__u32 tid = RD(btf, p, pid);
-	struct offcpu_thread *th;
-
-	if (!tid || after_stop(bpf_ktime_get_ns()))
-		return;
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (th && th->off_ns && !th->woken) {
-		th->waker = waker_tid(ctx);
-		th->woken = 1;
-	}
 }
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child,

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The one header shared by src/bpf/offcpu.bpf.c and user space
- * (src/collect/native.c): map layouts, record formats, constants.
+ * (src/collect/native*.c): map layouts, record formats, constants.
  *
- * It is included after vmlinux.h on the BPF side and after <linux/types.h>
+ * It is included after kernel_types.h on the BPF side and after <linux/types.h>
  * in user space, so it uses only __u32/__u64 and plain C.
  */
 #ifndef OFFCPU_BPF_OFFCPU_H
@@ -12,12 +12,39 @@
 #define OFFCPU_MAX_STACK 127 /* PERF_MAX_STACK_DEPTH */
 #define OFFCPU_COMM_LEN 16
 #define OFFCPU_CACHE_WAYS 4 /* call sites remembered per thread (a power of two) */
-#define OFFCPU_KEY_WORDS 7  /* words of a call-site key */
 #define OFFCPU_KSLOTS 16    /* kernel return addresses a call site verifies */
 #define OFFCPU_KSCAN 1024   /* kernel stack words searched for them (8 KiB) */
 #define OFFCPU_UWIN 256	    /* bytes of user stack above bp read for a call-site key */
 /* Frames searched from the top of a kernel stack for the __schedule anchor. */
 #define OFFCPU_MAX_TRACER_FRAMES 8
+
+/*
+ * Map sizes: the BPF maps' max_entries, and user space's defaults (the small
+ * ones when tracing given processes, the large ones for a cgroup or all).
+ */
+#define OFFCPU_MAX_THREADS 8192 /* threads and procs maps */
+#define OFFCPU_MAX_THREADS_LARGE 32768
+#define OFFCPU_MAX_AGG 16384 /* each of agg0/agg1 */
+#define OFFCPU_MAX_AGG_LARGE 65536
+#define OFFCPU_MAX_STACKS 16384 /* ids of the stacks sent */
+#define OFFCPU_MAX_STACKS_LARGE 65536
+
+/*
+ * The words of a call-site key (see site_key() in offcpu.bpf.c), read from
+ * the registers the thread entered the kernel with and its user stack.
+ */
+enum offcpu_key_word {
+	OFFCPU_KEY_IP,	      /* user ip: where the thread entered the kernel */
+	OFFCPU_KEY_SP,	      /* user sp */
+	OFFCPU_KEY_FP,	      /* user frame pointer: start of the frame-pointer chain */
+	OFFCPU_KEY_CHAIN,     /* user_chain(): hash of the chain above the frame pointer */
+	OFFCPU_KEY_SYSCALL,   /* syscall number (exception error code, irq vector otherwise) */
+	OFFCPU_KEY_ENTRY_RET, /* the return address into the entry code */
+	OFFCPU_KEY_STATE,     /* prev_state << 1 | in_iowait */
+	OFFCPU_KEY_WORDS
+};
+/* In the OFFCPU_KEY_CHAIN word: the chain ends inside the window it hashes. */
+#define OFFCPU_CHAIN_WHOLE 1ULL
 
 /* Task bits the kernel defines as macros (absent from BTF). */
 #define OFFCPU_PF_KTHREAD 0x00200000

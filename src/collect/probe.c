@@ -23,6 +23,13 @@
 #include "collect/proc.h"
 #include "symbolize/symbolize.h"
 
+const char *probe__btf_path(void)
+{
+	const char *path = getenv("OFFCPU_BTF_PATH");
+
+	return path && *path ? path : "/sys/kernel/btf/vmlinux";
+}
+
 const char *probe_verdict__name(enum probe_verdict v)
 {
 	static const char *const names[] = { "ok", "warn", "FAIL", "info" };
@@ -318,8 +325,9 @@ size_t probe__run_all(struct probe_result *out, size_t max, const char *binary)
 	size_t n = 0;
 
 	check_privilege(add(out, max, &n, "privilege", 1));
-	check_file(add(out, max, &n, "btf", 1), "/sys/kernel/btf/vmlinux",
-		   "needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	check_file(add(out, max, &n, "btf", 1), probe__btf_path(),
+		   "the native collector needs the kernel's BTF: a kernel built with "
+		   "CONFIG_DEBUG_INFO_BTF=y (or record with --tool bpftrace)");
 	check_sched_switch_attach(add(out, max, &n, "tp_btf", 0), true);
 	check_sched_switch_attach(add(out, max, &n, "raw_tp", 1), false);
 	check_kprobes(add(out, max, &n, "kprobes", 0));

@@ -23,5 +23,10 @@ struct probe_result {
 /* Run every check; fills up to max results, returns how many. binary may be NULL. */
 size_t probe__run_all(struct probe_result *out, size_t max, const char *binary);
 const char *probe_verdict__name(enum probe_verdict v);
+/*
+ * The kernel's BTF, which the native collector needs (CO-RE): $OFFCPU_BTF_PATH
+ * when set (tests point it at a missing file), else /sys/kernel/btf/vmlinux.
+ */
+const char *probe__btf_path(void);
 
 #endif

@@ -71,4 +71,31 @@ if [ "$with" = ok ] && [ "$without" = warn ]; then
 else
 	fail $t "with frame pointers: '$with' (want ok), without: '$without' (want warn)"
 fi
+
+# A host without the kernel's BTF, pointed at through OFFCPU_BTF_PATH: doctor
+# says the native collector cannot run and why, and record says so too.
+t=doctor_without_btf_says_why_native_cannot_run
+o3=$(OFFCPU_BTF_PATH="$SCRATCH/no-btf" "$OFFCPU_BIN" doctor)
+rc3=$?
+if [ $rc3 -eq 1 ] &&
+	echo "$o3" | grep -q "^FAIL btf  *$SCRATCH/no-btf: No such file.*fix: the native collector needs the kernel's BTF: .*CONFIG_DEBUG_INFO_BTF" &&
+	echo "$o3" | grep -q '^native collector: cannot run here'; then
+	ok $t
+else
+	fail $t "rc=$rc3: $(echo "$o3" | grep -e '^FAIL' -e '^native')"
+fi
+
+t=record_without_btf_says_why
+if ! need_root; then
+	skip $t "needs root"
+else
+	OFFCPU_BTF_PATH="$SCRATCH/no-btf" "$OFFCPU_BIN" record -o "$SCRATCH/nobtf" -- true \
+		>/dev/null 2>&1
+	if grep -q "native: the kernel has no BTF ($SCRATCH/no-btf): it needs CONFIG_DEBUG_INFO_BTF" \
+		"$SCRATCH/nobtf/offcpu.diagnostics.txt" 2>/dev/null; then
+		ok $t
+	else
+		fail $t "$(cat "$SCRATCH/nobtf/offcpu.diagnostics.txt" 2>&1 | head -3)"
+	fi
+fi
 rm -rf "$SCRATCH"

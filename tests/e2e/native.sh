@@ -177,4 +177,45 @@ else
 	fail $t "$why; $(head -2 "$SCRATCH/attach.err")"
 fi
 
+
+# The programs offcpu loads are those its mode needs: the process and switch
+# tracepoints always, the wakeups only without sched_info, sched_waking only
+# for a timeline; all of one flavour. Read from the BPF program fds the
+# recording process holds.
+t=native_loads_the_programs_its_mode_needs
+progs_of() { # PID: names of the BPF programs it holds, sorted
+	local id
+	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -un); do
+		bpftool prog show id "$id" 2>/dev/null |
+			awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "name") print $(i + 1) }'
+	done | sort | tr '\n' ' '
+}
+want_progs() { # DIAGNOSTICS TIMELINE(0/1): the names the attach note implies
+	local fl=btf names="exec exit fork sw"
+	grep -q 'attached raw_tp programs' "$1" && fl=raw
+	grep -q 'attached .*(no sched_info)' "$1" && names="$names wk wkn"
+	[ "$2" = 1 ] && names="$names wkg"
+	for n in $names; do echo "${n}_$fl"; done | sort | tr '\n' ' '
+}
+why=
+if ! command -v bpftool >/dev/null; then
+	skip $t "needs bpftool"
+else
+	for tl in 0 1; do
+		opt=
+		[ $tl = 1 ] && opt=--timeline
+		"$OFFCPU_BIN" record -o "$SCRATCH/progs$tl" -q $opt -- sleep 2 &
+		rec=$!
+		got=
+		for _ in $(seq 100); do
+			got=$(progs_of $rec)
+			[ -n "$got" ] && break
+			sleep 0.05
+		done
+		wait $rec
+		want=$(want_progs "$SCRATCH/progs$tl/offcpu.diagnostics.txt" $tl)
+		[ "$got" = "$want" ] || why="$why${opt:-default}: loaded '$got', want '$want'; "
+	done
+	[ -z "$why" ] && ok $t || fail $t "$why"
+fi
 rm -rf "$SCRATCH"

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The call-site cache of offcpu.bpf.c: a key read from the leaving thread's
+ * registers selects the stacks walked for it before (see site_key() and
+ * take_stacks()). Included once, by offcpu.bpf.c after stacks.bpf.h.
+ */
+#ifndef OFFCPU_BPF_CACHE_BPF_H
+#define OFFCPU_BPF_CACHE_BPF_H
+
+/* The syscall number a thread entered the kernel with (see OFFCPU_KEY_SYSCALL). */
+#if defined(__TARGET_ARCH_x86)
+#define PT_REGS_SYSCALL_NR(r) ((r)->orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define PT_REGS_SYSCALL_NR(r) ((__u64)(r)->syscallno)
+#endif
+
+/*
+ * The call-site key of the thread leaving now (enum offcpu_key_word), read
+ * without walking: from the registers it entered the kernel with, the user
+ * ip, sp and frame pointer, the syscall number, and user_chain(), the
+ * chain's words within OFFCPU_UWIN bytes above the frame pointer; the word
+ * below the user pt_regs, the return address into the entry code
+ * (entry_SYSCALL_64, asm_exc_page_fault, asm_sysvec_*), the outermost kernel
+ * frame; and prev_state << 1 | in_iowait.
+ *
+ * The kernel frames in between are not in the key: a site keeps the stack
+ * offsets of its return addresses (kernel_sig()), and a hit requires the
+ * same values at the same offsets now (kslots_match()). The kernel walk is a
+ * function of those values (ORC: each return address gives the next one's
+ * offset), so a hit of a kernel-exact site gives the stack the walk would.
+ *
+ * bpf_task_pt_regs() gives a typed pointer: the PT_REGS_* reads are plain
+ * loads, CO-RE relocated through kernel_types.h.
+ */
+static __always_inline void site_key(void *ctx, struct task_struct *t, __u32 prev_state,
+				     bool kthread, __u64 *k, const bool btf)
+{
+	struct task_struct *cur = btf ? t : bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+
+	if (!regs)
+		return;
+	if (!kthread) {
+		k[OFFCPU_KEY_IP] = PT_REGS_IP(regs);
+		k[OFFCPU_KEY_SP] = PT_REGS_SP(regs);
+		k[OFFCPU_KEY_FP] = PT_REGS_FP(regs);
+		k[OFFCPU_KEY_SYSCALL] = PT_REGS_SYSCALL_NR(regs);
+		if (user_stacks)
+			k[OFFCPU_KEY_CHAIN] = user_chain(k[OFFCPU_KEY_FP]);
+	}
+	if (kernel_stacks)
+		k[OFFCPU_KEY_ENTRY_RET] = kword(regs, -8);
+	k[OFFCPU_KEY_STATE] = ((__u64)(prev_state & 0x7fffffff) << 1) |
+			      (BPF_CORE_READ_BITFIELD(cur, in_iowait) & 1);
+}
+
+static __always_inline bool key_eq(const __u64 *a, const __u64 *b)
+{
+	__u64 d = 0;
+
+#pragma unroll
+	for (int i = 0; i < OFFCPU_KEY_WORDS; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
+/* A 32-bit summary of a key, never 0 (0 marks an empty cache entry). */
+static __always_inline __u32 key_tag(const __u64 *k)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+#pragma unroll
+	for (int i = 0; i < OFFCPU_KEY_WORDS; i++)
+		h = mix(h, k[i]);
+	return (__u32)(h >> 32) | 1;
+}
+
+static __always_inline bool kslots_match(void *ctx, const struct offcpu_site *s)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+	for (__u32 i = 0; i < OFFCPU_KSLOTS; i++) {
+		if (i >= s->nk)
+			break;
+		h = mix(h, kword(ctx, (__u64)(s->kslot[i] & (OFFCPU_KSCAN - 1)) * 8));
+	}
+	return h == s->khash;
+}
+
+/* Move a site's accumulated weight to the aggregation map. */
+static __always_inline void site_flush(struct offcpu_thread *th, __u32 tid, struct offcpu_site *s)
+{
+	if (!s->count)
+		return;
+	record(th->tgid, tid, s->kstack, s->ustack, s->state, s->count, s->off_ns, s->runq_ns);
+	s->count = 0;
+	s->off_ns = 0;
+	s->runq_ns = 0;
+}
+
+/* The cache entry whose key is key and whose kernel frames sit where they sat. */
+static __always_inline __u32 cache_lookup(void *ctx, struct offcpu_thread *th, const __u64 *key,
+					  __u32 tag)
+{
+	__u32 hit = OFFCPU_CACHE_WAYS;
+
+#pragma unroll
+	for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++) {
+		if (th->tag[w] != tag || !key_eq(th->sites[w].key, key))
+			continue;
+		if (kslots_match(ctx, &th->sites[w]))
+			hit = w;
+		else
+			STAT(kslot_rejects, 1);
+	}
+	return hit;
+}
+
+/* A hit's periodic check: the walks k and u either confirm site s or replace its stacks. */
+static __always_inline void site_check(struct offcpu_thread *th, __u32 tid, struct offcpu_site *s,
+				       __u64 k, __u64 u)
+{
+	if (k == s->kstack && u == s->ustack) {
+		__u32 max = s->exact == (OFFCPU_SITE_KERNEL_EXACT | OFFCPU_SITE_USER_EXACT)
+				    ? check_max_exact
+				    : check_max;
+
+		if (s->period < max)
+			s->period *= 2;
+	} else {
+		if (k != s->kstack)
+			STAT(check_failed_kernel, 1);
+		if (u != s->ustack)
+			STAT(check_failed_user, 1);
+		STAT(cache_mismatch, s->unchecked);
+		STAT(cache_mismatch_ns, s->unchecked_ns);
+		site_flush(th, tid, s);
+		s->period = 1;
+		s->kstack = k;
+		s->ustack = u;
+	}
+	s->hits = 0;
+	s->unchecked = 0;
+	s->unchecked_ns = 0;
+}
+
+/*
+ * A new call site for key, with the walks k and u and the kernel frames'
+ * places kernel_sig() left in this CPU's ksig: it replaces the oldest entry
+ * (round robin). Returns its way.
+ */
+static __always_inline __u32 site_make(struct offcpu_thread *th, __u32 tid, const __u64 *key,
+				       __u32 tag, __u64 k, __u64 u, bool kthread)
+{
+	struct offcpu_site *s;
+	struct kernel_sig *sig;
+	__u32 way, zero = 0;
+
+	STAT(cache_misses, 1);
+	way = th->clock++ & (OFFCPU_CACHE_WAYS - 1);
+	s = &th->sites[way];
+	if (th->tag[way])
+		site_flush(th, tid, s);
+	th->tag[way] = tag;
+	__builtin_memcpy(s->key, key, sizeof(s->key));
+	s->kstack = k;
+	s->ustack = u;
+	s->state = th->state;
+	s->hits = 0;
+	s->period = 1;
+	s->unchecked = 0;
+	s->unchecked_ns = 0;
+	s->nk = 0;
+	s->khash = 0x9e3779b97f4a7c15ULL;
+	s->exact = 0;
+	if (kernel_stacks) {
+		sig = bpf_map_lookup_elem(&ksig, &zero);
+		if (sig) {
+			s->nk = sig->n;
+			s->khash = sig->hash;
+			__builtin_memcpy(s->kslot, sig->slot, sizeof(s->kslot));
+			if (sig->exact)
+				s->exact |= OFFCPU_SITE_KERNEL_EXACT;
+		}
+	} else {
+		s->exact |= OFFCPU_SITE_KERNEL_EXACT;
+	}
+	if (!user_stacks || kthread || (key[OFFCPU_KEY_CHAIN] & OFFCPU_CHAIN_WHOLE))
+		s->exact |= OFFCPU_SITE_USER_EXACT;
+	STAT(sites_made, 1);
+	if (s->exact & OFFCPU_SITE_KERNEL_EXACT)
+		STAT(sites_kernel_exact, 1);
+	if (s->exact & OFFCPU_SITE_USER_EXACT)
+		STAT(sites_user_exact, 1);
+	return way;
+}
+
+/*
+ * Stacks of the thread leaving now, into th->kstack/ustack, and the cache
+ * entry its interval will be added to (th->site).
+ *
+ * Preemptions (the preempt flag) and "other" states always walk: a kernel
+ * preemption can land anywhere. Everything else looks up the thread's
+ * call-site cache: the key must be equal and the kernel frames must sit where
+ * they sat (kslots_match()). A hit reuses the remembered stacks, except every
+ * period-th hit, which walks and compares: a match doubles the period (up to
+ * check_max_exact for a site verified whole, check_max otherwise), a
+ * difference resets it to 1, replaces the stacks, and counts every interval
+ * attributed since the last check as possibly misattributed
+ * (stack_cache_mismatch, an upper bound). New entries start at period 1.
+ */
+static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct offcpu_thread *th,
+					__u32 tid, bool preempt, __u32 prev_state, __u32 tgid,
+					__u64 now, const bool btf)
+{
+	bool kthread = RD(btf, t, flags) & OFFCPU_PF_KTHREAD;
+	bool cache = stack_cache && !preempt && th->state != OFFCPU_ST_OTHER;
+	__u64 key[OFFCPU_KEY_WORDS] = {};
+	struct offcpu_site *s = NULL;
+	__u32 hit = OFFCPU_CACHE_WAYS, zero = 0, tag = 0;
+	__u64 k, u;
+
+	th->site = OFFCPU_NO_SITE;
+	th->switches++;
+	if (cache) {
+		site_key(ctx, t, prev_state, kthread, key, btf);
+		tag = key_tag(key);
+		hit = cache_lookup(ctx, th, key, tag);
+		if (hit < OFFCPU_CACHE_WAYS) {
+			s = &th->sites[hit];
+			if (++s->hits < s->period) {
+				th->kstack = s->kstack;
+				th->ustack = s->ustack;
+				th->site = hit;
+				th->flags |= OFFCPU_TH_UNCHECKED;
+				th->hits++;
+				return;
+			}
+			STAT(cache_checks, 1);
+		}
+	}
+
+	k = kernel_stacks ? walk(ctx, false) : OFFCPU_STACK_NONE;
+	/* Locate the frames while the kernel walk is still in the scratch buffer. */
+	if (cache && !s && kernel_stacks)
+		kernel_sig(ptr_value(ctx), key[OFFCPU_KEY_ENTRY_RET]);
+	u = user_stacks && !kthread ? walk(ctx, true) : OFFCPU_STACK_NONE;
+	th->kstack = k;
+	th->ustack = u;
+	if (u & OFFCPU_STACK_REAL) {
+		struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &zero);
+
+		notify_track(tgid, now, buf && buf->pad);
+	}
+	if (!cache)
+		return;
+	if (!stack_ok(k) || !stack_ok(u)) {
+		/* A failed walk says nothing about the key: keep the entry as it was. */
+		if (s)
+			s->hits = 0;
+		return;
+	}
+	if (s) {
+		site_check(th, tid, s, k, u);
+		th->site = hit;
+		return;
+	}
+	th->site = site_make(th, tid, key, tag, k, u, kthread);
+}
+
+#endif

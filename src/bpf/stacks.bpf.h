@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Stack walks for offcpu.bpf.c: walking, naming a stack by the hash of its
+ * frames and sending it once, and the cheap reads (user frame-pointer chain,
+ * kernel return address slots) the call-site cache keys on.
+ *
+ * Included once, by offcpu.bpf.c after its settings and maps: these are
+ * __always_inline helpers (and two global functions the verifier checks
+ * once) of that one program, kept apart to keep each file readable.
+ */
+#ifndef OFFCPU_BPF_STACKS_BPF_H
+#define OFFCPU_BPF_STACKS_BPF_H
+
+/* 64-bit hash of frames [first, nr); bit 63 set marks a real stack id. */
+static __always_inline __u64 stack_hash(const struct offcpu_stack *s, __u64 seed)
+{
+	__u64 h = seed ^ ((__u64)(s->nr - s->first) * 0x9e3779b97f4a7c15ULL);
+
+	for (__u32 i = 0; i < OFFCPU_MAX_STACK; i++) {
+		if (i >= s->nr)
+			break;
+		if (i < s->first)
+			continue;
+		h ^= s->ips[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 33;
+	}
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h | OFFCPU_STACK_REAL;
+}
+
+/*
+ * Commit the n bytes of frames a walk left in this CPU's scratch buffer: drop
+ * tracer frames, hash, store. Returns the stack's id, or an errno at most
+ * OFFCPU_STACK_ERRNO_MAX. A global function, so the verifier checks its loops
+ * once rather than at every call site.
+ */
+__noinline __u64 stack_commit(long n, __u32 user)
+{
+	struct offcpu_stack *buf;
+	__u32 zero = 0;
+	__u8 one = 1;
+	__u64 id, size;
+
+	if (n < 0)
+		return -n > OFFCPU_STACK_ERRNO_MAX ? OFFCPU_STACK_ERRNO_MAX : -n;
+	/* A user walk of a task without user context (exiting) finds nothing: no stack. */
+	if (n == 0)
+		return user ? OFFCPU_STACK_NONE : EFAULT;
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return ENOMEM;
+	buf->nr = n / sizeof(__u64);
+	buf->first = 0;
+	if (buf->nr >= OFFCPU_MAX_STACK)
+		STAT(stack_truncated, 1);
+	if (!user && sched_lo) {
+		/*
+		 * The walk starts in this program: drop the tracer frames
+		 * (bpf_prog_*, bpf_trace_run*, __bpf_trace_*, __traceiter_*,
+		 * helper internals) above __schedule, whose number depends on
+		 * who else is attached to the tracepoint.
+		 */
+		__u32 i;
+
+		for (i = 0; i < OFFCPU_MAX_TRACER_FRAMES && i < buf->nr; i++)
+			if (buf->ips[i] >= sched_lo && buf->ips[i] < sched_hi)
+				break;
+		if (i == OFFCPU_MAX_TRACER_FRAMES || i == buf->nr)
+			STAT(unanchored, 1);
+		else if (i)
+			STAT(tracer_frames, 1);
+		if (i < OFFCPU_MAX_TRACER_FRAMES && i < buf->nr)
+			buf->first = i;
+	}
+	id = stack_hash(buf, user ? 0x5bd1e9955bd1e995ULL : 0x27d4eb2f165667c5ULL);
+	buf->pad = 0;
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
+	/*
+	 * New: send the frames, then remember the id. If the stacks map is
+	 * full the id is not remembered and the stack is sent again next
+	 * time, which costs ring buffer space but loses nothing.
+	 */
+	buf->type = OFFCPU_EV_STACK;
+	buf->pad = 1; /* new: the caller may want the process tracked again */
+	buf->id = id;
+	size = offsetof(struct offcpu_stack, ips) + (buf->nr & 0x7f) * sizeof(__u64);
+	if (size > sizeof(*buf) || bpf_ringbuf_output(&events, buf, size, BPF_RB_NO_WAKEUP))
+		return OFFCPU_STACK_LOST;
+	bpf_map_update_elem(&stacks, &id, &one, BPF_NOEXIST);
+	return id;
+}
+
+/* Walk the current task's kernel or user stack. */
+static __always_inline __u64 walk(void *ctx, bool user)
+{
+	struct offcpu_stack *buf;
+	__u32 zero = 0;
+	long n;
+
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return ENOMEM;
+	if (user) {
+		STAT(walks_user, 1);
+		n = bpf_get_stack(ctx, buf->ips, OFFCPU_MAX_STACK * 8, BPF_F_USER_STACK);
+	} else {
+		STAT(walks_kernel, 1);
+		n = bpf_get_stack(ctx, buf->ips, OFFCPU_MAX_STACK * 8, 0);
+	}
+	return stack_commit(n, user);
+}
+
+static __always_inline bool stack_ok(__u64 id)
+{
+	return id == OFFCPU_STACK_NONE || (id & OFFCPU_STACK_REAL);
+}
+
+/*
+ * Ask user space to snapshot a process's mappings while it lives: at its
+ * first user stack (after start or exec), and again when a user stack never
+ * seen before shows up (a library loaded since, the loader done), at most
+ * every track_gap_ns (a later walk sends what was held back).
+ */
+static __always_inline void notify_track(__u32 tgid, __u64 now, bool new_stack)
+{
+	struct offcpu_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct offcpu_event *ev;
+
+	if (!p) {
+		if (target == OFFCPU_TARGET_TGIDS)
+			return;
+		bpf_map_update_elem(&procs, &tgid, &zero_proc, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&procs, &tgid);
+		if (!p)
+			return;
+	}
+	if (p->flags & OFFCPU_PROC_NOTIFIED) {
+		if (!new_stack && !(p->flags & OFFCPU_PROC_PENDING))
+			return;
+		if (now - p->notified_ns < track_gap_ns) {
+			p->flags |= OFFCPU_PROC_PENDING;
+			return;
+		}
+	}
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = OFFCPU_EV_TRACK;
+	ev->tgid = tgid;
+	bpf_ringbuf_submit(ev, 0);
+	p->flags = (p->flags | OFFCPU_PROC_NOTIFIED) & ~OFFCPU_PROC_PENDING;
+	p->notified_ns = now;
+}
+
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/* The kernel word at p + off (0 if unreadable): a plain load where the kernel allows it. */
+static __always_inline __u64 kword(const void *p, __u64 off)
+{
+	struct timespec64 *w;
+	__u64 v = 0;
+
+	if (kmem_direct) {
+		w = bpf_rdonly_cast(p + off, bpf_core_type_id_kernel(struct timespec64));
+		return w->tv_sec;
+	}
+	bpf_probe_read_kernel(&v, sizeof(v), p + off);
+	return v;
+}
+
+/* A pointer's value as a number (the verifier keeps pointer types otherwise). */
+static __always_inline __u64 ptr_value(const void *p)
+{
+	const void *slot = p;
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &slot);
+	return v;
+}
+
+/* The lowest and highest addresses user memory can have. */
+#if defined(__TARGET_ARCH_x86)
+#define OFFCPU_USER_TOP 0x00007ffffffff000ULL /* TASK_SIZE_MAX: 47-bit user space */
+#elif defined(__TARGET_ARCH_arm64)
+#define OFFCPU_USER_TOP 0x0001000000000000ULL /* TASK_SIZE_64: 48-bit user space */
+#endif
+
+static __always_inline bool no_user_memory(__u64 fp)
+{
+	return fp < 65536 || fp >= OFFCPU_USER_TOP;
+}
+
+/*
+ * Hash of the user frame-pointer chain as far as it lies within OFFCPU_UWIN
+ * bytes above bp: every word the frame-pointer walk reads there (each frame's
+ * return address, and its saved bp where the walk goes on to read it).
+ * OFFCPU_CHAIN_WHOLE set: the chain ends inside the window, so the walk
+ * reads nothing else and the hash fixes the whole stack.
+ */
+__noinline __u64 user_chain(__u64 bp)
+{
+	struct user_window *w;
+	__u64 h = 0x9e3779b97f4a7c15ULL, fp = bp, len = OFFCPU_UWIN - 16;
+	__u32 zero = 0;
+
+	/*
+	 * Where no user memory can be (below mmap_min_addr, above
+	 * OFFCPU_USER_TOP), the walk's read fails whatever the exact value: a clean
+	 * end. Callers built without frame pointers leave a register there,
+	 * often a small counter.
+	 */
+	if (no_user_memory(bp))
+		return h | OFFCPU_CHAIN_WHOLE;
+	w = bpf_map_lookup_elem(&uwin, &zero);
+	if (!w)
+		return 0;
+	/* Near the top of a stack mapping the full window may not be readable. */
+	if (bpf_probe_read_user(w->w, OFFCPU_UWIN, (void *)bp)) {
+		len = 64 - 16;
+		if (bpf_probe_read_user(w->w, 64, (void *)bp))
+			return 0;
+	}
+	/* A frame takes 16 bytes at least: the window holds at most this many. */
+	for (__u32 i = 0; i < OFFCPU_UWIN / 16; i++) {
+		__u64 off = fp - bp, next;
+
+		if (off > len || (fp & 7))
+			return no_user_memory(fp) ? h | OFFCPU_CHAIN_WHOLE
+						  : h & ~OFFCPU_CHAIN_WHOLE;
+		off >>= 3;
+		next = w->w[off & (OFFCPU_UWIN / 8 - 1)];
+		h = (h ^ w->w[(off + 1) & (OFFCPU_UWIN / 8 - 1)]) * 0xff51afd7ed558ccdULL;
+		if (!no_user_memory(next))
+			h ^= next;
+		fp = next;
+	}
+	/* Still inside after as many frames as fit: it cycles there. */
+	return h | OFFCPU_CHAIN_WHOLE;
+}
+
+/*
+ * Where the kernel return addresses of the stack just walked (in this CPU's
+ * scratch buffer) sit, as word offsets from the tracepoint's ctx, and a hash
+ * of their values; into this CPU's ksig. A frame is found by searching
+ * upwards for its return address. exact: all frames between __schedule and
+ * the entry code were found, and the last one is the word below the user
+ * pt_regs (entry_ret, part of the key). Runs on cache misses only.
+ */
+__noinline int kernel_sig(__u64 base, __u64 entry_ret)
+{
+	struct offcpu_stack *buf;
+	struct kernel_sig *sig;
+	__u32 zero = 0, last;
+
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	sig = bpf_map_lookup_elem(&ksig, &zero);
+	if (!buf || !sig)
+		return 0;
+	sig->hash = 0x9e3779b97f4a7c15ULL;
+	sig->n = 0;
+	sig->j = buf->first;
+	sig->exact = 0;
+	last = buf->nr - 1;
+	if (last >= OFFCPU_MAX_STACK)
+		return 0;
+	for (__u32 w = 0; w < OFFCPU_KSCAN; w++) {
+		__u32 j = sig->j, n = sig->n;
+		__u64 v;
+
+		if (j >= last || n >= OFFCPU_KSLOTS)
+			break;
+		v = kword((const void *)base, (__u64)w * 8);
+		if (v != buf->ips[j & 127])
+			continue;
+		sig->slot[n & (OFFCPU_KSLOTS - 1)] = w;
+		sig->hash = mix(sig->hash, v);
+		sig->n = n + 1;
+		sig->j = j + 1;
+	}
+	sig->exact = sig->j == last && buf->ips[last & 127] == entry_ret;
+	return 0;
+}
+
+/* Kernel stack of a thread that is not running (its stack is intact until it runs). */
+static __always_inline __u64 walk_task(struct task_struct *t)
+{
+	struct offcpu_stack *buf;
+	__u32 zero = 0;
+	long n;
+
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return ENOMEM;
+	STAT(walks_kernel, 1);
+	n = bpf_get_task_stack(t, buf->ips, OFFCPU_MAX_STACK * 8, 0);
+	return stack_commit(n, false);
+}
+
+#endif

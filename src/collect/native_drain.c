@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The built-in collector while it runs: the events ring buffer (stacks,
+ * exits, timeline intervals) and the aggregation maps, drained into user
+ * space's tables.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collect/native_priv.h"
+#include "offcpu.skel.h"
+
+/* Wait until no BPF program still runs with an old view (an RCU grace period). */
+void native_quiesce(struct native *n)
+{
+	if (!n->membarrier_broken && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	if (!n->membarrier_broken)
+		native_note(n,
+			    "membarrier(GLOBAL) failed (%s): waiting 50 ms instead of a "
+			    "grace period",
+			    strerror(errno));
+	n->membarrier_broken = true;
+	usleep(50000);
+}
+
+/* Keep one timeline interval until stop, when its stacks get their profile ids. */
+int native_keep_interval(struct native *n, const struct offcpu_interval *iv)
+{
+	if (n->nr_ivs == n->cap_ivs) {
+		size_t cap = n->cap_ivs ? n->cap_ivs * 2 : 1024;
+		void *p = realloc(n->ivs, cap * sizeof(*n->ivs));
+
+		if (!p)
+			return -ENOMEM;
+		n->ivs = p;
+		n->cap_ivs = cap;
+	}
+	n->ivs[n->nr_ivs++] = *iv;
+	return 0;
+}
+
+/* One record of the events ring buffer (enum offcpu_event_type). */
+int native_on_event(void *ctx, void *data, size_t len)
+{
+	struct native *n = ctx;
+	const struct offcpu_event *ev = data;
+	struct native_thread *t;
+
+	if (len < sizeof(uint32_t))
+		return 0;
+	if (ev->type == OFFCPU_EV_STACK) {
+		const struct offcpu_stack *st = data;
+		struct native_stack *ns;
+		bool created;
+		size_t nr;
+
+		if (len < offsetof(struct offcpu_stack, ips) || st->first > st->nr)
+			return 0;
+		nr = (len - offsetof(struct offcpu_stack, ips)) / sizeof(uint64_t);
+		if (st->nr < nr)
+			nr = st->nr;
+		if (st->first >= nr)
+			return 0;
+		ns = ntable_get(&n->stacks, &st->id, &created);
+		if (!ns)
+			return -ENOMEM;
+		if (!created)
+			return 0; /* sent again after the stacks map filled */
+		ns->nr = nr - st->first;
+		ns->ips = malloc(ns->nr * sizeof(*ns->ips));
+		if (!ns->ips) {
+			ns->nr = 0;
+			return -ENOMEM;
+		}
+		memcpy(ns->ips, st->ips + st->first, ns->nr * sizeof(*ns->ips));
+		return 0;
+	}
+	if (ev->type == OFFCPU_EV_INTERVAL) {
+		if (len < sizeof(struct offcpu_interval))
+			return 0;
+		return native_keep_interval(n, data);
+	}
+	if (len < sizeof(*ev))
+		return 0;
+	if (ev->type == OFFCPU_EV_TRACK) {
+		if (n->sym)
+			symbolizer__track(n->sym, ev->tgid);
+		n->tracked++;
+		return 0;
+	}
+	if (ev->type != OFFCPU_EV_EXIT)
+		return 0;
+	if (n->nr_exits == n->cap_exits) {
+		size_t cap = n->cap_exits ? n->cap_exits * 2 : 256;
+		void *p = realloc(n->exits, cap * sizeof(*n->exits));
+
+		if (!p)
+			return -ENOMEM;
+		n->exits = p;
+		n->cap_exits = cap;
+	}
+	t = &n->exits[n->nr_exits++];
+	memset(t, 0, sizeof(*t));
+	t->tgid = ev->tgid;
+	t->tid = ev->tid;
+	memcpy(t->comm, ev->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	t->have_time = true;
+	t->time.wall_ns = ev->end_ns > ev->first_ns ? ev->end_ns - ev->first_ns : 0;
+	t->time.oncpu_ns = ev->exec_ns;
+	t->time.runq_ns = ev->delay_ns;
+	n->stats.switches += ev->switches;
+	n->stats.cache_hits += ev->hits;
+	n->stats.intervals += ev->intervals;
+	n->stats.interval_ns += ev->interval_ns;
+	return 0;
+}
+
+int native_read_stats(struct native *n, struct offcpu_stats *sum)
+{
+	struct offcpu_stats *per = calloc(n->nr_cpus, sizeof(*per));
+	uint32_t zero = 0;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(n->skel->maps.stats), &zero, per)) {
+		err = -errno;
+		goto cleanup;
+	}
+	for (int c = 0; c < n->nr_cpus; c++) {
+		const uint64_t *src = (const uint64_t *)&per[c];
+		uint64_t *dst = (uint64_t *)sum;
+
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
+			dst[i] += src[i];
+	}
+cleanup:
+	free(per);
+	return err;
+}
+
+int native_agg_merge(struct native *n, const struct offcpu_agg_key *k,
+		     const struct offcpu_agg_val *v)
+{
+	struct offcpu_agg_val *dst;
+	bool created;
+
+	dst = ntable_get(&n->agg, k, &created);
+	if (!dst)
+		return -ENOMEM;
+	dst->count += v->count;
+	dst->off_ns += v->off_ns;
+	dst->runq_ns += v->runq_ns;
+	return 0;
+}
+
+/* Move every entry of a map no program writes any more into n->agg. */
+int native_drain_map(struct native *n, struct bpf_map *map)
+{
+	enum { BATCH = 1024 };
+	int fd = bpf_map__fd(map), err = 0;
+	struct offcpu_agg_key *keys = calloc(BATCH, sizeof(*keys));
+	struct offcpu_agg_val *vals = calloc(BATCH, sizeof(*vals));
+	struct offcpu_agg_key key;
+	struct offcpu_agg_val val;
+	uint32_t in_b = 0, out_b = 0;
+	bool first = true;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		uint32_t count = BATCH;
+		int ret = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in_b, &out_b, keys,
+							  vals, &count, NULL);
+
+		if (ret && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				break; /* no batch ops: the slow way below */
+			err = -errno;
+			goto cleanup;
+		}
+		for (uint32_t i = 0; i < count; i++)
+			if ((err = native_agg_merge(n, &keys[i], &vals[i])))
+				goto cleanup;
+		if (ret)
+			goto cleanup; /* ENOENT: done */
+		first = false;
+		in_b = out_b;
+	}
+	while (!bpf_map_get_next_key(fd, NULL, &key)) {
+		if (!bpf_map_lookup_elem(fd, &key, &val) && (err = native_agg_merge(n, &key, &val)))
+			goto cleanup;
+		if (bpf_map_delete_elem(fd, &key)) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+cleanup:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Switch the BPF side to the other aggregation map and empty the one it left. */
+int native_drain(struct native *n)
+{
+	uint32_t old = n->skel->bss->gen & 1;
+	struct offcpu_stats st;
+
+	__atomic_store_n(&n->skel->bss->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	native_quiesce(n);
+	if (!native_read_stats(n, &st))
+		n->inserts_at_flip = st.agg_inserts;
+	n->last_drain_ns = native_mono_ns();
+	n->stats.drains++;
+	return native_drain_map(n, old ? n->skel->maps.agg1 : n->skel->maps.agg0);
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The built-in collector, before it runs: what the running kernel offers
+ * (kallsyms, BTF, cgroups), then open, configure, size, load and attach the
+ * BPF object, in its tp_btf or raw_tp flavour.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "collect/native_priv.h"
+#include "offcpu.skel.h"
+
+/*
+ * The kernel text from /proc/kallsyms, in one read: the range of __schedule
+ * (the BPF side drops the tracer frames above it) and, for a timeline, the
+ * interrupt entry code (a wakeup from an interrupt names no waker).
+ */
+void native_kernel_text(struct native *n, bool timeline)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	struct ktext k;
+	int err = f ? ktext__read(f, &k) : -errno;
+
+	if (f)
+		fclose(f);
+	if (err)
+		memset(&k, 0, sizeof(k));
+	n->sched_lo = k.sched.lo;
+	n->sched_hi = k.sched.hi;
+	if (!timeline)
+		return;
+	if (!err && !k.irq_err && k.nr_irq) {
+		memcpy(n->irq, k.irq, sizeof(n->irq));
+		return;
+	}
+	native_note(
+		n,
+		"timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
+		err	    ? strerror(-err)
+		: k.irq_err ? strerror(-k.irq_err)
+			    : "addresses hidden or names missing");
+}
+
+/*
+ * What the running kernel's BTF says: whether raw_tp/sched_switch passes
+ * prev_state as its 4th argument (5.18+); whether the bpf_rdonly_cast kfunc
+ * exists (6.2+: the call-site cache reads kernel stack words with plain loads
+ * instead of a helper call each); whether sched_info.last_queued and the
+ * run queue's clock can be reached (CONFIG_SCHED_INFO, FAIR_GROUP_SCHED):
+ * run-queue time then comes from the scheduler itself, and the wakeup
+ * tracepoints are not needed.
+ */
+static bool has_member(const struct btf *btf, const char *type, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
+			return true;
+	return false;
+}
+
+void native_kernel_features(struct native *n)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id;
+
+	n->switch_state = true;
+	n->rdonly_cast = n->schedinfo = false;
+	if (!btf)
+		return;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	if (id > 0) {
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type); /* pointer */
+		if (t && btf_is_ptr(t))
+			t = btf__type_by_id(btf, t->type);
+		if (t && btf_is_func_proto(t))
+			n->switch_state = btf_vlen(t) >= 5; /* void *, preempt, prev, next, state */
+	}
+	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
+		       has_member(btf, "sched_entity", "cfs_rq") &&
+		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
+	btf__free(btf);
+}
+
+/* cgroup v2 id (the kernfs id a file handle carries) and depth of dir. */
+int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = {.fh.handle_bytes = sizeof(uint64_t)};
+	char real[PATH_MAX], line[4096];
+	int mnt_id, best = -1;
+	FILE *f;
+
+	if (!realpath(dir, real))
+		return -errno;
+	if (name_to_handle_at(AT_FDCWD, real, &h.fh, &mnt_id, 0))
+		return -errno;
+	*id = h.id;
+	/* Depth = components of the mount's root inside the hierarchy + below the mount point. */
+	f = fopen("/proc/self/mountinfo", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char root[PATH_MAX], mnt[PATH_MAX], *sep = strstr(line, " - ");
+		int len;
+
+		if (!sep || strncmp(sep, " - cgroup2 ", 11))
+			continue;
+		if (sscanf(line, "%*d %*d %*s %4095s %4095s", root, mnt) != 2)
+			continue;
+		len = strlen(mnt);
+		if (strncmp(real, mnt, len) || (real[len] && real[len] != '/') || len <= best)
+			continue;
+		best = len;
+		*level = 0;
+		for (const char *p = root; *p; p++)
+			*level += *p == '/' && p[1];
+		for (const char *p = real + len; *p; p++)
+			*level += *p == '/' && p[1];
+	}
+	fclose(f);
+	return best < 0 ? -ENOTDIR : 0;
+}
+
+/*
+ * The BPF object's programs, in attach order: process and wakeup bookkeeping
+ * before the switches that use it. Each has a tp_btf and a raw_tp variant
+ * (offsets of their pointers in the skeleton); user space loads one set.
+ */
+enum prog_need {
+	PROG_ALWAYS = 0,
+	/* The wakeup tracepoints only time run-queue waits sched_info cannot. */
+	PROG_NO_SCHEDINFO = 1 << 0,
+	/* sched_waking names the waker of timeline intervals. */
+	PROG_TIMELINE = 1 << 1,
+};
+
+struct native_prog {
+	size_t btf, raw;
+	unsigned int need; /* enum prog_need */
+};
+
+/* Where the skeleton keeps a program's pointer. */
+#define SKEL_PROG(name) offsetof(struct offcpu_bpf, progs.name)
+
+static const struct native_prog progs[] = {
+	{SKEL_PROG(fork_btf), SKEL_PROG(fork_raw), PROG_ALWAYS},     /* sched_process_fork */
+	{SKEL_PROG(exec_btf), SKEL_PROG(exec_raw), PROG_ALWAYS},     /* sched_process_exec */
+	{SKEL_PROG(exit_btf), SKEL_PROG(exit_raw), PROG_ALWAYS},     /* sched_process_exit */
+	{SKEL_PROG(wkn_btf), SKEL_PROG(wkn_raw), PROG_NO_SCHEDINFO}, /* sched_wakeup_new */
+	{SKEL_PROG(wk_btf), SKEL_PROG(wk_raw), PROG_NO_SCHEDINFO},   /* sched_wakeup */
+	{SKEL_PROG(wkg_btf), SKEL_PROG(wkg_raw), PROG_TIMELINE},     /* sched_waking */
+	{SKEL_PROG(sw_btf), SKEL_PROG(sw_raw), PROG_ALWAYS},	     /* sched_switch */
+};
+
+_Static_assert(sizeof(progs) / sizeof(progs[0]) == NATIVE_NR_PROGS, "one link per program");
+
+static struct bpf_program *prog_of(struct offcpu_bpf *s, const struct native_prog *p, bool raw)
+{
+	return *(struct bpf_program **)((char *)s + (raw ? p->raw : p->btf));
+}
+
+static bool prog_needed(const struct native *n, const struct native_prog *p, bool timeline)
+{
+	if ((p->need & PROG_NO_SCHEDINFO) && n->schedinfo)
+		return false;
+	if ((p->need & PROG_TIMELINE) && !timeline)
+		return false;
+	return true;
+}
+
+static uint32_t pick(uint32_t opt, uint32_t small, uint32_t large, enum offcpu_target t)
+{
+	if (opt)
+		return opt;
+	return t == OFFCPU_TARGET_TGIDS ? small : large;
+}
+
+void native_destroy_skel(struct native *n)
+{
+	for (size_t i = 0; i < n->nr_links; i++)
+		bpf_link__destroy(n->links[i]);
+	n->nr_links = 0;
+	offcpu_bpf__destroy(n->skel);
+	n->skel = NULL;
+}
+
+/*
+ * The events ring buffer: user space reads it every 200 ms (record's loop)
+ * without being woken. Stacks and exits need little; a timeline sends every
+ * interval above its threshold (72 bytes each): 16 MB holds 230k of them.
+ */
+static uint32_t ring_size(enum offcpu_target t, bool timeline)
+{
+	uint32_t mb = t == OFFCPU_TARGET_TGIDS ? 4 : 16;
+
+	return (timeline ? 4 * mb : mb) << 20;
+}
+
+/* The settings the BPF side reads as constants, fixed before load. */
+static void set_rodata(struct native *n, const struct native_opts *o)
+{
+	struct offcpu_bpf *s = n->skel;
+
+	s->rodata->target = n->target;
+	s->rodata->kernel_threads = o->kernel_threads;
+	s->rodata->self_tgid = getpid();
+	s->rodata->state_mask = o->state_mask;
+	s->rodata->min_block_ns = o->min_block_ns;
+	s->rodata->max_block_ns = o->max_block_ns;
+	s->rodata->kernel_stacks = !o->no_kernel_stacks;
+	s->rodata->user_stacks = !o->no_user_stacks;
+	s->rodata->stack_cache = !o->no_stack_cache;
+	s->rodata->sched_lo = n->sched_lo;
+	s->rodata->sched_hi = n->sched_hi;
+	s->rodata->switch_has_state = n->switch_state;
+	s->rodata->kmem_direct = n->rdonly_cast;
+	s->rodata->runq_schedinfo = n->schedinfo;
+	s->rodata->cgroup_id = n->cgroup_id;
+	s->rodata->cgroup_level = n->cgroup_level;
+	s->rodata->timeline = o->timeline != NULL;
+	s->rodata->timeline_min_ns = o->timeline_min_ns;
+	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {
+		s->rodata->irq_lo[i] = n->irq[i].lo;
+		s->rodata->irq_hi[i] = n->irq[i].hi;
+	}
+}
+
+static int size_maps(struct native *n, const struct native_opts *o)
+{
+	struct offcpu_bpf *s = n->skel;
+	uint32_t threads, aggs, stacks;
+	int err;
+
+	threads = pick(o->thread_entries, OFFCPU_MAX_THREADS, OFFCPU_MAX_THREADS_LARGE, n->target);
+	aggs = n->agg_entries =
+		pick(o->agg_entries, OFFCPU_MAX_AGG, OFFCPU_MAX_AGG_LARGE, n->target);
+	stacks = pick(o->stack_entries, OFFCPU_MAX_STACKS, OFFCPU_MAX_STACKS_LARGE, n->target);
+	if ((err = bpf_map__set_max_entries(s->maps.threads, threads)) ||
+	    (err = bpf_map__set_max_entries(s->maps.procs, threads)) ||
+	    (err = bpf_map__set_max_entries(s->maps.agg0, aggs)) ||
+	    (err = bpf_map__set_max_entries(s->maps.agg1, aggs)) ||
+	    (err = bpf_map__set_max_entries(s->maps.stacks, stacks)) ||
+	    (err = bpf_map__set_max_entries(s->maps.events, ring_size(n->target, o->timeline))))
+		return err;
+	return 0;
+}
+
+/* The processes to trace, into the procs map (their forks join on their own). */
+static int add_pids(struct native *n, const struct native_opts *o, char *why, size_t whylen)
+{
+	int fd = bpf_map__fd(n->skel->maps.procs);
+	struct offcpu_proc zero = {};
+
+	for (size_t i = 0; i <= o->nr_pids; i++) {
+		int pid = i < o->nr_pids ? o->pids[i] : o->follow_pid;
+		int err;
+
+		if (pid <= 0)
+			continue;
+		if (bpf_map_update_elem(fd, &pid, &zero, BPF_ANY)) {
+			err = -errno;
+			snprintf(why, whylen, "cannot add process %d: %s", pid, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int attach_all(struct native *n, bool raw, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < NATIVE_NR_PROGS; i++) {
+		struct bpf_program *p = prog_of(n->skel, &progs[i], raw);
+		struct bpf_link *l;
+		int err;
+
+		if (!bpf_program__autoload(p))
+			continue;
+		l = bpf_program__attach(p);
+		if (!l) {
+			err = -errno;
+			snprintf(why, whylen, "cannot attach %s: %s", bpf_program__section_name(p),
+				 strerror(-err));
+			return err;
+		}
+		n->links[n->nr_links++] = l;
+	}
+	return 0;
+}
+
+/* Open, configure, load and attach one flavour (tp_btf or raw_tp). 0 or -errno + reason. */
+int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
+		       size_t whylen)
+{
+	struct offcpu_bpf *s;
+	int err;
+
+	s = n->skel = offcpu_bpf__open();
+	if (!s) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	set_rodata(n, o);
+	if ((err = size_maps(n, o))) {
+		snprintf(why, whylen, "cannot size the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < NATIVE_NR_PROGS; i++) {
+		bool needed = prog_needed(n, &progs[i], o->timeline != NULL);
+
+		bpf_program__set_autoload(prog_of(s, &progs[i], false), needed && !raw);
+		bpf_program__set_autoload(prog_of(s, &progs[i], true), needed && raw);
+	}
+	if ((err = offcpu_bpf__load(s))) {
+		snprintf(why, whylen, "the kernel refused the %s programs: %s",
+			 raw ? "raw_tp" : "tp_btf", strerror(-err));
+		return err;
+	}
+	if (n->target == OFFCPU_TARGET_TGIDS && (err = add_pids(n, o, why, whylen)))
+		return err;
+	n->start_ns = n->last_drain_ns = native_mono_ns();
+	s->bss->start_ns = n->start_ns;
+	s->bss->held_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
+	if ((err = attach_all(n, raw, why, whylen)))
+		return err;
+	n->raw_tp = raw;
+	return 0;
+}

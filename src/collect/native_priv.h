@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The built-in collector's insides, shared by its files and by nothing else:
+ *
+ *   native.c         the public entry points (start, poll, stats, free)
+ *   native_load.c    what the kernel offers; open, size, load and attach
+ *   native_drain.c   the events ring buffer and the aggregation maps, drained
+ *   native_stacks.c  stack ids to the profile's frames
+ *   native_stop.c    stop: the threads at stop, the rows, the losses
+ *
+ * Files that touch the skeleton include "offcpu.skel.h" themselves.
+ */
+#ifndef OFFCPU_COLLECT_NATIVE_PRIV_H
+#define OFFCPU_COLLECT_NATIVE_PRIV_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bpf/offcpu.h"
+#include "collect/ktext.h"
+#include "collect/native.h"
+#include "collect/native_table.h"
+
+#define NS_PER_SEC 1000000000ULL
+
+/* Programs of the BPF object, each in a tp_btf and a raw_tp variant (native_load.c). */
+#define NATIVE_NR_PROGS 7
+
+/* A traced thread's identity and ground truth, from an exit record or at stop. */
+struct native_thread {
+	uint32_t tgid;
+	uint32_t tid;
+	char comm[OFFCPU_COMM_LEN];
+	bool have_time;
+	struct profile_thread_time time;
+};
+
+/* A stack the BPF side sent: frames innermost first, tracer frames removed. */
+struct native_stack {
+	uint64_t *ips;
+	uint32_t nr;
+};
+
+struct offcpu_bpf;
+struct bpf_link;
+struct bpf_map;
+struct ring_buffer;
+
+struct native {
+	struct offcpu_bpf *skel;
+	struct bpf_link *links[NATIVE_NR_PROGS];
+	size_t nr_links;
+	struct ring_buffer *rb;
+	struct symbolizer *sym;
+	FILE *diag;
+	bool raw_tp;
+	bool stopped;
+	bool membarrier_broken;
+	bool switch_state, rdonly_cast, schedinfo;
+	struct native_stats stats;
+	int nr_cpus;
+	enum offcpu_target target;
+	uint32_t agg_entries;
+	uint64_t sched_lo, sched_hi;
+	struct addr_range irq[KTEXT_IRQ_RANGES]; /* interrupt entry code, for wakers */
+	uint64_t cgroup_id;
+	uint32_t cgroup_level;
+	uint64_t start_ns, stop_ns, last_drain_ns;
+	uint64_t inserts_at_flip;
+	uint64_t tracked;
+	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
+	struct ntable stacks; /* stack id -> struct native_stack */
+	struct native_thread *exits;
+	size_t nr_exits, cap_exits;
+	struct timeline *timeline; /* o->timeline: filled at stop */
+	uint64_t timeline_min_ns;
+	struct offcpu_interval *ivs; /* the timeline's intervals as the kernel sent them */
+	size_t nr_ivs, cap_ivs;
+};
+
+/* native.c */
+void native_note(struct native *n, const char *fmt, ...);
+uint64_t native_mono_ns(void);
+
+/* native_load.c */
+void native_kernel_text(struct native *n, bool timeline);
+void native_kernel_features(struct native *n);
+int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
+int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
+		       size_t whylen);
+void native_destroy_skel(struct native *n);
+
+/* native_drain.c */
+int native_on_event(void *ctx, void *data, size_t len);
+int native_keep_interval(struct native *n, const struct offcpu_interval *iv);
+int native_read_stats(struct native *n, struct offcpu_stats *sum);
+int native_agg_merge(struct native *n, const struct offcpu_agg_key *k,
+		     const struct offcpu_agg_val *v);
+int native_drain_map(struct native *n, struct bpf_map *map);
+int native_drain(struct native *n);
+void native_quiesce(struct native *n);
+
+/* ---- stop: from BPF maps to the profile (native_stacks.c, native_stop.c) ---- */
+
+struct thread_key {
+	uint32_t tgid;
+	uint32_t tid;
+};
+
+/* A stack half (kernel or user), as frame ids root first. */
+struct part_key {
+	uint64_t id;
+	uint32_t tgid; /* user stacks only: addresses mean something per process */
+	uint32_t user;
+};
+
+struct part {
+	uint32_t *ids;
+	size_t n;
+};
+
+struct build {
+	struct native *n;
+	struct profile *p;
+	struct symbolizer *sym;
+	struct ntable threads;		/* thread_key -> native_thread */
+	struct ntable parts;		/* part_key -> part */
+	struct ntable at_stop;		/* tid -> schedstat's two first fields at stop */
+	uint64_t stripped;		/* kernel stacks whose tracer frames were dropped here */
+	uint64_t unresolved;		/* stack ids whose frames never arrived */
+	uint64_t inflight, inflight_ns; /* intervals open at stop */
+	uint64_t both, both_ns;		/* ... that also began before start */
+	uint64_t stacks_lost, stacks_lost_ns; /* rows whose stacks the ring buffer dropped */
+};
+
+/* native_stacks.c */
+const char *native_errno_name(unsigned int e, bool upper);
+int native_stack_of(struct build *b, const struct offcpu_agg_key *k);
+
+#endif

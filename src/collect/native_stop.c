@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The built-in collector's stop: detach, drain what is left, account for
+ * the threads still known, and turn the aggregates into the profile's rows,
+ * thread times, timeline and losses.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collect/native_priv.h"
+#include "model/timeline.h"
+#include "offcpu.skel.h"
+
+static int read_u64s(const char *path, uint64_t *v, int nr)
+{
+	FILE *f = fopen(path, "r");
+	int got = 0;
+
+	if (!f)
+		return -errno;
+	while (got < nr && fscanf(f, "%" SCNu64, &v[got]) == 1)
+		got++;
+	fclose(f);
+	return got == nr ? 0 : -EINVAL;
+}
+
+static void read_comm(uint32_t tgid, uint32_t tid, char *comm)
+{
+	char path[96], buf[OFFCPU_COMM_LEN + 2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		buf[OFFCPU_COMM_LEN - 1] = '\0';
+		memcpy(comm, buf, OFFCPU_COMM_LEN);
+	}
+	fclose(f);
+}
+
+/* Weight accumulated in a live thread's call-site cache, not yet flushed. */
+static int live_sites(struct build *b, const struct offcpu_thread *th, uint32_t tid)
+{
+	int err;
+
+	for (int w = 0; w < OFFCPU_CACHE_WAYS; w++) {
+		const struct offcpu_site *site = &th->sites[w];
+		struct offcpu_agg_key k = {
+			.kstack = site->kstack,
+			.ustack = site->ustack,
+			.tgid = th->tgid,
+			.tid = tid,
+			.state = site->state,
+		};
+		struct offcpu_agg_val v = {site->count, site->off_ns, site->runq_ns};
+
+		if (site->count && (err = native_agg_merge(b->n, &k, &v)))
+			return err;
+	}
+	return 0;
+}
+
+/* A live thread's identity and ground truth: schedstat at stop minus at first sight. */
+static int live_identity(struct build *b, const struct offcpu_thread *th, uint32_t tid)
+{
+	struct thread_key tk = {th->tgid, tid};
+	struct native *n = b->n;
+	struct native_thread *t;
+	char path[96];
+	uint64_t ss[2];
+	const uint64_t *at;
+
+	t = ntable_get(&b->threads, &tk, NULL);
+	if (!t)
+		return -ENOMEM;
+	t->tgid = th->tgid;
+	t->tid = tid;
+	memcpy(t->comm, th->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	read_comm(th->tgid, tid, t->comm);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", th->tgid, tid);
+	at = ntable_find(&b->at_stop, &tid);
+	if (at)
+		memcpy(ss, at, sizeof(ss));
+	if (at || !read_u64s(path, ss, 2)) {
+		t->have_time = true;
+		t->time.wall_ns = n->stop_ns > th->first_ns ? n->stop_ns - th->first_ns : 0;
+		t->time.oncpu_ns = ss[0] > th->base_exec_ns ? ss[0] - th->base_exec_ns : 0;
+		t->time.runq_ns = ss[1] > th->base_delay_ns ? ss[1] - th->base_delay_ns : 0;
+	}
+	return 0;
+}
+
+/* The open interval of a thread still off the CPU at stop, recorded up to stop. */
+static int live_interval(struct build *b, const struct offcpu_thread *th, uint32_t tid)
+{
+	struct native *n = b->n;
+	struct offcpu_agg_key k = {
+		.kstack = th->kstack,
+		.ustack = th->ustack,
+		.tgid = th->tgid,
+		.tid = tid,
+		.state = th->state,
+	};
+	struct offcpu_agg_val v = {.count = 1};
+	int err;
+
+	if (!th->off_ns || (th->flags & OFFCPU_TH_FILTERED) || n->stop_ns <= th->off_ns)
+		return 0;
+	v.off_ns = n->stop_ns - th->off_ns;
+	if (th->state == OFFCPU_ST_PREEMPT || (th->flags & OFFCPU_TH_NEW))
+		v.runq_ns = v.off_ns;
+	else if (th->wake_ns && th->wake_ns < n->stop_ns)
+		v.runq_ns = n->stop_ns - th->wake_ns;
+	if (v.runq_ns > v.off_ns)
+		v.runq_ns = v.off_ns;
+	if (th->flags & OFFCPU_TH_BEFORE_START) {
+		k.kstack = k.ustack = OFFCPU_STACK_BEFORE_START;
+		k.state = OFFCPU_ST_UNKNOWN;
+		b->both++;
+		b->both_ns += v.off_ns;
+	}
+	if (n->timeline && v.off_ns >= n->timeline_min_ns) {
+		struct offcpu_interval iv = {
+			.type = OFFCPU_EV_INTERVAL,
+			.tgid = th->tgid,
+			.tid = tid,
+			.waker = th->waker,
+			.start_ns = th->off_ns,
+			.dur_ns = v.off_ns,
+			.runq_ns = v.runq_ns,
+			.kstack = k.kstack,
+			.ustack = k.ustack,
+			.state = k.state,
+		};
+
+		if ((err = native_keep_interval(n, &iv)))
+			return err;
+	}
+	if ((err = native_agg_merge(n, &k, &v)))
+		return err;
+	b->inflight++;
+	b->inflight_ns += v.off_ns;
+	return 0;
+}
+
+/*
+ * Threads still known to the BPF side at stop: their identity and ground
+ * truth, and the open interval of those still off the CPU.
+ */
+static int read_live_threads(struct build *b)
+{
+	struct native *n = b->n;
+	int fd = bpf_map__fd(n->skel->maps.threads);
+	struct offcpu_thread th;
+	uint32_t tid, next;
+	bool first = true;
+	int err;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
+		first = false;
+		tid = next;
+		if (bpf_map_lookup_elem(fd, &tid, &th))
+			continue;
+		n->stats.switches += th.switches;
+		n->stats.cache_hits += th.hits;
+		n->stats.intervals += th.intervals;
+		n->stats.interval_ns += th.interval_ns;
+		if ((err = live_sites(b, &th, tid)) || (err = live_identity(b, &th, tid)) ||
+		    (err = live_interval(b, &th, tid)))
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The timeline's intervals, in the order the kernel sent them (those open at
+ * stop last), with their stacks as the profile's ids: the same stacks their
+ * rows have, so the timeline is a subset of the profile's time.
+ */
+static int build_timeline(struct build *b)
+{
+	struct native *n = b->n;
+
+	if (!n->timeline)
+		return 0;
+	for (size_t i = 0; i < n->nr_ivs; i++) {
+		const struct offcpu_interval *iv = &n->ivs[i];
+		struct offcpu_agg_key k = {
+			.kstack = iv->kstack,
+			.ustack = iv->ustack,
+			.tgid = iv->tgid,
+			.tid = iv->tid,
+			.state = iv->state,
+		};
+		struct timeline_interval t = {
+			.start_ns = iv->start_ns,
+			.dur_ns = iv->dur_ns,
+			.runq_ns = iv->runq_ns > iv->dur_ns ? iv->dur_ns : iv->runq_ns,
+			.pid = (int)iv->tgid,
+			.tid = (int)iv->tid,
+			.state = (enum offcpu_state)iv->state,
+			.waker_tid = (int)iv->waker,
+		};
+		int sid = native_stack_of(b, &k), err;
+
+		if (sid < 0)
+			return sid;
+		t.stack = (uint32_t)sid;
+		if ((err = timeline__append(n->timeline, &t)))
+			return err;
+	}
+	n->stats.timeline_intervals = n->nr_ivs;
+	return 0;
+}
+
+/* The timeline's threshold and what the ring buffer dropped, once the stats are read. */
+static void timeline_info(struct native *n, const struct offcpu_stats *st)
+{
+	struct timeline_info info = {
+		.min_ns = n->timeline_min_ns,
+		.lost = st->timeline_lost,
+		.lost_ns = st->timeline_lost_ns,
+	};
+
+	if (n->timeline)
+		timeline__set_info(n->timeline, &info);
+}
+
+/*
+ * schedstat of the threads known at stop, read before the detach: the BPF
+ * side records nothing past stop_ns, and a thread that ran on while the
+ * links went (tens of ms) would count that run in a later reading.
+ */
+static int snapshot_live(struct native *n, struct ntable *at_stop)
+{
+	int fd = bpf_map__fd(n->skel->maps.threads);
+	struct offcpu_thread th;
+	uint32_t tid, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
+		char path[96];
+		uint64_t ss[2], *v;
+
+		first = false;
+		tid = next;
+		if (bpf_map_lookup_elem(fd, &tid, &th))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", th.tgid, tid);
+		if (read_u64s(path, ss, 2))
+			continue;
+		v = ntable_get(at_stop, &tid, NULL);
+		if (!v)
+			return -ENOMEM;
+		memcpy(v, ss, sizeof(ss));
+	}
+	return 0;
+}
+
+/* Program runs the kernel skipped (its recursion guard), over all loaded programs. */
+static uint64_t missed_events(struct native *n)
+{
+	struct bpf_program *prog;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_program(prog, n->skel->obj)
+	{
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
+static void add_loss(struct integrity *in, const char *name, uint64_t count, uint64_t ns)
+{
+	if (in)
+		integrity__add_loss(in, name, count, ns);
+}
+
+/*
+ * Detach, then take in what the BPF side still holds: the ring buffer, both
+ * aggregation maps, the counters, the exited and the live threads.
+ */
+static int stop_collect(struct build *b, struct offcpu_stats *st, uint64_t *misses)
+{
+	struct native *n = b->n;
+	int err;
+
+	n->stop_ns = native_mono_ns();
+	n->skel->bss->stop_ns = n->stop_ns;
+	err = snapshot_live(n, &b->at_stop);
+	*misses = missed_events(n);
+	for (size_t i = 0; i < n->nr_links; i++)
+		bpf_link__destroy(n->links[i]);
+	n->nr_links = 0;
+	native_quiesce(n); /* a program that started before the detach has finished */
+	if (err)
+		return err;
+	ring_buffer__consume(n->rb);
+	if ((err = native_drain_map(n, n->skel->maps.agg0)) ||
+	    (err = native_drain_map(n, n->skel->maps.agg1)))
+		return err;
+	if ((err = native_read_stats(n, st)))
+		return err;
+	for (size_t i = 0; i < n->nr_exits; i++) {
+		struct thread_key tk = {n->exits[i].tgid, n->exits[i].tid};
+		struct native_thread *t = ntable_get(&b->threads, &tk, NULL);
+
+		if (!t)
+			return -ENOMEM;
+		*t = n->exits[i];
+	}
+	return read_live_threads(b);
+}
+
+/* A row's failed stack captures: losses named by side and errno, or lost stacks. */
+static void row_stack_errors(struct build *b, struct integrity *in, const struct offcpu_agg_key *k,
+			     const struct offcpu_agg_val *v)
+{
+	for (int side = 0; side < 2; side++) {
+		uint64_t id = side ? k->ustack : k->kstack;
+		char name[INTEGRITY_NAME_MAX];
+		const char *e;
+
+		if (id == OFFCPU_STACK_NONE || id > OFFCPU_STACK_ERRNO_MAX)
+			continue;
+		if (id == OFFCPU_STACK_LOST) {
+			b->stacks_lost += v->count;
+			b->stacks_lost_ns += v->off_ns;
+			continue;
+		}
+		e = native_errno_name(id, false);
+		if (e)
+			snprintf(name, sizeof(name), "%s_stack_errors_%s", side ? "user" : "kernel",
+				 e);
+		else
+			snprintf(name, sizeof(name), "%s_stack_errors_errno%u",
+				 side ? "user" : "kernel", (unsigned int)id);
+		add_loss(in, name, v->count, v->off_ns);
+	}
+}
+
+/* The aggregates as the profile's rows. */
+static int stop_rows(struct build *b, struct integrity *in)
+{
+	const void *key;
+	void *val;
+	int err;
+
+	for (size_t pos = 0; ntable_next(&b->n->agg, &pos, &key, &val);) {
+		const struct offcpu_agg_key *k = key;
+		const struct offcpu_agg_val *v = val;
+		struct thread_key tk = {k->tgid, k->tid};
+		const struct native_thread *t = ntable_find(&b->threads, &tk);
+		struct profile_weight w = {v->count, v->off_ns, v->runq_ns};
+		int tid, sid;
+
+		tid = profile__thread(b->p, k->tgid, k->tid, t ? t->comm : NULL);
+		if (tid < 0)
+			return tid;
+		sid = native_stack_of(b, k);
+		if (sid < 0)
+			return sid;
+		if ((err = profile__add(b->p, tid, sid, k->state, &w)) < 0)
+			return err;
+		row_stack_errors(b, in, k, v);
+	}
+	return 0;
+}
+
+/* Each thread's ground truth, where it is known. */
+static int stop_thread_times(struct build *b)
+{
+	const void *key;
+	void *val;
+	int err;
+
+	for (size_t pos = 0; ntable_next(&b->threads, &pos, &key, &val);) {
+		const struct native_thread *t = val;
+		int tid;
+
+		if (!t->have_time)
+			continue;
+		tid = profile__thread(b->p, t->tgid, t->tid, t->comm);
+		if (tid < 0)
+			return tid;
+		if ((err = profile__set_thread_time(b->p, tid, &t->time)) < 0)
+			return err;
+	}
+	profile__set_runq_known(b->p, true);
+	return 0;
+}
+
+static void stop_losses(struct build *b, struct integrity *in, const struct offcpu_stats *st,
+			uint64_t misses)
+{
+	add_loss(in, "inflight_at_start", st->inflight_start + b->both,
+		 st->inflight_start_ns + b->both_ns);
+	add_loss(in, "inflight_at_stop", b->inflight, b->inflight_ns);
+	add_loss(in, "map_full_agg", st->map_full_agg, st->map_full_agg_ns);
+	add_loss(in, "lost_stacks", b->stacks_lost, b->stacks_lost_ns);
+	add_loss(in, "map_full_threads", st->map_full_threads, 0);
+	add_loss(in, "map_full_procs", st->map_full_procs, 0);
+	add_loss(in, "unmatched_switch_in", st->unmatched_switch_in, 0);
+	add_loss(in, "unseen_switch_out", st->unseen_switch_out, st->unseen_switch_out_ns);
+	add_loss(in, "unmatched_wakeups", st->unmatched_wakeups, 0);
+	add_loss(in, "stack_cache_mismatch", st->cache_mismatch, st->cache_mismatch_ns);
+	add_loss(in, "lost_thread_records", st->lost_records, 0);
+	add_loss(in, "missed_events", misses, 0);
+	if (in)
+		in->evidence = 1;
+}
+
+static void stop_stats(struct native *n, const struct offcpu_stats *st)
+{
+	struct native_stats *ns = &n->stats;
+
+	ns->raw_tp = n->raw_tp;
+	ns->runq_schedinfo = n->schedinfo;
+	ns->cache_misses = st->cache_misses;
+	ns->cache_checks = st->cache_checks;
+	ns->check_failures = st->check_failed_kernel + st->check_failed_user;
+	ns->walks_kernel = st->walks_kernel;
+	ns->walks_user = st->walks_user;
+	ns->sites = st->sites_made;
+	ns->sites_kernel_exact = st->sites_kernel_exact;
+	ns->sites_user_exact = st->sites_user_exact;
+	ns->timeline_lost = st->timeline_lost;
+	ns->timeline_lost_ns = st->timeline_lost_ns;
+	timeline_info(n, st);
+}
+
+/* The diagnostics of a run, for --verbose and the capture's diagnostics. */
+static void stop_notes(struct build *b, const struct offcpu_stats *st)
+{
+	struct native *n = b->n;
+	const struct native_stats *ns = &n->stats;
+
+	if (n->timeline)
+		native_note(n,
+			    "timeline: %" PRIu64 " intervals of at least %" PRIu64
+			    " ns kept, %" PRIu64 " dropped (ring buffer full; %" PRIu64
+			    " ns, in the profile all the same)",
+			    ns->timeline_intervals, n->timeline_min_ns, ns->timeline_lost,
+			    ns->timeline_lost_ns);
+	native_note(n,
+		    "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
+		    " intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64
+		    " user; %" PRIu64 " drains while running",
+		    n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, ns->switches,
+		    ns->intervals, st->filtered, st->walks_kernel, st->walks_user, ns->drains);
+	native_note(n,
+		    "call-site cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
+		    " checks (%" PRIu64 " found another kernel stack, %" PRIu64
+		    " another user stack; %" PRIu64 " intervals in failed checks), %" PRIu64
+		    " key matches refused by kernel frames; %" PRIu64 " sites made, %" PRIu64
+		    " kernel-exact, %" PRIu64 " user-exact%s",
+		    ns->cache_hits, st->cache_misses, st->cache_checks, st->check_failed_kernel,
+		    st->check_failed_user, st->cache_mismatch, st->kslot_rejects, st->sites_made,
+		    st->sites_kernel_exact, st->sites_user_exact,
+		    n->rdonly_cast ? "" : " (kernel words read by helper)");
+	if (st->unseen_switch_in || st->unseen_switch_out)
+		native_note(n,
+			    "the kernel did not report %" PRIu64 " switch-ins and %" PRIu64
+			    " switch-outs of traced threads; their intervals were rebuilt from "
+			    "schedstat",
+			    st->unseen_switch_in, st->unseen_switch_out);
+	native_note(n,
+		    "%" PRIu64 " tracer-frame strips, %" PRIu64
+		    " kernel stacks without __schedule, %" PRIu64
+		    " truncated at %d frames, %" PRIu64 " wakeups while running, %" PRIu64
+		    " sleeps without a seen wakeup, %" PRIu64
+		    " processes tracked, %zu threads exited",
+		    st->tracer_frames + b->stripped, st->unanchored, st->stack_truncated,
+		    OFFCPU_MAX_STACK, st->wakeup_running, st->no_wakeup, n->tracked, n->nr_exits);
+	if (b->unresolved)
+		native_note(n, "%" PRIu64 " stack ids whose frames never arrived", b->unresolved);
+}
+
+int native__stop(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym)
+{
+	struct build b = {.n = n, .p = p, .sym = sym};
+	struct offcpu_stats st;
+	uint64_t misses;
+	const void *key;
+	void *val;
+	int err;
+
+	if (!n || !p || n->stopped)
+		return -EINVAL;
+	n->stopped = true;
+	if ((err = ntable_init(&b.threads, sizeof(struct thread_key),
+			       sizeof(struct native_thread))) ||
+	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))) ||
+	    (err = ntable_init(&b.at_stop, sizeof(uint32_t), 2 * sizeof(uint64_t))))
+		goto cleanup;
+	if ((err = stop_collect(&b, &st, &misses)) || (err = stop_rows(&b, in)) ||
+	    (err = build_timeline(&b)) || (err = stop_thread_times(&b)))
+		goto cleanup;
+	stop_losses(&b, in, &st, misses);
+	stop_stats(n, &st);
+	stop_notes(&b, &st);
+	err = 0;
+cleanup:
+	for (size_t pos = 0; b.parts.slots && ntable_next(&b.parts, &pos, &key, &val);)
+		free(((struct part *)val)->ids);
+	ntable_free(&b.parts);
+	ntable_free(&b.threads);
+	ntable_free(&b.at_stop);
+	return err;
+}
