@@ -145,6 +145,7 @@ static int write_file(const char *path, enum export_format fmt, const struct pro
 		return -errno;
 	err = write_format(out, fmt, p, t, l);
 	if (err) {
+		err = atomic_file__error(&af, err);
 		atomic_file__abort(&af);
 		return err;
 	}
@@ -242,7 +243,8 @@ int cmd_export(int argc, char **argv)
 
 	err = write_file(output, fmt, p, t, &l);
 	if (err) {
-		fprintf(stderr, "offcpu export: cannot write %s: %s\n", output, strerror(-err));
+		fprintf(stderr, "offcpu export: cannot write %s: %s\n", output,
+			atomic_file__strerror(err));
 		goto cleanup;
 	}
 	status = 0;

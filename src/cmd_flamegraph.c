@@ -83,6 +83,7 @@ static int write_file(const char *path, const struct profile *p, const struct fl
 		return -errno;
 	err = flamegraph__write(out, p, o);
 	if (err) {
+		err = atomic_file__error(&af, err);
 		atomic_file__abort(&af);
 		return err;
 	}
@@ -229,7 +230,8 @@ int cmd_flamegraph(int argc, char **argv)
 
 	err = write_file(output, p, &o);
 	if (err) {
-		fprintf(stderr, "offcpu flamegraph: cannot write %s: %s\n", output, strerror(-err));
+		fprintf(stderr, "offcpu flamegraph: cannot write %s: %s\n", output,
+			atomic_file__strerror(err));
 		goto cleanup;
 	}
 	if (strcmp(output, "-"))
