@@ -232,6 +232,7 @@ struct rec {
 	int *made_fds; /* directories mkdir_p created: the only ones given away */
 	size_t nr_made;
 	struct lane st;
+	bool locked; /* the staged names are ours only while we hold the lock */
 	bool committed;
 	/* Why the record failed, for the --json record (NULL: it did not). */
 	const char *fail_kind;
@@ -276,8 +277,10 @@ static int lock_dir(struct rec *r)
 {
 	int pid;
 
-	if (!flock(r->dir_fd, LOCK_EX | LOCK_NB))
+	if (!flock(r->dir_fd, LOCK_EX | LOCK_NB)) {
+		r->locked = true;
 		return 0;
+	}
 	if (errno != EWOULDBLOCK) {
 		note_failure(r, "start_failed", "cannot lock %s: %s", r->o->out_dir,
 			     strerror(errno));
@@ -669,7 +672,7 @@ static void give_files_to_user(struct rec *r)
 				r->l.profile_path, r->l.timeline_path };
 	struct stat st;
 
-	if (!r->id.drop)
+	if (!r->id.drop || !r->locked)
 		return;
 	for (size_t i = 0; i < r->nr_made; i++)
 		if (!fstat(r->made_fds[i], &st) && st.st_uid == geteuid() &&
@@ -696,7 +699,7 @@ static void remove_staged(struct rec *r)
 	const char *staged[] = { r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
 				 r->st.timeline_path };
 
-	if (r->dir_fd < 0)
+	if (!r->locked)
 		return;
 	for (size_t i = 0; i < sizeof(staged) / sizeof(staged[0]); i++)
 		unlinkat(r->dir_fd, base_name(staged[i]), 0);
@@ -830,9 +833,17 @@ int record__run(struct record_opts *o)
 			bins = symbolizer__binaries(r.sym, &nr_bins);
 	} else if (r.coll.pid > 0) {
 		stop_external(&r.coll, o->stop_timeout_ms, &r.ev);
-		/* The collector's writes may have failed where we cannot see: say so. */
-		if (disk_full(&r))
-			integrity__add_loss(&r.res.integrity, "output_disk_full", 1, 0);
+		/*
+		 * The collector's writes fail where we cannot see them: on a full
+		 * disk its capture may be cut short, and is not put in place.
+		 */
+		if (disk_full(&r)) {
+			note_failure(&r, "write_failed",
+				     "cannot write %s: %s (the collector's capture may be cut "
+				     "short); nothing in %s was replaced",
+				     r.l.capture_path, strerror(ENOSPC), o->out_dir);
+			goto summary_failed;
+		}
 	}
 	if (commit_files(&r))
 		goto summary_failed;
