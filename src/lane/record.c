@@ -763,7 +763,7 @@ static void print_record(struct rec *r)
 		if (!r->fail_kind) {
 			failed.caveat_kind = "start_failed";
 			snprintf(r->fail_msg, sizeof(r->fail_msg),
-				 "offcpu could not start the record (its message is on stderr)");
+				 "offcpu could not start the record (exit 125)");
 		}
 		snprintf(failed.caveat_message, sizeof(failed.caveat_message), "%s", r->fail_msg);
 		si.outcome = &failed;

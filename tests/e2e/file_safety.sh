@@ -52,18 +52,6 @@ SUDO_UID=$NUID SUDO_GID=$NGID "$OFFCPU_BIN" record --tool "$FAKE" -o "$base/top/
 owners="$(stat -c %u "$base/top") $(stat -c %u "$base/top/a") $(stat -c %u "$base/top/a/b")"
 [ "$owners" = "0 $NUID $NUID" ] && ok $t || fail $t "owners of top, a, b: $owners"
 
-t=sudo_never_gives_away_a_planted_hard_link
-d=$base/hardlink
-good_capture "$d"
-echo secret >"$base/rootfile"
-chmod 0600 "$base/rootfile"
-# A stand-in for a hard link planted in a directory the user controls.
-rm -f "$d/offcpu.profile.txt"
-ln "$base/rootfile" "$d/offcpu.profile.txt"
-SUDO_UID=$NUID SUDO_GID=$NGID "$OFFCPU_BIN" record --tool "$FAKE" -o "$d" -q -- true
-[ "$(stat -c %u "$base/rootfile")" = 0 ] && [ "$(cat "$base/rootfile")" = secret ] && ok $t ||
-	fail $t "root's file changed: owner $(stat -c %u "$base/rootfile")"
-
 # -o TARGET for flamegraph and export: never replace what is not a regular file.
 d=$base/lane
 good_capture "$d"
