@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"  chrome-trace  Chrome Trace Event JSON of DIR/" TIMELINE_FILE ", for Perfetto\n"
 		"                (DIR/offcpu.trace.json)\n\n"
 		"  -f, --format FORMAT  the output format (required)\n"
-		"  -o, --output FILE    where to write; '-' is standard output\n"
+		"  -o, --output FILE    where to write; '-' is standard output; only a regular\n"
+		"                       file is replaced, never a device, FIFO or symlink\n"
 		"  -h, --help           this help\n");
 }
 
