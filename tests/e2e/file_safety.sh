@@ -100,7 +100,8 @@ d=$base/busy
 good_capture "$d"
 "$OFFCPU_BIN" record --tool "$FAKE" -o "$d" -q -- sleep 1.5 &
 first=$!
-sleep 0.5
+# The first holds the lock once its staged files exist.
+for _ in $(seq 50); do [ -e "$d/offcpu.diagnostics.txt.new" ] && break; sleep 0.1; done
 err=$("$OFFCPU_BIN" record --tool "$FAKE" -o "$d" -q -- touch "$base/second-ran" 2>&1)
 rc=$?
 wait $first

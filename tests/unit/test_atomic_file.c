@@ -119,6 +119,27 @@ TEST(atomic_write_refuses_targets_that_are_not_regular_files)
 	rmdir(dir);
 }
 
+/* A target that turns into a FIFO while the new file is written is still not replaced. */
+TEST(atomic_write_checks_the_target_again_before_the_rename)
+{
+	char dir[] = "/tmp/offcpu-atomic.XXXXXX", path[64];
+	struct atomic_file af;
+	struct stat st;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out", dir);
+	f = atomic_file__open(&af, path);
+	CHECK(f != NULL);
+	fputs("new\n", f);
+	CHECK_INT(mkfifo(path, 0600), 0);
+	CHECK_INT(atomic_file__commit(&af), -ATOMIC_FILE_ENOTREG);
+	CHECK(!lstat(path, &st) && S_ISFIFO(st.st_mode));
+	CHECK_INT(entries(dir), 1);
+	unlink(path);
+	rmdir(dir);
+}
+
 /*
  * A write(2) that fails (here EFBIG from RLIMIT_FSIZE, as ENOSPC on a full
  * disk) is reported as itself, not as the writer's -EIO, and the old file
