@@ -79,11 +79,11 @@ static int mkdir_p(const char *dir, int *dir_fd, int **made, size_t *nr_made)
 
 		nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (nfd < 0 && errno == ENOENT) {
-			if (mkdirat(fd, comp, 0755) && errno != EEXIST) {
+			created = !mkdirat(fd, comp, 0755);
+			if (!created && errno != EEXIST) {
 				err = -errno;
 				break;
 			}
-			created = errno != EEXIST;
 			nfd = openat(fd, comp,
 				     (created ? O_RDONLY | O_NOFOLLOW : O_PATH) | O_DIRECTORY | O_CLOEXEC);
 		}
