@@ -745,6 +745,38 @@ static int put_record(FILE *f, const void *si)
 }
 
 /*
+ * A dup of the descriptor that /dev/stdout, /dev/stderr, /dev/fd/N or
+ * /proc/self/fd/N names; -ENOENT when path names none, -EBADF when it is
+ * not open. The descriptor is used, the path never opened: nothing is
+ * followed that someone else could have planted.
+ */
+static int path_fd(const char *path)
+{
+	const char *n = NULL;
+	char *end;
+	long v = 0;
+	int fd;
+
+	if (!strcmp(path, "/dev/stdout"))
+		v = 1;
+	else if (!strcmp(path, "/dev/stderr"))
+		v = 2;
+	else if (!strncmp(path, "/dev/fd/", 8))
+		n = path + 8;
+	else if (!strncmp(path, "/proc/self/fd/", 14))
+		n = path + 14;
+	else
+		return -ENOENT;
+	if (n) {
+		v = strtol(n, &end, 10);
+		if (!*n || *end || v < 0 || v > INT32_MAX)
+			return -ENOENT;
+	}
+	fd = fcntl((int)v, F_DUPFD_CLOEXEC, 3);
+	return fd < 0 ? -EBADF : fd;
+}
+
+/*
  * The --json record: always one, after the workload ended. When no summary
  * was written, its state is "record_failed" and the caveat says why.
  */
@@ -772,6 +804,24 @@ static void print_record(struct rec *r)
 	if (!path || !strcmp(path, "-")) {
 		summary__write_record(stdout, &si);
 		fflush(stdout);
+		return;
+	}
+	/* A descriptor named as a file (/dev/fd/3, /dev/stderr) is written to, never replaced. */
+	fd = path_fd(path);
+	if (fd == -EBADF) {
+		fprintf(stderr, "offcpu: cannot write %s: the descriptor is not open\n", path);
+		return;
+	}
+	if (fd >= 0) {
+		FILE *f = fdopen(fd, "w");
+
+		if (!f)
+			close(fd);
+		err = f ? summary__write_record(f, &si) : -errno;
+		if (f && fclose(f) && !err)
+			err = -errno;
+		if (err)
+			fprintf(stderr, "offcpu: cannot write %s: %s\n", path, strerror(-err));
 		return;
 	}
 	existed = !lstat(path, &st);

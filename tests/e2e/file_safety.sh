@@ -139,6 +139,14 @@ else
 	ok $t
 fi
 
+t=json_record_goes_to_a_descriptor
+out=$("$OFFCPU_BIN" record --tool "$FAKE" -o "$d" -q --json=/dev/fd/3 -- printf abc 3>"$base/fd3.json")
+if [ "$out" != abc ] || [ "$(jq -r .state "$base/fd3.json" 2>/dev/null)" != summary_written ]; then
+	fail $t "stdout: $out; descriptor 3: $(cat "$base/fd3.json")"
+else
+	ok $t
+fi
+
 t=json_record_is_printed_when_the_record_fails
 out=$("$OFFCPU_BIN" record -o "$base/json-fail" -q --json -p 0 2>/dev/null)
 if [ "$(jq -r .state <<<"$out" 2>/dev/null)" != record_failed ] ||
