@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"  chrome-trace  Chrome Trace Event JSON of DIR/" TIMELINE_FILE ", for Perfetto\n"
 		"                (DIR/offcpu.trace.json)\n\n"
 		"  -f, --format FORMAT  the output format (required)\n"
-		"  -o, --output FILE    where to write; '-' is standard output\n"
+		"  -o, --output FILE    where to write; '-' is standard output; only a regular\n"
+		"                       file is replaced, never a device, FIFO or symlink\n"
 		"  -h, --help           this help\n");
 }
 
@@ -145,6 +146,7 @@ static int write_file(const char *path, enum export_format fmt, const struct pro
 		return -errno;
 	err = write_format(out, fmt, p, t, l);
 	if (err) {
+		err = atomic_file__error(&af, err);
 		atomic_file__abort(&af);
 		return err;
 	}
@@ -242,7 +244,8 @@ int cmd_export(int argc, char **argv)
 
 	err = write_file(output, fmt, p, t, &l);
 	if (err) {
-		fprintf(stderr, "offcpu export: cannot write %s: %s\n", output, strerror(-err));
+		fprintf(stderr, "offcpu export: cannot write %s: %s\n", output,
+			atomic_file__strerror(err));
 		goto cleanup;
 	}
 	status = 0;

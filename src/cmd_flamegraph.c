@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"(open it in a browser: hover for details, click to zoom, Ctrl-F to search).\n"
 		"\n"
 		"  -o, --output FILE     where to write the SVG ('-': standard output;\n"
-		"                        default DIR/" DEFAULT_FILE ")\n"
+		"                        default DIR/" DEFAULT_FILE "); only a regular file\n"
+		"                        is replaced, never a device, FIFO or symlink\n"
 		"  -t, --title TEXT      the title (default: Off-CPU Time Flame Graph)\n"
 		"      --icicle          root at the top, stacks growing down\n"
 		"      --threads         one frame per thread (comm-tid) instead of per comm\n"
@@ -83,6 +84,7 @@ static int write_file(const char *path, const struct profile *p, const struct fl
 		return -errno;
 	err = flamegraph__write(out, p, o);
 	if (err) {
+		err = atomic_file__error(&af, err);
 		atomic_file__abort(&af);
 		return err;
 	}
@@ -229,7 +231,8 @@ int cmd_flamegraph(int argc, char **argv)
 
 	err = write_file(output, p, &o);
 	if (err) {
-		fprintf(stderr, "offcpu flamegraph: cannot write %s: %s\n", output, strerror(-err));
+		fprintf(stderr, "offcpu flamegraph: cannot write %s: %s\n", output,
+			atomic_file__strerror(err));
 		goto cleanup;
 	}
 	if (strcmp(output, "-"))

@@ -53,7 +53,10 @@ static void usage(FILE *out)
 		"                         user)\n"
 		"      --as-root          under sudo, run the command as root\n"
 		"Output:\n"
-		"      --json             print the result record as one JSON line on stdout\n"
+		"      --json[=FILE]      write the result record as one JSON line: to FILE\n"
+		"                         (/dev/fd/N: descriptor N), or to offcpu's stdout ('-',\n"
+		"                         the default) once the command has ended, which may\n"
+		"                         share a stream with its output\n"
 		"  -q, --quiet            no summary on stderr\n"
 		"  -h, --help             this help\n"
 		"\n"
@@ -139,7 +142,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "tool", required_argument, NULL, OPT_TOOL },
-		{ "json", no_argument, NULL, OPT_JSON },
+		{ "json", optional_argument, NULL, OPT_JSON },
 		{ "ready-timeout", required_argument, NULL, OPT_READY },
 		{ "stop-timeout", required_argument, NULL, OPT_STOP },
 		{ "pid", required_argument, NULL, 'p' },
@@ -187,6 +190,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_JSON:
 			o->json = true;
+			o->json_path = optarg;
+			if (optarg && !*optarg)
+				BAD("--json=FILE needs a file name ('-' for standard output)");
 			break;
 		case OPT_READY:
 		case OPT_STOP:

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdbool.h>
@@ -105,13 +104,4 @@ void identity__env_free(char **env)
 	for (size_t i = 0; env[i]; i++)
 		free(env[i]);
 	free(env);
-}
-
-int identity__chown(const struct identity *id, const char *path)
-{
-	if (!id->drop)
-		return 0;
-	if (fchownat(AT_FDCWD, path, id->uid, id->gid, AT_SYMLINK_NOFOLLOW) && errno != ENOENT)
-		return -errno;
-	return 0;
 }

@@ -8,7 +8,8 @@
  *                                           groups and HOME, unless --as-root
  *   --user NAME                          -> as NAME (their groups and HOME)
  *
- * The files offcpu writes belong to that user too.
+ * The files offcpu writes and the directories it creates belong to that user
+ * too (lane/record.c gives them away by fd; nothing that existed changes owner).
  */
 #ifndef OFFCPU_COLLECT_IDENTITY_H
 #define OFFCPU_COLLECT_IDENTITY_H
@@ -38,8 +39,5 @@ int identity__resolve(struct identity *id, const char *user, bool as_root, char 
 /* environ with HOME, USER and LOGNAME set for id (when dropping); free with identity__env_free. */
 char **identity__env(const struct identity *id);
 void identity__env_free(char **env);
-
-/* Give path (not following a symlink) to id's user; no-op when not dropping. */
-int identity__chown(const struct identity *id, const char *path);
 
 #endif

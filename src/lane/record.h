@@ -18,6 +18,13 @@
  *      SIGINT and stop_timeout_ms to flush, then SIGTERM, then SIGKILL;
  *   6. captures and the summary are written atomically, owned by the user the
  *      workload ran as; the workload's status is returned.
+ *
+ * The lane directory is flocked for the whole run (a second record into it
+ * is refused). The new capture is written under staged names (NAME.new) and
+ * renamed into place only when whole, the old summary removed first and the
+ * new one written last: a record that fails leaves the earlier capture as it
+ * was, or replaces it whole, never a mix. Only the directories offcpu
+ * created and the files it wrote are given to the user, by fd.
  */
 #ifndef OFFCPU_LANE_RECORD_H
 #define OFFCPU_LANE_RECORD_H
@@ -34,6 +41,7 @@ struct record_opts {
 	enum lane_mode mode;
 	const char *tool; /* NULL: the native collector */
 	bool json;
+	const char *json_path; /* --json=FILE; NULL or "-": offcpu's stdout */
 	bool quiet;
 	int ready_timeout_ms;
 	int stop_timeout_ms;
