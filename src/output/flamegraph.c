@@ -23,6 +23,9 @@
 
 #include "analyze/reasons.h"
 #include "output/flamegraph.h"
+#include "util/hash.h"
+#include "util/hmap.h"
+#include "util/vec.h"
 
 /* Layout in px. CHAR_W is Verdana's mean glyph width at FONT_PX, for labels. */
 #define PAD 10
@@ -126,7 +129,7 @@ struct graph {
 	size_t nr_vanished;
 	bool per_thread, by_reason, by_count;
 	char **groups; /* labels of the root's children */
-	size_t nr_groups;
+	size_t nr_groups, cap_groups;
 	uint32_t *thread_group, *group_rank, *frame_rank;
 	uint8_t *frame_rule, *stack_reason;
 	struct entry *entries;
@@ -137,28 +140,14 @@ struct graph {
 	uint64_t total_off_ns, total_count;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static int add_group(struct graph *g, char *label)
 {
-	char **l;
-
 	if (!label)
 		return -ENOMEM;
-	l = realloc(g->groups, (g->nr_groups + 1) * sizeof(*l));
-	if (!l) {
+	if (vec_reserve(g->groups, g->cap_groups, g->nr_groups + 1)) {
 		free(label);
 		return -ENOMEM;
 	}
-	g->groups = l;
 	g->groups[g->nr_groups++] = label;
 	return 0;
 }
@@ -166,25 +155,20 @@ static int add_group(struct graph *g, char *label)
 /* Map every thread to its root child: itself, or the first thread with its comm. */
 static int make_groups(struct graph *g)
 {
-	size_t n = profile__nr_threads(g->p), cap = 16, mask;
-	uint32_t *by_comm = NULL;
+	size_t n = profile__nr_threads(g->p);
+	struct hmap by_comm = {0}; /* comm -> its group */
 	int err = -ENOMEM;
 
 	g->thread_group = malloc((n ? n : 1) * sizeof(*g->thread_group));
 	if (!g->thread_group)
 		return -ENOMEM;
-	while (cap < n * 2)
-		cap *= 2;
-	mask = cap - 1;
-	by_comm = malloc(cap * sizeof(*by_comm));
-	if (!by_comm)
-		goto cleanup;
-	memset(by_comm, 0xff, cap * sizeof(*by_comm));
 	for (size_t id = 0; id < n; id++) {
 		const struct profile_thread *th = profile__thread_at(g->p, id);
 		const char *comm = th->comm && th->comm[0] ? th->comm : "[unknown]";
 		char *label = NULL;
-		size_t len, i;
+		size_t pos;
+		uint64_t h;
+		void *v;
 
 		if (g->per_thread) {
 			if (!th->tid)
@@ -196,23 +180,23 @@ static int make_groups(struct graph *g)
 				goto cleanup;
 			continue;
 		}
-		len = strlen(comm);
-		i = mix(len);
-		for (size_t k = 0; k < len; k++)
-			i = mix(i ^ (unsigned char)comm[k]);
-		for (i &= mask; by_comm[i] != NONE; i = (i + 1) & mask)
-			if (!strcmp(g->groups[by_comm[i]], comm))
+		h = hash_bytes(comm, strlen(comm), 0);
+		if ((err = hmap__reserve(&by_comm)))
+			goto cleanup;
+		for (pos = hmap__first(&by_comm, h); (v = hmap__next(&by_comm, h, &pos));)
+			if (!strcmp(g->groups[hmap_idx_of(v)], comm))
 				break;
-		if (by_comm[i] == NONE) {
-			by_comm[i] = g->nr_groups;
+		if (!v) {
+			hmap__put(&by_comm, pos, h, hmap_idx(g->nr_groups));
+			v = hmap_idx(g->nr_groups);
 			if ((err = add_group(g, strdup(comm))))
 				goto cleanup;
 		}
-		g->thread_group[id] = by_comm[i];
+		g->thread_group[id] = hmap_idx_of(v);
 	}
 	err = 0;
 cleanup:
-	free(by_comm);
+	hmap__free(&by_comm);
 	return err;
 }
 
@@ -426,14 +410,8 @@ static int add_to_union(struct graph *g, int side)
 		size_t n;
 		const uint32_t *frames = profile__stack_at(p, i, &n);
 
-		if (n > cap) {
-			uint32_t *v = realloc(ids, n * 2 * sizeof(*v));
-
-			if (!v)
-				goto cleanup;
-			ids = v;
-			cap = n * 2;
-		}
+		if (vec_reserve(ids, cap, n))
+			goto cleanup;
 		for (size_t k = 0; k < n; k++)
 			ids[k] = frame_map[frames[k]];
 		if ((id = profile__stack(g->u, ids, n)) < 0)
@@ -462,15 +440,8 @@ static uint64_t base_weight(const struct graph *g, const struct node *n)
 
 static int push_node(struct graph *g, uint32_t key, uint32_t depth)
 {
-	if (g->nr_nodes == g->cap_nodes) {
-		size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-		struct node *n = realloc(g->nodes, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->nodes = n;
-		g->cap_nodes = cap;
-	}
+	if (vec_reserve(g->nodes, g->cap_nodes, g->nr_nodes + 1))
+		return -ENOMEM;
 	g->nodes[g->nr_nodes++] = (struct node){.key = key, .depth = depth};
 	g->nr_tree++;
 	return 0;
@@ -525,15 +496,9 @@ static int sweep(struct graph *g, uint64_t min_weight)
 		struct node *leaf;
 
 		len = n + 2; /* root, group, frames */
-		if (len > cap) {
-			size_t *np = realloc(path, len * 2 * sizeof(*path));
-
-			if (!np) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			path = np;
-			cap = len * 2;
+		if (vec_reserve(path, cap, len)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (open > 1 && g->nodes[path[1]].key == e->group)
 			for (same = 2; same < open && same < len; same++)
@@ -601,7 +566,7 @@ static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
 		uint64_t pivot;
 		size_t lt = lo, i = lo, gt = hi;
 
-		seed = mix(seed + 1);
+		seed = hash_mix64(seed + 1);
 		pivot = v[lo + seed % (hi - lo)];
 		/* Three ways, largest first: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
 		while (i < gt) {
