@@ -28,6 +28,7 @@
 #include "symbolize/symtab.h"
 #include "util/hash.h"
 #include "util/hmap.h"
+#include "util/procfs.h"
 #include "util/vec.h"
 
 /* A process whose address is in no known mapping is re-read at most this often. */
@@ -418,28 +419,10 @@ static void proc_forget_cache(struct proc *p)
 /* Field 22 of /proc/PID/stat: tells a pid's process from a later one with the same pid. */
 static uint64_t read_starttime(const struct symbolizer *s, int pid)
 {
-	char path[256], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "%s/%d/stat", s->proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may contain spaces and parentheses: fields restart after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
-			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu",
-			 &t) != 1)
-		return 0;
-	return t;
+	procfs__stat(s->proc_root, pid, &st);
+	return st.starttime;
 }
 
 /* The process's pid in its own pid namespace (the last NSpid field), or pid. */

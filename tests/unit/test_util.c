@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "parse/parse.h"
 #include "unit.h"
 #include "util/hmap.h"
+#include "util/procfs.h"
 #include "util/vec.h"
 
 /* Values that share a hash are all found, and a grown table keeps every one. */
@@ -72,6 +76,64 @@ TEST(vec_grows_by_doubling_and_refuses_overflow)
 	CHECK_INT(cap, 128); /* unchanged on failure */
 	CHECK_U64(a[99], 99);
 	free(a);
+}
+
+/* comm may hold spaces and parentheses: the fields count from the last ')'. */
+TEST(procfs_stat_fields_count_from_the_last_paren)
+{
+	struct procfs_stat st;
+
+	CHECK_INT(procfs__parse_stat("42 (a) b (c) D 1 42 42 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 "
+				     "1 0 123456 1000 10\n", &st), 0);
+	CHECK_INT(st.state, 'D');
+	CHECK_U64(st.starttime, 123456);
+	/* a truncated line keeps its state and has no start time */
+	CHECK_INT(procfs__parse_stat("7 (x) S 1 7", &st), 0);
+	CHECK_INT(st.state, 'S');
+	CHECK_U64(st.starttime, 0);
+	CHECK_INT(procfs__parse_stat("7 (x", &st), -EINVAL);
+	CHECK_INT(st.state, 0);
+	CHECK_INT(procfs__parse_stat("7 (x)", &st), -EINVAL);
+}
+
+TEST(procfs_stat_reads_a_live_process_and_a_proc_root)
+{
+	char root[] = "/tmp/offcpu-procfs-XXXXXX", dir[64], file[96];
+	struct procfs_stat st;
+	FILE *f;
+
+	CHECK_INT(procfs__stat(NULL, getpid(), &st), 0);
+	CHECK_INT(st.state, 'R'); /* the reader itself is running */
+	CHECK(st.starttime > 0);
+	CHECK(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/77", root);
+	snprintf(file, sizeof(file), "%s/stat", dir);
+	CHECK_INT(procfs__stat(root, 77, &st), -ENOENT);
+	CHECK_INT(mkdir(dir, 0700), 0);
+	f = fopen(file, "w");
+	CHECK(f);
+	fputs("77 (w) Z 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0\n", f);
+	fclose(f);
+	CHECK_INT(procfs__stat(root, 77, &st), 0);
+	CHECK_INT(st.state, 'Z');
+	CHECK_U64(st.starttime, 99);
+	unlink(file);
+	rmdir(dir);
+	rmdir(root);
+}
+
+TEST(parse_u64_takes_digits_only_and_refuses_wrap)
+{
+	uint64_t v;
+
+	CHECK_INT(parse__u64("18446744073709551615", 20, &v), 0);
+	CHECK_U64(v, UINT64_MAX);
+	CHECK_INT(parse__u64("18446744073709551616", 20, &v), -EOVERFLOW);
+	CHECK_INT(parse__u64("120x", 3, &v), 0); /* only len bytes count */
+	CHECK_U64(v, 120);
+	CHECK_INT(parse__u64("", 0, &v), -EINVAL);
+	CHECK_INT(parse__u64("-1", 2, &v), -EINVAL);
+	CHECK_INT(parse__u64(" 1", 2, &v), -EINVAL);
 }
 
 int main(void)
