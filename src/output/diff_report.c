@@ -197,18 +197,6 @@ static void stack_frames(const struct ctx *c, const struct diff_item *it)
 		frames_line(c, "user:   ", names, uidx, nu);
 }
 
-static const char *reason_color(enum reason r)
-{
-	static const char *const colors[REASON__COUNT] = {
-		[REASON_LOCK] = "31",	  [REASON_SLEEP] = "34",    [REASON_DISK_IO] = "33",
-		[REASON_NETWORK] = "36",  [REASON_POLL] = "35",	    [REASON_PIPE] = "32",
-		[REASON_CHILD] = "32",	  [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
-		[REASON_OTHER] = "2",
-	};
-
-	return (unsigned)r < REASON__COUNT ? colors[r] : NULL;
-}
-
 static void write_text(const struct ctx *c, const struct diff_gate *gates,
 		       const struct diff_gate_result *res, size_t ng)
 {
@@ -245,7 +233,7 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 
 	heading(c, "By reason", true);
 	for (size_t i = 0; i < d->nr_reasons; i++)
-		row(c, d->reasons[i].name, &d->reasons[i].off, true, reason_color(d->reasons[i].reason));
+		row(c, d->reasons[i].name, &d->reasons[i].off, true, term__reason_color(d->reasons[i].reason));
 	fputc('\n', c->out);
 
 	heading(c, "Threads (by comm)", true);
@@ -265,7 +253,7 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 
 		snprintf(line, sizeof(line), "%zu %s%s", i + 1, reason__name(it->reason),
 			 it->only_new ? " (new)" : it->only_base ? " (gone)" : "");
-		row(c, line, &it->off, true, reason_color(it->reason));
+		row(c, line, &it->off, true, term__reason_color(it->reason));
 		stack_frames(c, it);
 	}
 	if (d->nr_stacks > top) {

@@ -33,18 +33,6 @@ struct ctx {
 	uint64_t total_off;
 };
 
-static const char *reason_color(enum reason r)
-{
-	static const char *const colors[REASON__COUNT] = {
-		[REASON_LOCK] = "31",	  [REASON_SLEEP] = "34",    [REASON_DISK_IO] = "33",
-		[REASON_NETWORK] = "36",  [REASON_POLL] = "35",	    [REASON_PIPE] = "32",
-		[REASON_CHILD] = "32",	  [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
-		[REASON_OTHER] = "2",
-	};
-
-	return (unsigned)r < REASON__COUNT ? colors[r] : NULL;
-}
-
 static double frac(uint64_t part, uint64_t whole)
 {
 	return whole ? (double)part / (double)whole : 0.0;
@@ -273,7 +261,7 @@ static void reasons_table(struct ctx *c)
 	for (size_t i = 0; i < n; i++) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, "  ", -1);
-		term_line__color(&l, reason_color(order[i]));
+		term_line__color(&l, term__reason_color(order[i]));
 		term_line__left_in(&l, reason__name(order[i]), 10);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ns[i], t, sizeof(t)), 8);
@@ -311,7 +299,7 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 	term_line__right(&l, e->coverage >= 0 ? term__pct(e->coverage, pct, sizeof(pct)) : "-", 6);
 	term_line__text(&l, " ", -1);
 	if (e->blocked_total_ns) {
-		term_line__color(&l, reason_color(top));
+		term_line__color(&l, term__reason_color(top));
 		term_line__text(&l, reason__name(top), -1);
 	}
 	term_line__end(&l);
@@ -429,7 +417,7 @@ static void stacks_table(struct ctx *c)
 			snprintf(who, sizeof(who), "%s", th->comm);
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, rank, -1);
-		term_line__color(&l, reason_color(ts->reason));
+		term_line__color(&l, term__reason_color(ts->reason));
 		term_line__left_in(&l, reason__name(ts->reason), 9);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ts->off_ns, t, sizeof(t)), 8);
