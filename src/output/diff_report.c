@@ -233,7 +233,8 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 
 	heading(c, "By reason", true);
 	for (size_t i = 0; i < d->nr_reasons; i++)
-		row(c, d->reasons[i].name, &d->reasons[i].off, true, term__reason_color(d->reasons[i].reason));
+		row(c, d->reasons[i].name, &d->reasons[i].off, true,
+		    term__reason_color(d->reasons[i].reason));
 	fputc('\n', c->out);
 
 	heading(c, "Threads (by comm)", true);

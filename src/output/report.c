@@ -5,6 +5,7 @@
 
 #include "analyze/budget.h"
 #include "analyze/reasons.h"
+#include "output/integrity_json.h"
 #include "output/report.h"
 #include "output/term.h"
 #include "util/json_writer.h"
@@ -502,36 +503,6 @@ static void json_entry(struct jw *w, const struct budget_entry *e, bool with_ids
 		jw_null(w);
 }
 
-static void json_integrity(struct jw *w, const struct integrity *in)
-{
-	jw_key(w, "integrity");
-	if (!in) {
-		jw_null(w);
-		return;
-	}
-	jw_object_begin(w);
-	jw_key(w, "status");
-	jw_string(w, integrity_status__name(in->status));
-	jw_key(w, "message");
-	jw_string(w, in->message);
-	jw_key(w, "lost_total");
-	jw_u64(w, integrity__total_lost(in));
-	jw_key(w, "losses");
-	jw_array_begin(w);
-	for (size_t i = 0; i < in->nr_losses; i++) {
-		jw_object_begin(w);
-		jw_key(w, "name");
-		jw_string(w, in->losses[i].name);
-		jw_key(w, "count");
-		jw_u64(w, in->losses[i].count);
-		jw_key(w, "affected_ns");
-		jw_u64(w, in->losses[i].affected_ns);
-		jw_object_end(w);
-	}
-	jw_array_end(w);
-	jw_object_end(w);
-}
-
 static void json_frames(struct jw *w, const struct profile *p, const uint32_t *frames,
 			const size_t *idx, size_t n)
 {
@@ -556,7 +527,7 @@ static int write_json(struct ctx *c)
 
 	jw_init(&w, c->out, false);
 	jw_object_begin(&w);
-	json_integrity(&w, c->in);
+	integrity_json__write(&w, "integrity", c->in);
 
 	jw_key(&w, "totals");
 	jw_object_begin(&w);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/integrity_json.h"
 #include "output/summary.h"
 #include "util/json_writer.h"
 
@@ -43,35 +44,6 @@ static void write_paths(struct jw *w, const struct lane *l)
 	jw_string(w, l->diagnostics_path);
 	jw_key(w, "summary_path");
 	jw_string(w, l->summary_path);
-}
-
-static void write_integrity(struct jw *w, const struct integrity *in)
-{
-	const struct integrity_loss *lst = integrity__loss(in, "lost_stack_traces");
-
-	jw_key(w, "capture_integrity");
-	jw_object_begin(w);
-	jw_key(w, "status");
-	jw_string(w, integrity_status__name(in->status));
-	jw_key(w, "message");
-	jw_string(w, in->message);
-	jw_key(w, "lost_stack_trace_count");
-	jw_u64(w, lst ? lst->count : 0);
-	jw_key(w, "lost_total");
-	jw_u64(w, integrity__total_lost(in));
-	jw_key(w, "losses");
-	jw_object_begin(w);
-	for (size_t i = 0; i < in->nr_losses; i++) {
-		jw_key(w, in->losses[i].name);
-		jw_object_begin(w);
-		jw_key(w, "count");
-		jw_u64(w, in->losses[i].count);
-		jw_key(w, "affected_ns");
-		jw_u64(w, in->losses[i].affected_ns);
-		jw_object_end(w);
-	}
-	jw_object_end(w);
-	jw_object_end(w);
 }
 
 static void write_proc_end(struct jw *w, const struct proc_end *e)
@@ -442,7 +414,7 @@ int summary__write(FILE *out, const struct summary_input *in)
 	jw_key(&w, "state");
 	jw_string(&w, in->outcome->state);
 	write_caveat(&w, in->outcome);
-	write_integrity(&w, in->integrity);
+	integrity_json__write(&w, "capture_integrity", in->integrity);
 	write_paths(&w, l);
 	write_workload(&w, in->run);
 	write_parse(&w, in->parse);
