@@ -466,36 +466,26 @@ static void json_u64_or_null(struct jw *w, const char *key, bool known, uint64_t
 static void json_entry(struct jw *w, const struct budget_entry *e, bool with_ids)
 {
 	if (with_ids) {
-		jw_key(w, "pid");
-		jw_i64(w, e->pid);
-		jw_key(w, "tid");
-		jw_i64(w, e->tid);
-		jw_key(w, "comm");
-		jw_string(w, e->comm);
+		jw_i64_field(w, "pid", e->pid);
+		jw_i64_field(w, "tid", e->tid);
+		jw_str_field(w, "comm", e->comm);
 	}
-	jw_key(w, "threads");
-	jw_u64(w, e->nr_threads);
+	jw_u64_field(w, "threads", e->nr_threads);
 	json_u64_or_null(w, "wall_ns", e->time_known, e->wall_ns);
 	json_u64_or_null(w, "oncpu_ns", e->time_known, e->oncpu_ns);
-	jw_key(w, "runq_ns");
-	jw_u64(w, e->runq_ns);
-	jw_key(w, "blocked_ns");
-	jw_u64(w, e->blocked_total_ns);
-	jw_key(w, "blocked_by_reason");
-	jw_object_begin(w);
+	jw_u64_field(w, "runq_ns", e->runq_ns);
+	jw_u64_field(w, "blocked_ns", e->blocked_total_ns);
+	jw_object_field(w, "blocked_by_reason");
 	for (int r = 0; r < REASON__COUNT; r++) {
 		if (!e->blocked_ns[r])
 			continue;
-		jw_key(w, reason__name(r));
-		jw_u64(w, e->blocked_ns[r]);
+		jw_u64_field(w, reason__name(r), e->blocked_ns[r]);
 	}
 	jw_object_end(w);
 	json_u64_or_null(w, "unaccounted_ns", e->time_known, e->unaccounted_ns);
 	json_u64_or_null(w, "excess_ns", e->time_known, e->excess_ns);
-	jw_key(w, "off_ns");
-	jw_u64(w, e->off_ns);
-	jw_key(w, "count");
-	jw_u64(w, e->count);
+	jw_u64_field(w, "off_ns", e->off_ns);
+	jw_u64_field(w, "count", e->count);
 	jw_key(w, "coverage");
 	if (e->coverage >= 0)
 		jw_double(w, e->coverage, 4);
@@ -529,53 +519,37 @@ static int write_json(struct ctx *c)
 	jw_object_begin(&w);
 	integrity_json__write(&w, "integrity", c->in);
 
-	jw_key(&w, "totals");
-	jw_object_begin(&w);
-	jw_key(&w, "off_ns");
-	jw_u64(&w, t->off_ns);
-	jw_key(&w, "blocked_ns");
-	jw_u64(&w, t->blocked_total_ns);
-	jw_key(&w, "runq_ns");
-	jw_u64(&w, t->rows_runq_ns);
-	jw_key(&w, "count");
-	jw_u64(&w, t->count);
-	jw_key(&w, "threads");
-	jw_u64(&w, c->b->nr_threads);
-	jw_key(&w, "processes");
-	jw_u64(&w, c->b->nr_procs);
-	jw_key(&w, "runq_known");
-	jw_bool(&w, c->b->runq_known);
+	jw_object_field(&w, "totals");
+	jw_u64_field(&w, "off_ns", t->off_ns);
+	jw_u64_field(&w, "blocked_ns", t->blocked_total_ns);
+	jw_u64_field(&w, "runq_ns", t->rows_runq_ns);
+	jw_u64_field(&w, "count", t->count);
+	jw_u64_field(&w, "threads", c->b->nr_threads);
+	jw_u64_field(&w, "processes", c->b->nr_procs);
+	jw_bool_field(&w, "runq_known", c->b->runq_known);
 	jw_object_end(&w);
 
-	jw_key(&w, "reasons");
-	jw_array_begin(&w);
+	jw_array_field(&w, "reasons");
 	for (size_t i = 0; i < nr; i++) {
 		jw_object_begin(&w);
-		jw_key(&w, "reason");
-		jw_string(&w, reason__name(order[i]));
-		jw_key(&w, "ns");
-		jw_u64(&w, ns[i]);
-		jw_key(&w, "share");
-		jw_double(&w, frac(ns[i], t->off_ns), 4);
+		jw_str_field(&w, "reason", reason__name(order[i]));
+		jw_u64_field(&w, "ns", ns[i]);
+		jw_double_field(&w, "share", frac(ns[i], t->off_ns), 4);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
 
-	jw_key(&w, "budget");
-	jw_object_begin(&w);
-	jw_key(&w, "total");
-	jw_object_begin(&w);
+	jw_object_field(&w, "budget");
+	jw_object_field(&w, "total");
 	json_entry(&w, t, false);
 	jw_object_end(&w);
-	jw_key(&w, "processes");
-	jw_array_begin(&w);
+	jw_array_field(&w, "processes");
 	for (size_t i = 0; i < c->b->nr_procs; i++) {
 		const struct budget_entry *pe = &c->b->procs[i];
 
 		jw_object_begin(&w);
 		json_entry(&w, pe, true);
-		jw_key(&w, "thread_list");
-		jw_array_begin(&w);
+		jw_array_field(&w, "thread_list");
 		for (size_t j = 0; j < c->b->nr_threads; j++) {
 			const struct budget_entry *te = &c->b->threads[j];
 
@@ -591,8 +565,7 @@ static int write_json(struct ctx *c)
 	jw_array_end(&w);
 	jw_object_end(&w);
 
-	jw_key(&w, "top_stacks");
-	jw_array_begin(&w);
+	jw_array_field(&w, "top_stacks");
 	for (size_t i = 0; i < c->nr_top; i++) {
 		const struct top_stack *ts = &c->top[i];
 		const struct profile_thread *th = profile__thread_at(c->p, ts->thread);
@@ -600,47 +573,32 @@ static int write_json(struct ctx *c)
 		const uint32_t *frames = profile__stack_at(c->p, ts->stack, &n);
 
 		jw_object_begin(&w);
-		jw_key(&w, "rank");
-		jw_u64(&w, i + 1);
-		jw_key(&w, "reason");
-		jw_string(&w, reason__name(ts->reason));
-		jw_key(&w, "off_ns");
-		jw_u64(&w, ts->off_ns);
-		jw_key(&w, "blocked_ns");
-		jw_u64(&w, ts->off_ns - ts->runq_ns);
-		jw_key(&w, "runq_ns");
-		jw_u64(&w, ts->runq_ns);
-		jw_key(&w, "count");
-		jw_u64(&w, ts->count);
-		jw_key(&w, "share");
-		jw_double(&w, ts->share, 4);
-		jw_key(&w, "thread");
-		jw_object_begin(&w);
-		jw_key(&w, "pid");
-		jw_i64(&w, th->pid);
-		jw_key(&w, "tid");
-		jw_i64(&w, th->tid);
-		jw_key(&w, "comm");
-		jw_string(&w, th->comm);
+		jw_u64_field(&w, "rank", i + 1);
+		jw_str_field(&w, "reason", reason__name(ts->reason));
+		jw_u64_field(&w, "off_ns", ts->off_ns);
+		jw_u64_field(&w, "blocked_ns", ts->off_ns - ts->runq_ns);
+		jw_u64_field(&w, "runq_ns", ts->runq_ns);
+		jw_u64_field(&w, "count", ts->count);
+		jw_double_field(&w, "share", ts->share, 4);
+		jw_object_field(&w, "thread");
+		jw_i64_field(&w, "pid", th->pid);
+		jw_i64_field(&w, "tid", th->tid);
+		jw_str_field(&w, "comm", th->comm);
 		jw_object_end(&w);
 		report__key_frames(c->p, ts->stack, KEY_FRAMES, kidx, &nk, uidx, &nu);
-		jw_key(&w, "key_frames");
-		jw_object_begin(&w);
+		jw_object_field(&w, "key_frames");
 		jw_key(&w, "kernel");
 		json_frames(&w, c->p, frames, kidx, nk);
 		jw_key(&w, "user");
 		json_frames(&w, c->p, frames, uidx, nu);
 		jw_object_end(&w);
-		jw_key(&w, "frames");
-		jw_array_begin(&w);
+		jw_array_field(&w, "frames");
 		for (size_t f = 0; f < n; f++) {
 			const struct profile_frame *fr = profile__frame_at(c->p, frames[f]);
 
 			jw_object_begin(&w);
-			jw_key(&w, "name");
-			jw_string(&w, fr->name);
-			jw_key(&w, "kind");
-			jw_string(&w, kind_name(fr->kind));
+			jw_str_field(&w, "name", fr->name);
+			jw_str_field(&w, "kind", kind_name(fr->kind));
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
