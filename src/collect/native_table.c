@@ -8,9 +8,25 @@
 #include "util/hash.h"
 #include "util/vec.h"
 
+#define CHUNK 256 /* entries */
+
 static unsigned char *entry(const struct ntable *t, size_t i)
 {
-	return t->slots + i * t->stride;
+	return t->slots[i / CHUNK] + (i % CHUNK) * t->stride;
+}
+
+/* Room for entry t->n; 0 or -ENOMEM. */
+static int reserve(struct ntable *t)
+{
+	if (t->n < t->nr_chunks * CHUNK)
+		return 0;
+	if (vec_reserve(t->slots, t->chunks_cap, t->nr_chunks + 1))
+		return -ENOMEM;
+	t->slots[t->nr_chunks] = malloc(CHUNK * t->stride);
+	if (!t->slots[t->nr_chunks])
+		return -ENOMEM;
+	t->nr_chunks++;
+	return 0;
 }
 
 int ntable_init(struct ntable *t, size_t ksz, size_t vsz)
@@ -30,9 +46,11 @@ void ntable_free(struct ntable *t)
 	if (!t)
 		return;
 	hmap__free(&t->idx);
+	for (size_t i = 0; i < t->nr_chunks; i++)
+		free(t->slots[i]);
 	free(t->slots);
 	t->slots = NULL;
-	t->cap = t->n = 0;
+	t->nr_chunks = t->chunks_cap = t->n = 0;
 }
 
 /* The index of key's entry, or SIZE_MAX; *pos is where a new one goes in the index. */
@@ -55,7 +73,7 @@ void *ntable_get(struct ntable *t, const void *key, bool *created)
 	if (created)
 		*created = false;
 	/* Room first, so that nothing fails once the entry is half made. */
-	if (hmap__reserve(&t->idx) || vec__grow(&t->slots, &t->cap, t->n + 1, t->stride))
+	if (hmap__reserve(&t->idx) || reserve(t))
 		return NULL;
 	i = lookup(t, key, h, &pos);
 	if (i == SIZE_MAX) {

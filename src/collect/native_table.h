@@ -4,8 +4,9 @@
  * aggregation (rows, threads, stack parts): entries in one array, found through
  * the shared hash table (util/hmap.h).
  *
- * Values are zeroed when created. Pointers returned stay valid until the next
- * ntable_get() that creates an entry (the array may move then).
+ * Values are zeroed when created. Entries live in chunks that never move, so
+ * pointers returned stay valid until ntable_free(): a caller may hold one
+ * entry while it creates another.
  */
 #ifndef OFFCPU_COLLECT_NATIVE_TABLE_H
 #define OFFCPU_COLLECT_NATIVE_TABLE_H
@@ -17,9 +18,9 @@
 
 struct ntable {
 	struct hmap idx;      /* hash of a key -> its entry's index */
-	unsigned char *slots; /* the entries: key, then value at voff; NULL while empty */
-	size_t cap;	      /* entries allocated */
-	size_t n;	      /* entries */
+	unsigned char **slots; /* chunks of entries (key, then value at voff); NULL while empty */
+	size_t nr_chunks, chunks_cap;
+	size_t n;	       /* entries */
 	size_t ksz;	      /* key bytes */
 	size_t vsz;	      /* value bytes */
 	size_t voff;	      /* value offset in an entry (8-aligned) */

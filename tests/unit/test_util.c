@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect/native_table.h"
 #include "parse/parse.h"
 #include "unit.h"
 #include "util/hmap.h"
@@ -55,6 +56,43 @@ TEST(hmap_keeps_every_value_through_growth_and_collisions)
 	pos = hmap__first(&m, 3);
 	CHECK(!hmap__next(&m, 3, &pos));
 	CHECK(!m.slots);
+}
+
+/* The native collector holds one entry while it creates the next. */
+TEST(ntable_entries_stay_put_and_iterate_in_creation_order)
+{
+	struct ntable t;
+	uint64_t key, *first, *v;
+	const void *k;
+	size_t pos, n = 0;
+	bool created;
+
+	CHECK_INT(ntable_init(&t, sizeof(key), 3 * sizeof(uint64_t)), 0);
+	CHECK(!ntable_find(&t, &(uint64_t){1}));
+	key = 1000;
+	first = ntable_get(&t, &key, &created);
+	CHECK(first && created);
+	CHECK(first[0] == 0 && first[1] == 0 && first[2] == 0);
+	first[0] = 42;
+	for (key = 1001; key < 3000; key++) {
+		v = ntable_get(&t, &key, &created);
+		CHECK(v && created);
+		v[2] = key * 3;
+	}
+	key = 1000;
+	CHECK(ntable_find(&t, &key) == first);
+	CHECK(ntable_get(&t, &key, &created) == first && !created);
+	CHECK_U64(first[0], 42);
+	for (pos = 0; ntable_next(&t, &pos, &k, (void **)&v); n++) {
+		CHECK_U64(*(const uint64_t *)k, 1000 + n);
+		if (n)
+			CHECK_U64(v[2], (1000 + n) * 3);
+	}
+	CHECK_INT(n, 2000);
+	key = 5000;
+	CHECK(!ntable_find(&t, &key));
+	ntable_free(&t);
+	ntable_free(NULL);
 }
 
 TEST(vec_grows_by_doubling_and_refuses_overflow)
