@@ -7,6 +7,7 @@
 
 #include "analyze/budget.h"
 #include "analyze/diff.h"
+#include "util/vec.h"
 
 /* One stack, thread or reason on one side. */
 struct entry {
@@ -30,15 +31,8 @@ struct diff_side {
 
 static struct entry *push(struct entries *es)
 {
-	if (es->n == es->cap) {
-		size_t cap = es->cap ? es->cap * 2 : 64;
-		struct entry *v = realloc(es->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		es->v = v;
-		es->cap = cap;
-	}
+	if (vec_reserve(es->v, es->cap, es->n + 1))
+		return NULL;
 	memset(&es->v[es->n], 0, sizeof(es->v[0]));
 	return &es->v[es->n++];
 }

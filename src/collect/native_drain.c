@@ -16,6 +16,7 @@
 
 #include "collect/native_priv.h"
 #include "offcpu.skel.h"
+#include "util/vec.h"
 
 /* Wait until no BPF program still runs with an old view (an RCU grace period). */
 void native_quiesce(struct native *n)
@@ -34,15 +35,8 @@ void native_quiesce(struct native *n)
 /* Keep one timeline interval until stop, when its stacks get their profile ids. */
 int native_keep_interval(struct native *n, const struct offcpu_interval *iv)
 {
-	if (n->nr_ivs == n->cap_ivs) {
-		size_t cap = n->cap_ivs ? n->cap_ivs * 2 : 1024;
-		void *p = realloc(n->ivs, cap * sizeof(*n->ivs));
-
-		if (!p)
-			return -ENOMEM;
-		n->ivs = p;
-		n->cap_ivs = cap;
-	}
+	if (vec_reserve(n->ivs, n->cap_ivs, n->nr_ivs + 1))
+		return -ENOMEM;
 	n->ivs[n->nr_ivs++] = *iv;
 	return 0;
 }
@@ -98,15 +92,8 @@ int native_on_event(void *ctx, void *data, size_t len)
 	}
 	if (ev->type != OFFCPU_EV_EXIT)
 		return 0;
-	if (n->nr_exits == n->cap_exits) {
-		size_t cap = n->cap_exits ? n->cap_exits * 2 : 256;
-		void *p = realloc(n->exits, cap * sizeof(*n->exits));
-
-		if (!p)
-			return -ENOMEM;
-		n->exits = p;
-		n->cap_exits = cap;
-	}
+	if (vec_reserve(n->exits, n->cap_exits, n->nr_exits + 1))
+		return -ENOMEM;
 	t = &n->exits[n->nr_exits++];
 	memset(t, 0, sizeof(*t));
 	t->tgid = ev->tgid;

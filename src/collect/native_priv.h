@@ -118,7 +118,7 @@ struct part_key {
 
 struct part {
 	uint32_t *ids;
-	size_t n;
+	size_t n, cap;
 };
 
 struct build {

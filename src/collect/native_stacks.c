@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collect/native_priv.h"
+#include "util/vec.h"
 
 const char *native_errno_name(unsigned int e, bool upper)
 {
@@ -64,15 +65,11 @@ static bool tracer_frame(const char *name)
 
 static int part_push(struct part *pt, int id)
 {
-	uint32_t *ids;
-
 	if (id < 0)
 		return id;
-	ids = realloc(pt->ids, (pt->n + 1) * sizeof(*ids));
-	if (!ids)
+	if (vec_reserve(pt->ids, pt->cap, pt->n + 1))
 		return -ENOMEM;
-	ids[pt->n++] = id;
-	pt->ids = ids;
+	pt->ids[pt->n++] = id;
 	return 0;
 }
 

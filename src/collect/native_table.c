@@ -5,24 +5,28 @@
 #include <string.h>
 
 #include "collect/native_table.h"
+#include "util/hash.h"
+#include "util/vec.h"
 
-#define KEY_OFF 8
+#define CHUNK 256 /* entries */
 
-static uint64_t hash(const void *key, size_t len)
+static unsigned char *entry(const struct ntable *t, size_t i)
 {
-	const unsigned char *p = key;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h ^ (h >> 29);
+	return t->slots[i / CHUNK] + (i % CHUNK) * t->stride;
 }
 
-static unsigned char *slot(const struct ntable *t, size_t i)
+/* Room for entry t->n; 0 or -ENOMEM. */
+static int reserve(struct ntable *t)
 {
-	return t->slots + i * t->stride;
+	if (t->n < t->nr_chunks * CHUNK)
+		return 0;
+	if (vec_reserve(t->slots, t->chunks_cap, t->nr_chunks + 1))
+		return -ENOMEM;
+	t->slots[t->nr_chunks] = malloc(CHUNK * t->stride);
+	if (!t->slots[t->nr_chunks])
+		return -ENOMEM;
+	t->nr_chunks++;
+	return 0;
 }
 
 int ntable_init(struct ntable *t, size_t ksz, size_t vsz)
@@ -30,90 +34,72 @@ int ntable_init(struct ntable *t, size_t ksz, size_t vsz)
 	memset(t, 0, sizeof(*t));
 	t->ksz = ksz;
 	t->vsz = vsz;
-	t->voff = KEY_OFF + ((ksz + 7) & ~(size_t)7);
+	t->voff = (ksz + 7) & ~(size_t)7;
 	t->stride = (t->voff + vsz + 7) & ~(size_t)7;
-	t->cap = 64;
-	t->slots = calloc(t->cap, t->stride);
-	return t->slots ? 0 : -ENOMEM;
+	if (!t->stride)
+		t->stride = 8;
+	return 0;
 }
 
 void ntable_free(struct ntable *t)
 {
 	if (!t)
 		return;
+	hmap__free(&t->idx);
+	for (size_t i = 0; i < t->nr_chunks; i++)
+		free(t->slots[i]);
 	free(t->slots);
 	t->slots = NULL;
-	t->cap = t->n = 0;
+	t->nr_chunks = t->chunks_cap = t->n = 0;
 }
 
-static size_t probe(const struct ntable *t, const void *key)
+/* The index of key's entry, or SIZE_MAX; *pos is where a new one goes in the index. */
+static size_t lookup(const struct ntable *t, const void *key, uint64_t h, size_t *pos)
 {
-	size_t i = hash(key, t->ksz) & (t->cap - 1);
+	void *v;
 
-	while (slot(t, i)[0] && memcmp(slot(t, i) + KEY_OFF, key, t->ksz))
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
-
-static int grow(struct ntable *t)
-{
-	struct ntable bigger = *t;
-
-	bigger.cap = t->cap * 2;
-	bigger.slots = calloc(bigger.cap, t->stride);
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!slot(t, i)[0])
-			continue;
-		memcpy(slot(&bigger, probe(&bigger, slot(t, i) + KEY_OFF)), slot(t, i), t->stride);
-	}
-	free(t->slots);
-	*t = bigger;
-	return 0;
+	*pos = hmap__first(&t->idx, h);
+	while ((v = hmap__next(&t->idx, h, pos)))
+		if (!memcmp(entry(t, hmap_idx_of(v)), key, t->ksz))
+			return hmap_idx_of(v);
+	return SIZE_MAX;
 }
 
 void *ntable_get(struct ntable *t, const void *key, bool *created)
 {
-	size_t i;
+	uint64_t h = hash_bytes(key, t->ksz, 0);
+	size_t i, pos;
 
 	if (created)
 		*created = false;
-	if ((t->n + 1) * 2 > t->cap && grow(t))
+	/* Room first, so that nothing fails once the entry is half made. */
+	if (hmap__reserve(&t->idx) || reserve(t))
 		return NULL;
-	i = probe(t, key);
-	if (!slot(t, i)[0]) {
-		slot(t, i)[0] = 1;
-		memcpy(slot(t, i) + KEY_OFF, key, t->ksz);
-		memset(slot(t, i) + t->voff, 0, t->vsz);
-		t->n++;
+	i = lookup(t, key, h, &pos);
+	if (i == SIZE_MAX) {
+		i = t->n++;
+		memcpy(entry(t, i), key, t->ksz);
+		memset(entry(t, i) + t->voff, 0, t->stride - t->voff);
+		hmap__put(&t->idx, pos, h, hmap_idx(i));
 		if (created)
 			*created = true;
 	}
-	return slot(t, i) + t->voff;
+	return entry(t, i) + t->voff;
 }
 
 void *ntable_find(const struct ntable *t, const void *key)
 {
-	size_t i;
+	size_t pos, i = lookup(t, key, hash_bytes(key, t->ksz, 0), &pos);
 
-	if (!t->cap)
-		return NULL;
-	i = probe(t, key);
-	return slot(t, i)[0] ? slot(t, i) + t->voff : NULL;
+	return i == SIZE_MAX ? NULL : entry(t, i) + t->voff;
 }
 
 bool ntable_next(const struct ntable *t, size_t *pos, const void **key, void **val)
 {
-	for (; *pos < t->cap; (*pos)++) {
-		unsigned char *s = slot(t, *pos);
-
-		if (!s[0])
-			continue;
-		*key = s + KEY_OFF;
-		*val = s + t->voff;
-		(*pos)++;
-		return true;
-	}
-	return false;
+	if (*pos >= t->n)
+		return false;
+	*key = entry(t, *pos);
+	*val = entry(t, *pos) + t->voff;
+	(*pos)++;
+	return true;
 }

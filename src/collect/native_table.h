@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A small open-addressing hash table with fixed-size keys and values, for the
- * native collector's user-space aggregation (rows, threads, stack parts).
+ * A table with fixed-size keys and values, for the native collector's user-space
+ * aggregation (rows, threads, stack parts): entries in one array, found through
+ * the shared hash table (util/hmap.h).
  *
- * Values are zeroed when created. Pointers returned stay valid until the next
- * ntable_get() that creates an entry (the table may grow then).
+ * Values are zeroed when created. Entries live in chunks that never move, so
+ * pointers returned stay valid until ntable_free(): a caller may hold one
+ * entry while it creates another.
  */
 #ifndef OFFCPU_COLLECT_NATIVE_TABLE_H
 #define OFFCPU_COLLECT_NATIVE_TABLE_H
@@ -12,14 +14,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/hmap.h"
+
 struct ntable {
-	unsigned char *slots;
-	size_t cap;    /* slots, a power of two */
-	size_t n;      /* entries */
-	size_t ksz;    /* key bytes */
-	size_t vsz;    /* value bytes */
-	size_t voff;   /* value offset in a slot (8-aligned) */
-	size_t stride; /* bytes per slot: used flag, key, value, aligned to 8 */
+	struct hmap idx;      /* hash of a key -> its entry's index */
+	unsigned char **slots; /* chunks of entries (key, then value at voff); NULL while empty */
+	size_t nr_chunks, chunks_cap;
+	size_t n;	       /* entries */
+	size_t ksz;	      /* key bytes */
+	size_t vsz;	      /* value bytes */
+	size_t voff;	      /* value offset in an entry (8-aligned) */
+	size_t stride;	      /* bytes per entry, aligned to 8 */
 };
 
 /* 0 or -ENOMEM. */
@@ -30,8 +35,8 @@ void *ntable_get(struct ntable *t, const void *key, bool *created);
 /* The value of key, or NULL. */
 void *ntable_find(const struct ntable *t, const void *key);
 /*
- * Iterate: start with *pos = 0; returns false at the end. Entries come in
- * slot order (unspecified); do not create entries while iterating.
+ * Iterate: start with *pos = 0; returns false at the end. Entries come in the
+ * order they were created; do not create entries while iterating.
  */
 bool ntable_next(const struct ntable *t, size_t *pos, const void **key, void **val);
 

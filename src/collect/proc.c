@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collect/proc.h"
+#include "util/procfs.h"
 
 uint64_t proc__now_ns(void)
 {
@@ -250,22 +251,10 @@ void proc__close(struct proc *p)
 /* The scheduler state letter of pid from /proc/PID/stat, or 0. */
 static char proc_state(pid_t pid)
 {
-	char path[64], buf[512], *rp;
-	ssize_t n;
-	int fd;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: the state follows the last ')'. */
-	rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' ? rp[2] : 0;
+	procfs__stat(NULL, (int)pid, &st);
+	return st.state;
 }
 
 int proc__collector_attached(pid_t pid)

@@ -25,6 +25,7 @@
 #include "output/summary.h"
 #include "output/term.h"
 #include "util/atomic_file.h"
+#include "util/vec.h"
 
 #define EXIT_OFFCPU_FAILED 125
 
@@ -377,14 +378,9 @@ static int parse_pids(const char *s, int **out, size_t *n)
 			free(v);
 			return -EINVAL;
 		}
-		if (*n == cap) {
-			int *nv = realloc(v, (cap *= 2) * sizeof(*v));
-
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (vec_reserve(v, cap, *n + 1)) {
+			free(v);
+			return -ENOMEM;
 		}
 		v[(*n)++] = (int)pid;
 		s = *end ? end + 1 : end;

@@ -6,11 +6,9 @@
  *   so accessor pointers stay valid while the profile grows and no row costs a
  *   malloc of its own.
  * - Names and stack frame lists are copied into an arena (big blocks, freed at once).
- * - Each kind of thing has an open-addressing hash table of (hash, pointer)
- *   slots kept at most half full. The stored hash makes most mismatches cost no
- *   access to the record and growing need no rehashing; the pointer goes straight
- *   to the record, so a hit on a table bigger than the caches costs two cache
- *   misses (slot, record), not three (slot, id -> record, record's data).
+ * - Each kind of thing has a hash table (util/hmap.h) of (hash, pointer) slots.
+ *   The pointer goes straight to the record, so a hit on a table bigger than the
+ *   caches costs two cache misses (slot, record), not three (slot, id -> record, record's data).
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,6 +17,8 @@
 
 #include "model/profile.h"
 #include "util/hash.h"
+#include "util/hmap.h"
+#include "util/vec.h"
 
 /* The fuzz build makes these small so that a small input crosses their boundaries. */
 #ifndef SEG_SHIFT
@@ -32,7 +32,7 @@
 
 struct segarr {
 	char **chunks;
-	size_t nr_chunks;
+	size_t nr_chunks, chunks_cap;
 	size_t n;
 	size_t elem;
 };
@@ -46,13 +46,10 @@ static inline void *seg_at(const struct segarr *s, size_t i)
 static void *seg_push(struct segarr *s)
 {
 	if ((s->n & SEG_MASK) == 0 && (s->n >> SEG_SHIFT) == s->nr_chunks) {
-		char **nc = realloc(s->chunks, (s->nr_chunks + 1) * sizeof(*nc));
-
-		if (!nc)
+		if (vec_reserve(s->chunks, s->chunks_cap, s->nr_chunks + 1))
 			return NULL;
-		s->chunks = nc;
-		nc[s->nr_chunks] = calloc(SEG_SIZE, s->elem);
-		if (!nc[s->nr_chunks])
+		s->chunks[s->nr_chunks] = calloc(SEG_SIZE, s->elem);
+		if (!s->chunks[s->nr_chunks])
 			return NULL;
 		s->nr_chunks++;
 	}
@@ -119,55 +116,6 @@ static void arena_free(struct arena *a)
 	}
 }
 
-struct slot {
-	uint32_t hash;
-	void *key; /* the record; NULL = empty */
-};
-
-struct table {
-	struct slot *slots;
-	size_t mask; /* capacity - 1; capacity is a power of two */
-	size_t used;
-};
-
-static int table_grow(struct table *t)
-{
-	size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
-	struct slot *ns = calloc(cap, sizeof(*ns));
-
-	if (!ns)
-		return -ENOMEM;
-	for (size_t i = 0; t->slots && i <= t->mask; i++) {
-		size_t j;
-
-		if (!t->slots[i].key)
-			continue;
-		for (j = t->slots[i].hash & (cap - 1); ns[j].key; j = (j + 1) & (cap - 1))
-			;
-		ns[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->mask = cap - 1;
-	return 0;
-}
-
-/* Make room for one more entry; done before the lookup so an insert cannot fail late. */
-static int table_reserve(struct table *t)
-{
-	if (!t->slots || (t->used + 1) * 2 > t->mask + 1)
-		return table_grow(t);
-	return 0;
-}
-
-/* Fill the empty slot a failed lookup ended on. */
-static void table_put(struct table *t, size_t slot, uint32_t hash, void *key)
-{
-	t->slots[slot].hash = hash;
-	t->slots[slot].key = key;
-	t->used++;
-}
-
 struct frame_rec {
 	struct profile_frame pub; /* first: profile__frame_at() returns its address */
 };
@@ -207,7 +155,7 @@ struct thread_rec {
 struct profile {
 	struct arena arena;
 	struct segarr frames, stacks, threads, rows;
-	struct table frame_tab, stack_tab, thread_tab, row_tab;
+	struct hmap frame_tab, stack_tab, thread_tab, row_tab;
 	struct profile_totals totals;
 	bool runq_known;
 	struct stack_key *last_stack; /* the one profile__stack() returned last */
@@ -235,10 +183,10 @@ void profile__free(struct profile *p)
 	seg_free(&p->stacks);
 	seg_free(&p->threads);
 	seg_free(&p->rows);
-	free(p->frame_tab.slots);
-	free(p->stack_tab.slots);
-	free(p->thread_tab.slots);
-	free(p->row_tab.slots);
+	hmap__free(&p->frame_tab);
+	hmap__free(&p->stack_tab);
+	hmap__free(&p->thread_tab);
+	hmap__free(&p->row_tab);
 	free(p);
 }
 
@@ -308,22 +256,21 @@ static inline bool mem_eq(const char *a, const char *b, size_t n)
 
 int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len)
 {
-	struct table *t = &p->frame_tab;
+	struct hmap *t = &p->frame_tab;
 	struct frame_key *key;
 	struct frame_rec *f;
-	uint32_t h;
+	uint64_t h;
 	size_t i;
 	int err;
 
 	if (!name || !len || len > UINT32_MAX || (unsigned)kind > FRAME_MISSING)
 		return -EINVAL;
-	err = table_reserve(t);
+	err = hmap__reserve(t);
 	if (err)
 		return err;
-	h = (uint32_t)hash_bytes(name, len, kind);
-	for (i = h & t->mask; (key = t->slots[i].key); i = (i + 1) & t->mask) {
-		if (t->slots[i].hash == h && key->len == len && key->kind == kind &&
-		    mem_eq(key->name, name, len))
+	h = hash_bytes(name, len, kind);
+	for (i = hmap__first(t, h); (key = hmap__next(t, h, &i));) {
+		if (key->len == len && key->kind == kind && mem_eq(key->name, name, len))
 			return (int)key->id;
 	}
 	if (p->frames.n >= MAX_IDS)
@@ -343,17 +290,18 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 	key->id = (uint32_t)(p->frames.n - 1);
 	f->pub.name = key->name;
 	f->pub.kind = kind;
-	table_put(t, i, h, key);
+	hmap__put(t, i, h, key);
 	return (int)key->id;
 }
 
 int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 {
-	struct table *t = &p->stack_tab;
+	struct hmap *t = &p->stack_tab;
 	uint64_t h64 = n, nfr = p->frames.n;
 	struct stack_key *key;
 	struct stack_rec *s;
-	uint32_t h, bad = 0;
+	uint32_t bad = 0;
+	uint64_t h;
 	size_t i;
 	int err;
 
@@ -370,12 +318,12 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 	}
 	if (bad)
 		return -EINVAL;
-	h = (uint32_t)hash_mix64(h64);
-	err = table_reserve(t);
+	h = hash_mix64(h64);
+	err = hmap__reserve(t);
 	if (err)
 		return err;
-	for (i = h & t->mask; (key = t->slots[i].key); i = (i + 1) & t->mask) {
-		if (t->slots[i].hash == h && key->n == n &&
+	for (i = hmap__first(t, h); (key = hmap__next(t, h, &i));) {
+		if (key->n == n &&
 		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames))) {
 			p->last_stack = key;
 			return (int)key->id;
@@ -400,28 +348,28 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 	p->last_stack = key;
 	s->frames = key->frames;
 	s->n = n;
-	table_put(t, i, h, key);
+	hmap__put(t, i, h, key);
 	return (int)key->id;
 }
 
 int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 {
-	struct table *t = &p->thread_tab;
+	struct hmap *t = &p->thread_tab;
 	struct thread_rec *r;
 	size_t len, i;
-	uint32_t h;
+	uint64_t h;
 	char *copy;
 	int err;
 
 	if (!comm)
 		comm = "";
 	len = strlen(comm);
-	err = table_reserve(t);
+	err = hmap__reserve(t);
 	if (err)
 		return err;
-	h = (uint32_t)hash_bytes(comm, len, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
-	for (i = h & t->mask; (r = t->slots[i].key); i = (i + 1) & t->mask) {
-		if (t->slots[i].hash == h && r->pub.pid == pid && r->pub.tid == tid &&
+	h = hash_bytes(comm, len, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
+	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
+		if (r->pub.pid == pid && r->pub.tid == tid &&
 		    !strcmp(r->pub.comm, comm))
 			return (int)r->id;
 	}
@@ -438,7 +386,7 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 	r->pub.tid = tid;
 	r->pub.comm = copy;
 	r->id = (uint32_t)(p->threads.n - 1);
-	table_put(t, i, h, r);
+	hmap__put(t, i, h, r);
 	return (int)r->id;
 }
 
@@ -458,10 +406,10 @@ static void weight_add(struct profile_weight *a, const struct profile_weight *b)
 int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu_state state,
 		 const struct profile_weight *w)
 {
-	struct table *t = &p->row_tab;
+	struct hmap *t = &p->row_tab;
 	struct stack_key *sk = p->last_stack && p->last_stack->id == stack ? p->last_stack : NULL;
 	struct profile_row *r;
-	uint32_t h;
+	uint64_t h;
 	size_t i;
 	int err;
 
@@ -477,12 +425,12 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	r = sk ? sk->row_hint : NULL;
 	if (r && r->thread == thread && r->state == state)
 		goto found;
-	err = table_reserve(t);
+	err = hmap__reserve(t);
 	if (err)
 		return err;
-	h = (uint32_t)hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
-	for (i = h & t->mask; (r = t->slots[i].key); i = (i + 1) & t->mask) {
-		if (t->slots[i].hash == h && r->thread == thread && r->stack == stack &&
+	h = hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
+	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
+		if (r->thread == thread && r->stack == stack &&
 		    r->state == state) {
 			if (sk)
 				sk->row_hint = r;
@@ -495,7 +443,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	r->thread = thread;
 	r->stack = stack;
 	r->state = state;
-	table_put(t, i, h, r);
+	hmap__put(t, i, h, r);
 	if (sk)
 		sk->row_hint = r;
 found:

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/timeline.h"
+#include "util/vec.h"
 
 struct timeline {
 	struct timeline_interval *iv;
@@ -36,15 +37,8 @@ int timeline__append(struct timeline *t, const struct timeline_interval *iv)
 	if (iv->runq_ns > iv->dur_ns || iv->start_ns + iv->dur_ns < iv->start_ns ||
 	    (unsigned)iv->state >= OFFCPU_STATE__COUNT)
 		return -EINVAL;
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct timeline_interval *n = realloc(t->iv, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->iv = n;
-		t->cap = cap;
-	}
+	if (vec_reserve(t->iv, t->cap, t->nr + 1))
+		return -ENOMEM;
 	t->iv[t->nr++] = *iv;
 	return 0;
 }
@@ -356,15 +350,8 @@ static int parse_stack(struct reader *r, char *s, const char **why)
 			*why = "bad frame name escape";
 			return 0;
 		}
-		if (n == r->frames_cap) {
-			size_t cap = r->frames_cap ? r->frames_cap * 2 : 64;
-			uint32_t *f = realloc(r->frames, cap * sizeof(*f));
-
-			if (!f)
-				return -ENOMEM;
-			r->frames = f;
-			r->frames_cap = cap;
-		}
+		if (vec_reserve(r->frames, r->frames_cap, n + 1))
+			return -ENOMEM;
 		ret = profile__frame(r->p, kind, s + 2, (size_t)nlen);
 		if (ret < 0)
 			return ret;

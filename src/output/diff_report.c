@@ -197,18 +197,6 @@ static void stack_frames(const struct ctx *c, const struct diff_item *it)
 		frames_line(c, "user:   ", names, uidx, nu);
 }
 
-static const char *reason_color(enum reason r)
-{
-	static const char *const colors[REASON__COUNT] = {
-		[REASON_LOCK] = "31",	  [REASON_SLEEP] = "34",    [REASON_DISK_IO] = "33",
-		[REASON_NETWORK] = "36",  [REASON_POLL] = "35",	    [REASON_PIPE] = "32",
-		[REASON_CHILD] = "32",	  [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
-		[REASON_OTHER] = "2",
-	};
-
-	return (unsigned)r < REASON__COUNT ? colors[r] : NULL;
-}
-
 static void write_text(const struct ctx *c, const struct diff_gate *gates,
 		       const struct diff_gate_result *res, size_t ng)
 {
@@ -245,7 +233,8 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 
 	heading(c, "By reason", true);
 	for (size_t i = 0; i < d->nr_reasons; i++)
-		row(c, d->reasons[i].name, &d->reasons[i].off, true, reason_color(d->reasons[i].reason));
+		row(c, d->reasons[i].name, &d->reasons[i].off, true,
+		    term__reason_color(d->reasons[i].reason));
 	fputc('\n', c->out);
 
 	heading(c, "Threads (by comm)", true);
@@ -265,7 +254,7 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 
 		snprintf(line, sizeof(line), "%zu %s%s", i + 1, reason__name(it->reason),
 			 it->only_new ? " (new)" : it->only_base ? " (gone)" : "");
-		row(c, line, &it->off, true, reason_color(it->reason));
+		row(c, line, &it->off, true, term__reason_color(it->reason));
 		stack_frames(c, it);
 	}
 	if (d->nr_stacks > top) {
@@ -301,24 +290,18 @@ static void json_value(struct jw *w, const struct ctx *c, const char *key, const
 {
 	double rel = diff_value__rel(c->d, v);
 
-	jw_key(w, key);
-	jw_object_begin(w);
-	jw_key(w, "base");
-	jw_u64(w, v->base);
-	jw_key(w, "new");
-	jw_u64(w, v->new);
-	jw_key(w, "delta");
-	jw_i64(w, (int64_t)(v->new - v->base));
+	jw_object_field(w, key);
+	jw_u64_field(w, "base", v->base);
+	jw_u64_field(w, "new", v->new);
+	jw_i64_field(w, "delta", (int64_t)(v->new - v->base));
 	jw_key(w, "rel");
 	if (isinf(rel))
 		jw_null(w);
 	else
 		jw_double(w, rel, 4);
 	if (c->d->norm != DIFF_NORM_NONE) {
-		jw_key(w, "base_norm");
-		jw_double(w, v->base_norm, 6);
-		jw_key(w, "new_norm");
-		jw_double(w, v->new_norm, 6);
+		jw_double_field(w, "base_norm", v->base_norm, 6);
+		jw_double_field(w, "new_norm", v->new_norm, 6);
 	}
 	jw_object_end(w);
 }
@@ -331,33 +314,29 @@ static void json_item(struct jw *w, const struct ctx *c, const struct diff_item 
 		char *names[1024];
 		size_t n = split_frames(it, buf, sizeof(buf), names, 1024);
 
-		jw_key(w, "frames");
-		jw_array_begin(w);
+		jw_array_field(w, "frames");
 		for (size_t i = 0; i < n && it->kinds[i]; i++) {
 			enum frame_kind k = kind_of(it->kinds[i]);
+			const char *kind = k == FRAME_KERNEL	? "kernel"
+					   : k == FRAME_MISSING ? "missing"
+								: "user";
 
 			jw_object_begin(w);
-			jw_key(w, "name");
-			jw_string(w, names[i]);
-			jw_key(w, "kind");
-			jw_string(w, k == FRAME_KERNEL ? "kernel" : k == FRAME_MISSING ? "missing" : "user");
+			jw_str_field(w, "name", names[i]);
+			jw_str_field(w, "kind", kind);
 			jw_object_end(w);
 		}
 		jw_array_end(w);
-		jw_key(w, "reason");
-		jw_string(w, reason__name(it->reason));
+		jw_str_field(w, "reason", reason__name(it->reason));
 	} else {
-		jw_key(w, "comm");
-		jw_string(w, it->name);
+		jw_str_field(w, "comm", it->name);
 	}
 	json_value(w, c, "off", &it->off);
 	json_value(w, c, "blocked", &it->blocked);
 	json_value(w, c, "runq", &it->runq);
 	json_value(w, c, "count", &it->count);
-	jw_key(w, "only_base");
-	jw_bool(w, it->only_base);
-	jw_key(w, "only_new");
-	jw_bool(w, it->only_new);
+	jw_bool_field(w, "only_base", it->only_base);
+	jw_bool_field(w, "only_new", it->only_new);
 	jw_object_end(w);
 }
 
@@ -369,55 +348,40 @@ static int write_json(const struct ctx *c, const struct diff_gate *gates,
 
 	jw_init(&w, c->out, false);
 	jw_object_begin(&w);
-	jw_key(&w, "base");
-	jw_string(&w, c->o.base_label);
-	jw_key(&w, "new");
-	jw_string(&w, c->o.new_label);
-	jw_key(&w, "normalize");
-	jw_string(&w, diff_norm__name(d->norm));
-	jw_key(&w, "stacks_partial");
-	jw_bool(&w, d->stacks_partial);
-	jw_key(&w, "totals");
-	jw_object_begin(&w);
+	jw_str_field(&w, "base", c->o.base_label);
+	jw_str_field(&w, "new", c->o.new_label);
+	jw_str_field(&w, "normalize", diff_norm__name(d->norm));
+	jw_bool_field(&w, "stacks_partial", d->stacks_partial);
+	jw_object_field(&w, "totals");
 	json_value(&w, c, "off", &d->off);
 	json_value(&w, c, "blocked", &d->blocked);
 	json_value(&w, c, "runq", &d->runq);
 	json_value(&w, c, "count", &d->count);
 	jw_object_end(&w);
-	jw_key(&w, "reasons");
-	jw_array_begin(&w);
+	jw_array_field(&w, "reasons");
 	for (size_t i = 0; i < d->nr_reasons; i++) {
 		jw_object_begin(&w);
-		jw_key(&w, "reason");
-		jw_string(&w, d->reasons[i].name);
+		jw_str_field(&w, "reason", d->reasons[i].name);
 		json_value(&w, c, "off", &d->reasons[i].off);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
-	jw_key(&w, "threads");
-	jw_array_begin(&w);
+	jw_array_field(&w, "threads");
 	for (size_t i = 0; i < d->nr_threads; i++)
 		json_item(&w, c, &d->threads[i]);
 	jw_array_end(&w);
-	jw_key(&w, "stacks");
-	jw_array_begin(&w);
+	jw_array_field(&w, "stacks");
 	for (size_t i = 0; i < d->nr_stacks; i++)
 		json_item(&w, c, &d->stacks[i]);
 	jw_array_end(&w);
-	jw_key(&w, "gates");
-	jw_array_begin(&w);
+	jw_array_field(&w, "gates");
 	for (size_t i = 0; i < ng; i++) {
 		jw_object_begin(&w);
-		jw_key(&w, "expr");
-		jw_string(&w, gates[i].expr);
-		jw_key(&w, "crossed");
-		jw_bool(&w, res[i].crossed);
-		jw_key(&w, "base");
-		jw_u64(&w, res[i].v.base);
-		jw_key(&w, "new");
-		jw_u64(&w, res[i].v.new);
-		jw_key(&w, "matched_stacks");
-		jw_u64(&w, res[i].matched_stacks);
+		jw_str_field(&w, "expr", gates[i].expr);
+		jw_bool_field(&w, "crossed", res[i].crossed);
+		jw_u64_field(&w, "base", res[i].v.base);
+		jw_u64_field(&w, "new", res[i].v.new);
+		jw_u64_field(&w, "matched_stacks", res[i].matched_stacks);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);

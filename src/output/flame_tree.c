@@ -22,6 +22,9 @@
 
 #include "analyze/reasons.h"
 #include "output/flame_tree.h"
+#include "util/hash.h"
+#include "util/hmap.h"
+#include "util/vec.h"
 
 #define NONE UINT32_MAX
 
@@ -51,7 +54,7 @@ struct flame_tree {
 	uint64_t vanished;
 	size_t nr_vanished;
 	char **groups; /* labels of the root's children */
-	size_t nr_groups;
+	size_t nr_groups, cap_groups;
 	uint32_t *thread_group, *group_rank, *frame_rank;
 	struct entry *entries;
 	size_t nr_entries;
@@ -64,28 +67,14 @@ struct flame_tree {
 	struct flame_tree_info info;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static int add_group(struct flame_tree *t, char *label)
 {
-	char **l;
-
 	if (!label)
 		return -ENOMEM;
-	l = realloc(t->groups, (t->nr_groups + 1) * sizeof(*l));
-	if (!l) {
+	if (vec_reserve(t->groups, t->cap_groups, t->nr_groups + 1)) {
 		free(label);
 		return -ENOMEM;
 	}
-	t->groups = l;
 	t->groups[t->nr_groups++] = label;
 	return 0;
 }
@@ -93,25 +82,20 @@ static int add_group(struct flame_tree *t, char *label)
 /* Map every thread to its root child: itself, or the first thread with its comm. */
 static int make_groups(struct flame_tree *t)
 {
-	size_t n = profile__nr_threads(t->p), cap = 16, mask;
-	uint32_t *by_comm = NULL;
+	size_t n = profile__nr_threads(t->p);
+	struct hmap by_comm = {0}; /* comm -> its group */
 	int err = -ENOMEM;
 
 	t->thread_group = malloc((n ? n : 1) * sizeof(*t->thread_group));
 	if (!t->thread_group)
 		return -ENOMEM;
-	while (cap < n * 2)
-		cap *= 2;
-	mask = cap - 1;
-	by_comm = malloc(cap * sizeof(*by_comm));
-	if (!by_comm)
-		goto cleanup;
-	memset(by_comm, 0xff, cap * sizeof(*by_comm));
 	for (size_t id = 0; id < n; id++) {
 		const struct profile_thread *th = profile__thread_at(t->p, id);
 		const char *comm = th->comm && th->comm[0] ? th->comm : "[unknown]";
 		char *label = NULL;
-		size_t len, i;
+		size_t pos;
+		uint64_t h;
+		void *v;
 
 		if (t->per_thread) {
 			if (!th->tid)
@@ -123,23 +107,23 @@ static int make_groups(struct flame_tree *t)
 				goto cleanup;
 			continue;
 		}
-		len = strlen(comm);
-		i = mix(len);
-		for (size_t k = 0; k < len; k++)
-			i = mix(i ^ (unsigned char)comm[k]);
-		for (i &= mask; by_comm[i] != NONE; i = (i + 1) & mask)
-			if (!strcmp(t->groups[by_comm[i]], comm))
+		h = hash_bytes(comm, strlen(comm), 0);
+		if ((err = hmap__reserve(&by_comm)))
+			goto cleanup;
+		for (pos = hmap__first(&by_comm, h); (v = hmap__next(&by_comm, h, &pos));)
+			if (!strcmp(t->groups[hmap_idx_of(v)], comm))
 				break;
-		if (by_comm[i] == NONE) {
-			by_comm[i] = t->nr_groups;
+		if (!v) {
+			hmap__put(&by_comm, pos, h, hmap_idx(t->nr_groups));
+			v = hmap_idx(t->nr_groups);
 			if ((err = add_group(t, strdup(comm))))
 				goto cleanup;
 		}
-		t->thread_group[id] = by_comm[i];
+		t->thread_group[id] = hmap_idx_of(v);
 	}
 	err = 0;
 cleanup:
-	free(by_comm);
+	hmap__free(&by_comm);
 	return err;
 }
 
@@ -312,14 +296,8 @@ static int add_to_union(struct flame_tree *t, int side)
 		size_t n;
 		const uint32_t *frames = profile__stack_at(p, i, &n);
 
-		if (n > cap) {
-			uint32_t *v = realloc(ids, n * 2 * sizeof(*v));
-
-			if (!v)
-				goto cleanup;
-			ids = v;
-			cap = n * 2;
-		}
+		if (vec_reserve(ids, cap, n))
+			goto cleanup;
 		for (size_t k = 0; k < n; k++)
 			ids[k] = frame_map[frames[k]];
 		if ((id = profile__stack(t->u, ids, n)) < 0)
@@ -348,15 +326,8 @@ static uint64_t base_weight(const struct flame_tree *t, const struct flame_node 
 
 static int push_node(struct flame_tree *t, uint32_t key, uint32_t depth)
 {
-	if (t->nr_nodes == t->cap_nodes) {
-		size_t cap = t->cap_nodes ? t->cap_nodes * 2 : 1024;
-		struct flame_node *n = realloc(t->nodes, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->nodes = n;
-		t->cap_nodes = cap;
-	}
+	if (vec_reserve(t->nodes, t->cap_nodes, t->nr_nodes + 1))
+		return -ENOMEM;
 	t->nodes[t->nr_nodes++] = (struct flame_node){.key = key, .depth = depth};
 	t->nr_tree++;
 	return 0;
@@ -411,15 +382,9 @@ static int sweep(struct flame_tree *t, uint64_t min_weight)
 		struct flame_node *leaf;
 
 		len = n + 2; /* root, group, frames */
-		if (len > cap) {
-			size_t *np = realloc(path, len * 2 * sizeof(*path));
-
-			if (!np) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			path = np;
-			cap = len * 2;
+		if (vec_reserve(path, cap, len)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (open > 1 && t->nodes[path[1]].key == e->group)
 			for (same = 2; same < open && same < len; same++)
@@ -488,7 +453,7 @@ static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
 		uint64_t pivot;
 		size_t lt = lo, i = lo, gt = hi;
 
-		seed = mix(seed + 1);
+		seed = hash_mix64(seed + 1);
 		pivot = v[lo + seed % (hi - lo)];
 		/* Three ways, largest first: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
 		while (i < gt) {

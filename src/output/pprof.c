@@ -13,6 +13,9 @@
 
 #include "analyze/reasons.h"
 #include "output/pprof.h"
+#include "util/hash.h"
+#include "util/hmap.h"
+#include "util/vec.h"
 
 /* Field numbers of perftools.profiles (proto/profile.proto). */
 enum {
@@ -78,19 +81,9 @@ static void pb_put(struct pbuf *b, const void *src, size_t n)
 	/* n == 0: src may be an empty buffer's NULL, which memcpy must not get. */
 	if (b->nomem || !n)
 		return;
-	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *d;
-
-		while (cap - b->len < n)
-			cap *= 2;
-		d = realloc(b->d, cap);
-		if (!d) {
-			b->nomem = true;
-			return;
-		}
-		b->d = d;
-		b->cap = cap;
+	if (n > SIZE_MAX - b->len || vec_reserve(b->d, b->cap, b->len + n)) {
+		b->nomem = true;
+		return;
 	}
 	memcpy(b->d + b->len, src, n);
 	b->len += n;
@@ -142,70 +135,30 @@ static void pb_msg(struct pbuf *b, int field, struct pbuf *sub)
 struct strtab {
 	const char **s;
 	size_t nr, cap;
-	uint32_t *slot; /* open addressing: index + 1, 0 empty */
-	size_t nslot;
+	struct hmap idx; /* a string's hash -> its index */
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int strtab_grow(struct strtab *t)
-{
-	size_t nslot = t->nslot ? t->nslot * 2 : 1024;
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nr; i++) {
-		size_t h = hash_str(t->s[i]) & (nslot - 1);
-
-		while (slot[h])
-			h = (h + 1) & (nslot - 1);
-		slot[h] = (uint32_t)i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslot = nslot;
-	return 0;
-}
 
 /* Index of s (not copied: it must outlive the table); -ENOMEM. */
 static int64_t strtab_id(struct strtab *t, const char *s)
 {
-	size_t h;
+	uint64_t h = hash_bytes(s, strlen(s), 0);
+	size_t pos;
+	void *v;
 
-	if ((t->nr + 1) * 2 > t->nslot && strtab_grow(t))
+	if (hmap__reserve(&t->idx) || vec_reserve(t->s, t->cap, t->nr + 1))
 		return -ENOMEM;
-	h = hash_str(s) & (t->nslot - 1);
-	while (t->slot[h]) {
-		if (!strcmp(t->s[t->slot[h] - 1], s))
-			return t->slot[h] - 1;
-		h = (h + 1) & (t->nslot - 1);
-	}
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		const char **n = realloc(t->s, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->s = n;
-		t->cap = cap;
-	}
+	for (pos = hmap__first(&t->idx, h); (v = hmap__next(&t->idx, h, &pos));)
+		if (!strcmp(t->s[hmap_idx_of(v)], s))
+			return (int64_t)hmap_idx_of(v);
 	t->s[t->nr] = s;
-	t->slot[h] = (uint32_t)++t->nr;
-	return (int64_t)t->nr - 1;
+	hmap__put(&t->idx, pos, h, hmap_idx(t->nr));
+	return (int64_t)t->nr++;
 }
 
 static void strtab_free(struct strtab *t)
 {
 	free(t->s);
-	free(t->slot);
+	hmap__free(&t->idx);
 }
 
 struct enc {
@@ -330,19 +283,13 @@ static int encode_frames(struct enc *e)
 			goto cleanup;
 		}
 		if (name >= func_cap) {
-			size_t cap = func_cap ? func_cap : 256;
-			uint64_t *n;
+			size_t old = func_cap;
 
-			while (cap <= name)
-				cap *= 2;
-			n = realloc(func_of, cap * sizeof(*n));
-			if (!n) {
+			if (vec_reserve(func_of, func_cap, (size_t)name + 1)) {
 				err = -ENOMEM;
 				goto cleanup;
 			}
-			memset(n + func_cap, 0, (cap - func_cap) * sizeof(*n));
-			func_of = n;
-			func_cap = cap;
+			memset(func_of + old, 0, (func_cap - old) * sizeof(*func_of));
 		}
 		fid = func_of[name];
 		if (!fid) {

@@ -5,6 +5,7 @@
 
 #include "analyze/budget.h"
 #include "analyze/reasons.h"
+#include "output/integrity_json.h"
 #include "output/report.h"
 #include "output/term.h"
 #include "util/json_writer.h"
@@ -32,18 +33,6 @@ struct ctx {
 	size_t nr_top, nr_stacks;
 	uint64_t total_off;
 };
-
-static const char *reason_color(enum reason r)
-{
-	static const char *const colors[REASON__COUNT] = {
-		[REASON_LOCK] = "31",	  [REASON_SLEEP] = "34",    [REASON_DISK_IO] = "33",
-		[REASON_NETWORK] = "36",  [REASON_POLL] = "35",	    [REASON_PIPE] = "32",
-		[REASON_CHILD] = "32",	  [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
-		[REASON_OTHER] = "2",
-	};
-
-	return (unsigned)r < REASON__COUNT ? colors[r] : NULL;
-}
 
 static double frac(uint64_t part, uint64_t whole)
 {
@@ -273,7 +262,7 @@ static void reasons_table(struct ctx *c)
 	for (size_t i = 0; i < n; i++) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, "  ", -1);
-		term_line__color(&l, reason_color(order[i]));
+		term_line__color(&l, term__reason_color(order[i]));
 		term_line__left_in(&l, reason__name(order[i]), 10);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ns[i], t, sizeof(t)), 8);
@@ -311,7 +300,7 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 	term_line__right(&l, e->coverage >= 0 ? term__pct(e->coverage, pct, sizeof(pct)) : "-", 6);
 	term_line__text(&l, " ", -1);
 	if (e->blocked_total_ns) {
-		term_line__color(&l, reason_color(top));
+		term_line__color(&l, term__reason_color(top));
 		term_line__text(&l, reason__name(top), -1);
 	}
 	term_line__end(&l);
@@ -429,7 +418,7 @@ static void stacks_table(struct ctx *c)
 			snprintf(who, sizeof(who), "%s", th->comm);
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, rank, -1);
-		term_line__color(&l, reason_color(ts->reason));
+		term_line__color(&l, term__reason_color(ts->reason));
 		term_line__left_in(&l, reason__name(ts->reason), 9);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ts->off_ns, t, sizeof(t)), 8);
@@ -477,71 +466,31 @@ static void json_u64_or_null(struct jw *w, const char *key, bool known, uint64_t
 static void json_entry(struct jw *w, const struct budget_entry *e, bool with_ids)
 {
 	if (with_ids) {
-		jw_key(w, "pid");
-		jw_i64(w, e->pid);
-		jw_key(w, "tid");
-		jw_i64(w, e->tid);
-		jw_key(w, "comm");
-		jw_string(w, e->comm);
+		jw_i64_field(w, "pid", e->pid);
+		jw_i64_field(w, "tid", e->tid);
+		jw_str_field(w, "comm", e->comm);
 	}
-	jw_key(w, "threads");
-	jw_u64(w, e->nr_threads);
+	jw_u64_field(w, "threads", e->nr_threads);
 	json_u64_or_null(w, "wall_ns", e->time_known, e->wall_ns);
 	json_u64_or_null(w, "oncpu_ns", e->time_known, e->oncpu_ns);
-	jw_key(w, "runq_ns");
-	jw_u64(w, e->runq_ns);
-	jw_key(w, "blocked_ns");
-	jw_u64(w, e->blocked_total_ns);
-	jw_key(w, "blocked_by_reason");
-	jw_object_begin(w);
+	jw_u64_field(w, "runq_ns", e->runq_ns);
+	jw_u64_field(w, "blocked_ns", e->blocked_total_ns);
+	jw_object_field(w, "blocked_by_reason");
 	for (int r = 0; r < REASON__COUNT; r++) {
 		if (!e->blocked_ns[r])
 			continue;
-		jw_key(w, reason__name(r));
-		jw_u64(w, e->blocked_ns[r]);
+		jw_u64_field(w, reason__name(r), e->blocked_ns[r]);
 	}
 	jw_object_end(w);
 	json_u64_or_null(w, "unaccounted_ns", e->time_known, e->unaccounted_ns);
 	json_u64_or_null(w, "excess_ns", e->time_known, e->excess_ns);
-	jw_key(w, "off_ns");
-	jw_u64(w, e->off_ns);
-	jw_key(w, "count");
-	jw_u64(w, e->count);
+	jw_u64_field(w, "off_ns", e->off_ns);
+	jw_u64_field(w, "count", e->count);
 	jw_key(w, "coverage");
 	if (e->coverage >= 0)
 		jw_double(w, e->coverage, 4);
 	else
 		jw_null(w);
-}
-
-static void json_integrity(struct jw *w, const struct integrity *in)
-{
-	jw_key(w, "integrity");
-	if (!in) {
-		jw_null(w);
-		return;
-	}
-	jw_object_begin(w);
-	jw_key(w, "status");
-	jw_string(w, integrity_status__name(in->status));
-	jw_key(w, "message");
-	jw_string(w, in->message);
-	jw_key(w, "lost_total");
-	jw_u64(w, integrity__total_lost(in));
-	jw_key(w, "losses");
-	jw_array_begin(w);
-	for (size_t i = 0; i < in->nr_losses; i++) {
-		jw_object_begin(w);
-		jw_key(w, "name");
-		jw_string(w, in->losses[i].name);
-		jw_key(w, "count");
-		jw_u64(w, in->losses[i].count);
-		jw_key(w, "affected_ns");
-		jw_u64(w, in->losses[i].affected_ns);
-		jw_object_end(w);
-	}
-	jw_array_end(w);
-	jw_object_end(w);
 }
 
 static void json_frames(struct jw *w, const struct profile *p, const uint32_t *frames,
@@ -568,55 +517,39 @@ static int write_json(struct ctx *c)
 
 	jw_init(&w, c->out, false);
 	jw_object_begin(&w);
-	json_integrity(&w, c->in);
+	integrity_json__write(&w, "integrity", c->in);
 
-	jw_key(&w, "totals");
-	jw_object_begin(&w);
-	jw_key(&w, "off_ns");
-	jw_u64(&w, t->off_ns);
-	jw_key(&w, "blocked_ns");
-	jw_u64(&w, t->blocked_total_ns);
-	jw_key(&w, "runq_ns");
-	jw_u64(&w, t->rows_runq_ns);
-	jw_key(&w, "count");
-	jw_u64(&w, t->count);
-	jw_key(&w, "threads");
-	jw_u64(&w, c->b->nr_threads);
-	jw_key(&w, "processes");
-	jw_u64(&w, c->b->nr_procs);
-	jw_key(&w, "runq_known");
-	jw_bool(&w, c->b->runq_known);
+	jw_object_field(&w, "totals");
+	jw_u64_field(&w, "off_ns", t->off_ns);
+	jw_u64_field(&w, "blocked_ns", t->blocked_total_ns);
+	jw_u64_field(&w, "runq_ns", t->rows_runq_ns);
+	jw_u64_field(&w, "count", t->count);
+	jw_u64_field(&w, "threads", c->b->nr_threads);
+	jw_u64_field(&w, "processes", c->b->nr_procs);
+	jw_bool_field(&w, "runq_known", c->b->runq_known);
 	jw_object_end(&w);
 
-	jw_key(&w, "reasons");
-	jw_array_begin(&w);
+	jw_array_field(&w, "reasons");
 	for (size_t i = 0; i < nr; i++) {
 		jw_object_begin(&w);
-		jw_key(&w, "reason");
-		jw_string(&w, reason__name(order[i]));
-		jw_key(&w, "ns");
-		jw_u64(&w, ns[i]);
-		jw_key(&w, "share");
-		jw_double(&w, frac(ns[i], t->off_ns), 4);
+		jw_str_field(&w, "reason", reason__name(order[i]));
+		jw_u64_field(&w, "ns", ns[i]);
+		jw_double_field(&w, "share", frac(ns[i], t->off_ns), 4);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
 
-	jw_key(&w, "budget");
-	jw_object_begin(&w);
-	jw_key(&w, "total");
-	jw_object_begin(&w);
+	jw_object_field(&w, "budget");
+	jw_object_field(&w, "total");
 	json_entry(&w, t, false);
 	jw_object_end(&w);
-	jw_key(&w, "processes");
-	jw_array_begin(&w);
+	jw_array_field(&w, "processes");
 	for (size_t i = 0; i < c->b->nr_procs; i++) {
 		const struct budget_entry *pe = &c->b->procs[i];
 
 		jw_object_begin(&w);
 		json_entry(&w, pe, true);
-		jw_key(&w, "thread_list");
-		jw_array_begin(&w);
+		jw_array_field(&w, "thread_list");
 		for (size_t j = 0; j < c->b->nr_threads; j++) {
 			const struct budget_entry *te = &c->b->threads[j];
 
@@ -632,8 +565,7 @@ static int write_json(struct ctx *c)
 	jw_array_end(&w);
 	jw_object_end(&w);
 
-	jw_key(&w, "top_stacks");
-	jw_array_begin(&w);
+	jw_array_field(&w, "top_stacks");
 	for (size_t i = 0; i < c->nr_top; i++) {
 		const struct top_stack *ts = &c->top[i];
 		const struct profile_thread *th = profile__thread_at(c->p, ts->thread);
@@ -641,47 +573,32 @@ static int write_json(struct ctx *c)
 		const uint32_t *frames = profile__stack_at(c->p, ts->stack, &n);
 
 		jw_object_begin(&w);
-		jw_key(&w, "rank");
-		jw_u64(&w, i + 1);
-		jw_key(&w, "reason");
-		jw_string(&w, reason__name(ts->reason));
-		jw_key(&w, "off_ns");
-		jw_u64(&w, ts->off_ns);
-		jw_key(&w, "blocked_ns");
-		jw_u64(&w, ts->off_ns - ts->runq_ns);
-		jw_key(&w, "runq_ns");
-		jw_u64(&w, ts->runq_ns);
-		jw_key(&w, "count");
-		jw_u64(&w, ts->count);
-		jw_key(&w, "share");
-		jw_double(&w, ts->share, 4);
-		jw_key(&w, "thread");
-		jw_object_begin(&w);
-		jw_key(&w, "pid");
-		jw_i64(&w, th->pid);
-		jw_key(&w, "tid");
-		jw_i64(&w, th->tid);
-		jw_key(&w, "comm");
-		jw_string(&w, th->comm);
+		jw_u64_field(&w, "rank", i + 1);
+		jw_str_field(&w, "reason", reason__name(ts->reason));
+		jw_u64_field(&w, "off_ns", ts->off_ns);
+		jw_u64_field(&w, "blocked_ns", ts->off_ns - ts->runq_ns);
+		jw_u64_field(&w, "runq_ns", ts->runq_ns);
+		jw_u64_field(&w, "count", ts->count);
+		jw_double_field(&w, "share", ts->share, 4);
+		jw_object_field(&w, "thread");
+		jw_i64_field(&w, "pid", th->pid);
+		jw_i64_field(&w, "tid", th->tid);
+		jw_str_field(&w, "comm", th->comm);
 		jw_object_end(&w);
 		report__key_frames(c->p, ts->stack, KEY_FRAMES, kidx, &nk, uidx, &nu);
-		jw_key(&w, "key_frames");
-		jw_object_begin(&w);
+		jw_object_field(&w, "key_frames");
 		jw_key(&w, "kernel");
 		json_frames(&w, c->p, frames, kidx, nk);
 		jw_key(&w, "user");
 		json_frames(&w, c->p, frames, uidx, nu);
 		jw_object_end(&w);
-		jw_key(&w, "frames");
-		jw_array_begin(&w);
+		jw_array_field(&w, "frames");
 		for (size_t f = 0; f < n; f++) {
 			const struct profile_frame *fr = profile__frame_at(c->p, frames[f]);
 
 			jw_object_begin(&w);
-			jw_key(&w, "name");
-			jw_string(&w, fr->name);
-			jw_key(&w, "kind");
-			jw_string(&w, kind_name(fr->kind));
+			jw_str_field(&w, "name", fr->name);
+			jw_str_field(&w, "kind", kind_name(fr->kind));
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);

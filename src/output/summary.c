@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/integrity_json.h"
 #include "output/summary.h"
 #include "util/json_writer.h"
 
@@ -28,56 +29,21 @@ static void write_caveat(struct jw *w, const struct outcome *o)
 		return;
 	}
 	jw_object_begin(w);
-	jw_key(w, "kind");
-	jw_string(w, o->caveat_kind);
-	jw_key(w, "message");
-	jw_string(w, o->caveat_message);
+	jw_str_field(w, "kind", o->caveat_kind);
+	jw_str_field(w, "message", o->caveat_message);
 	jw_object_end(w);
 }
 
 static void write_paths(struct jw *w, const struct lane *l)
 {
-	jw_key(w, "capture_path");
-	jw_string(w, l->capture_path);
-	jw_key(w, "diagnostics_path");
-	jw_string(w, l->diagnostics_path);
-	jw_key(w, "summary_path");
-	jw_string(w, l->summary_path);
-}
-
-static void write_integrity(struct jw *w, const struct integrity *in)
-{
-	const struct integrity_loss *lst = integrity__loss(in, "lost_stack_traces");
-
-	jw_key(w, "capture_integrity");
-	jw_object_begin(w);
-	jw_key(w, "status");
-	jw_string(w, integrity_status__name(in->status));
-	jw_key(w, "message");
-	jw_string(w, in->message);
-	jw_key(w, "lost_stack_trace_count");
-	jw_u64(w, lst ? lst->count : 0);
-	jw_key(w, "lost_total");
-	jw_u64(w, integrity__total_lost(in));
-	jw_key(w, "losses");
-	jw_object_begin(w);
-	for (size_t i = 0; i < in->nr_losses; i++) {
-		jw_key(w, in->losses[i].name);
-		jw_object_begin(w);
-		jw_key(w, "count");
-		jw_u64(w, in->losses[i].count);
-		jw_key(w, "affected_ns");
-		jw_u64(w, in->losses[i].affected_ns);
-		jw_object_end(w);
-	}
-	jw_object_end(w);
-	jw_object_end(w);
+	jw_str_field(w, "capture_path", l->capture_path);
+	jw_str_field(w, "diagnostics_path", l->diagnostics_path);
+	jw_str_field(w, "summary_path", l->summary_path);
 }
 
 static void write_proc_end(struct jw *w, const struct proc_end *e)
 {
-	jw_key(w, "started");
-	jw_bool(w, e->started);
+	jw_bool_field(w, "started", e->started);
 	jw_key(w, "exit_code");
 	if (e->exited && !e->signal)
 		jw_i64(w, e->exit_code);
@@ -97,8 +63,7 @@ static void write_proc_end(struct jw *w, const struct proc_end *e)
 		jw_null(w);
 	}
 	if (!e->started && e->exec_errno) {
-		jw_key(w, "error");
-		jw_string(w, strerror(e->exec_errno));
+		jw_str_field(w, "error", strerror(e->exec_errno));
 	}
 }
 
@@ -123,20 +88,15 @@ static void write_workload(struct jw *w, const struct summary_run *r)
 		return;
 	}
 	jw_object_begin(w);
-	jw_key(w, "target");
-	jw_string(w, r->target ? r->target : "command");
+	jw_str_field(w, "target", r->target ? r->target : "command");
 	write_argv(w, "argv", r->argv);
 	if (r->target_arg) {
-		jw_key(w, "target_arg");
-		jw_string(w, r->target_arg);
+		jw_str_field(w, "target_arg", r->target_arg);
 	}
-	jw_key(w, "pid");
-	jw_i64(w, r->pid);
+	jw_i64_field(w, "pid", r->pid);
 	write_proc_end(w, &r->workload);
-	jw_key(w, "wall_ns");
-	jw_u64(w, r->wall_ns);
-	jw_key(w, "started_unix_ns");
-	jw_i64(w, r->started_unix_ns);
+	jw_u64_field(w, "wall_ns", r->wall_ns);
+	jw_i64_field(w, "started_unix_ns", r->started_unix_ns);
 	jw_object_end(w);
 	if (r->collector_argv)
 		write_argv(w, "collector_argv", r->collector_argv);
@@ -144,28 +104,23 @@ static void write_workload(struct jw *w, const struct summary_run *r)
 
 static void write_weight(struct jw *w, const struct profile_weight *pw, bool runq_known)
 {
-	jw_key(w, "off_ns");
-	jw_u64(w, pw->off_ns);
-	jw_key(w, "blocked_ns");
-	jw_u64(w, pw->off_ns - pw->runq_ns);
+	jw_u64_field(w, "off_ns", pw->off_ns);
+	jw_u64_field(w, "blocked_ns", pw->off_ns - pw->runq_ns);
 	jw_key(w, "runq_ns");
 	if (runq_known)
 		jw_u64(w, pw->runq_ns);
 	else
 		jw_null(w);
-	jw_key(w, "count");
-	jw_u64(w, pw->count);
+	jw_u64_field(w, "count", pw->count);
 }
 
 static void write_by_state(struct jw *w, const struct profile_weight *by, bool runq_known)
 {
-	jw_key(w, "by_state");
-	jw_object_begin(w);
+	jw_object_field(w, "by_state");
 	for (int s = 0; s < OFFCPU_STATE__COUNT; s++) {
 		if (!by[s].count && !by[s].off_ns)
 			continue;
-		jw_key(w, offcpu_state__letter(s));
-		jw_object_begin(w);
+		jw_object_field(w, offcpu_state__letter(s));
 		write_weight(w, &by[s], runq_known);
 		jw_object_end(w);
 	}
@@ -179,12 +134,9 @@ static double share(uint64_t part, uint64_t whole)
 
 static void write_thread_ref(struct jw *w, const struct profile_thread *t)
 {
-	jw_key(w, "pid");
-	jw_i64(w, t->pid);
-	jw_key(w, "tid");
-	jw_i64(w, t->tid);
-	jw_key(w, "comm");
-	jw_string(w, t->comm);
+	jw_i64_field(w, "pid", t->pid);
+	jw_i64_field(w, "tid", t->tid);
+	jw_str_field(w, "comm", t->comm);
 }
 
 /* Per-thread state split: one pass over rows into an array indexed by thread id. */
@@ -219,8 +171,7 @@ static int write_threads(struct jw *w, const struct profile *p, bool runq_known)
 		err = thread_states(p, &by);
 	if (err)
 		goto cleanup;
-	jw_key(w, "threads");
-	jw_array_begin(w);
+	jw_array_field(w, "threads");
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_thread *t = profile__thread_at(p, ts[i].thread);
 		const struct profile_thread_time *tt = profile__thread_time(p, ts[i].thread);
@@ -233,16 +184,11 @@ static int write_threads(struct jw *w, const struct profile *p, bool runq_known)
 			uint64_t expected_off = tt->wall_ns > tt->oncpu_ns ?
 							tt->wall_ns - tt->oncpu_ns : 0;
 
-			jw_key(w, "schedstat");
-			jw_object_begin(w);
-			jw_key(w, "wall_ns");
-			jw_u64(w, tt->wall_ns);
-			jw_key(w, "oncpu_ns");
-			jw_u64(w, tt->oncpu_ns);
-			jw_key(w, "runq_ns");
-			jw_u64(w, tt->runq_ns);
-			jw_key(w, "offcpu_ns");
-			jw_u64(w, expected_off);
+			jw_object_field(w, "schedstat");
+			jw_u64_field(w, "wall_ns", tt->wall_ns);
+			jw_u64_field(w, "oncpu_ns", tt->oncpu_ns);
+			jw_u64_field(w, "runq_ns", tt->runq_ns);
+			jw_u64_field(w, "offcpu_ns", expected_off);
 			jw_object_end(w);
 			/* What share of the independently measured off-CPU time rows account for. */
 			jw_key(w, "coverage");
@@ -270,31 +216,25 @@ static int write_top_stacks(struct jw *w, const struct profile *p, size_t top_n,
 	err = profile__sum_by_stack(p, &ss, &n);
 	if (err)
 		return err;
-	jw_key(w, "top_stacks");
-	jw_array_begin(w);
+	jw_array_field(w, "top_stacks");
 	for (size_t i = 0; i < n && i < top_n; i++) {
 		size_t nf = 0;
 		const uint32_t *frames = profile__stack_at(p, ss[i].stack, &nf);
 
 		jw_object_begin(w);
-		jw_key(w, "frames");
-		jw_array_begin(w);
+		jw_array_field(w, "frames");
 		for (size_t f = 0; f < nf; f++) {
 			const struct profile_frame *fr = profile__frame_at(p, frames[f]);
 
 			jw_object_begin(w);
-			jw_key(w, "name");
-			jw_string(w, fr->name);
-			jw_key(w, "kind");
-			jw_string(w, frame_kind_name(fr->kind));
+			jw_str_field(w, "name", fr->name);
+			jw_str_field(w, "kind", frame_kind_name(fr->kind));
 			jw_object_end(w);
 		}
 		jw_array_end(w);
 		write_weight(w, &ss[i].w, runq_known);
-		jw_key(w, "share");
-		jw_double(w, share(ss[i].w.off_ns, tot->all.off_ns), 6);
-		jw_key(w, "top_thread");
-		jw_object_begin(w);
+		jw_double_field(w, "share", share(ss[i].w.off_ns, tot->all.off_ns), 6);
+		jw_object_field(w, "top_thread");
 		write_thread_ref(w, profile__thread_at(p, ss[i].thread));
 		jw_object_end(w);
 		jw_object_end(w);
@@ -308,15 +248,11 @@ static void write_totals(struct jw *w, const struct profile *p, bool runq_known)
 {
 	const struct profile_totals *t = profile__totals(p);
 
-	jw_key(w, "totals");
-	jw_object_begin(w);
+	jw_object_field(w, "totals");
 	write_weight(w, &t->all, runq_known);
-	jw_key(w, "rows");
-	jw_u64(w, profile__nr_rows(p));
-	jw_key(w, "stacks");
-	jw_u64(w, profile__nr_stacks(p));
-	jw_key(w, "threads");
-	jw_u64(w, profile__nr_threads(p));
+	jw_u64_field(w, "rows", profile__nr_rows(p));
+	jw_u64_field(w, "stacks", profile__nr_stacks(p));
+	jw_u64_field(w, "threads", profile__nr_threads(p));
 	write_by_state(w, t->by_state, runq_known);
 	jw_object_end(w);
 }
@@ -326,22 +262,16 @@ static void write_empty_totals(struct jw *w)
 	static const struct profile_weight zero;
 	static const struct profile_weight by[OFFCPU_STATE__COUNT];
 
-	jw_key(w, "totals");
-	jw_object_begin(w);
+	jw_object_field(w, "totals");
 	write_weight(w, &zero, false);
-	jw_key(w, "rows");
-	jw_u64(w, 0);
-	jw_key(w, "stacks");
-	jw_u64(w, 0);
-	jw_key(w, "threads");
-	jw_u64(w, 0);
+	jw_u64_field(w, "rows", 0);
+	jw_u64_field(w, "stacks", 0);
+	jw_u64_field(w, "threads", 0);
 	write_by_state(w, by, false);
 	jw_object_end(w);
-	jw_key(w, "threads");
-	jw_array_begin(w);
+	jw_array_field(w, "threads");
 	jw_array_end(w);
-	jw_key(w, "top_stacks");
-	jw_array_begin(w);
+	jw_array_field(w, "top_stacks");
 	jw_array_end(w);
 }
 
@@ -353,14 +283,10 @@ static void write_parse(struct jw *w, const struct parse_stats *ps)
 		return;
 	}
 	jw_object_begin(w);
-	jw_key(w, "lines");
-	jw_u64(w, ps->lines);
-	jw_key(w, "records");
-	jw_u64(w, ps->records);
-	jw_key(w, "skipped");
-	jw_u64(w, ps->skipped);
-	jw_key(w, "malformed");
-	jw_u64(w, ps->malformed);
+	jw_u64_field(w, "lines", ps->lines);
+	jw_u64_field(w, "records", ps->records);
+	jw_u64_field(w, "skipped", ps->skipped);
+	jw_u64_field(w, "malformed", ps->malformed);
 	jw_key(w, "first_malformed_line");
 	if (ps->first_malformed_line)
 		jw_u64(w, ps->first_malformed_line);
@@ -378,18 +304,14 @@ static void write_binaries(struct jw *w, const struct sym_binary *b, size_t n)
 {
 	static const char *const fp[] = { "unknown", "present", "absent" };
 
-	jw_key(w, "binaries");
-	jw_array_begin(w);
+	jw_array_field(w, "binaries");
 	for (size_t i = 0; b && i < n; i++) {
 		jw_object_begin(w);
-		jw_key(w, "path");
-		jw_string(w, b[i].path);
-		jw_key(w, "frame_pointers");
-		jw_string(w, fp[b[i].frame_pointers <= FP_ABSENT ? b[i].frame_pointers : 0]);
-		jw_key(w, "has_symbols");
-		jw_bool(w, b[i].has_symbols);
-		jw_key(w, "has_debuginfo");
-		jw_bool(w, b[i].has_debuginfo);
+		jw_str_field(w, "path", b[i].path);
+		jw_str_field(w, "frame_pointers",
+			     fp[b[i].frame_pointers <= FP_ABSENT ? b[i].frame_pointers : 0]);
+		jw_bool_field(w, "has_symbols", b[i].has_symbols);
+		jw_bool_field(w, "has_debuginfo", b[i].has_debuginfo);
 		jw_object_end(w);
 	}
 	jw_array_end(w);
@@ -403,18 +325,12 @@ static void write_timeline(struct jw *w, const struct summary_timeline *t)
 		return;
 	}
 	jw_object_begin(w);
-	jw_key(w, "path");
-	jw_string(w, t->path);
-	jw_key(w, "min_ns");
-	jw_u64(w, t->info.min_ns);
-	jw_key(w, "intervals");
-	jw_u64(w, t->intervals);
-	jw_key(w, "lost");
-	jw_u64(w, t->info.lost);
-	jw_key(w, "lost_ns");
-	jw_u64(w, t->info.lost_ns);
-	jw_key(w, "malformed_lines");
-	jw_u64(w, t->malformed);
+	jw_str_field(w, "path", t->path);
+	jw_u64_field(w, "min_ns", t->info.min_ns);
+	jw_u64_field(w, "intervals", t->intervals);
+	jw_u64_field(w, "lost", t->info.lost);
+	jw_u64_field(w, "lost_ns", t->info.lost_ns);
+	jw_u64_field(w, "malformed_lines", t->malformed);
 	jw_object_end(w);
 }
 
@@ -427,27 +343,19 @@ int summary__write(FILE *out, const struct summary_input *in)
 
 	jw_init(&w, out, false);
 	jw_object_begin(&w);
-	jw_key(&w, "schema_version");
-	jw_u64(&w, SUMMARY_SCHEMA_VERSION);
-	jw_key(&w, "kind");
-	jw_string(&w, "offcpu_time");
-	jw_key(&w, "offcpu_version");
-	jw_string(&w, OFFCPU_VERSION);
-	jw_key(&w, "mode");
-	jw_string(&w, lane_mode__name(l->mode));
-	jw_key(&w, "tool");
-	jw_string(&w, l->tool);
-	jw_key(&w, "collector");
-	jw_string(&w, collector_kind__name(l->collector));
-	jw_key(&w, "state");
-	jw_string(&w, in->outcome->state);
+	jw_u64_field(&w, "schema_version", SUMMARY_SCHEMA_VERSION);
+	jw_str_field(&w, "kind", "offcpu_time");
+	jw_str_field(&w, "offcpu_version", OFFCPU_VERSION);
+	jw_str_field(&w, "mode", lane_mode__name(l->mode));
+	jw_str_field(&w, "tool", l->tool);
+	jw_str_field(&w, "collector", collector_kind__name(l->collector));
+	jw_str_field(&w, "state", in->outcome->state);
 	write_caveat(&w, in->outcome);
-	write_integrity(&w, in->integrity);
+	integrity_json__write(&w, "capture_integrity", in->integrity);
 	write_paths(&w, l);
 	write_workload(&w, in->run);
 	write_parse(&w, in->parse);
-	jw_key(&w, "runq_known");
-	jw_bool(&w, runq_known);
+	jw_bool_field(&w, "runq_known", runq_known);
 	if (in->profile && profile__nr_rows(in->profile)) {
 		write_totals(&w, in->profile, runq_known);
 		err = write_threads(&w, in->profile, runq_known);
@@ -471,19 +379,14 @@ int summary__write_record(FILE *out, const struct summary_input *in)
 
 	jw_init(&w, out, true);
 	jw_object_begin(&w);
-	jw_key(&w, "kind");
-	jw_string(&w, "offcpu_time");
-	jw_key(&w, "tool");
-	jw_string(&w, in->lane->tool);
+	jw_str_field(&w, "kind", "offcpu_time");
+	jw_str_field(&w, "tool", in->lane->tool);
 	write_paths(&w, in->lane);
-	jw_key(&w, "state");
-	jw_string(&w, in->outcome->state);
-	jw_key(&w, "caveat_kind");
-	jw_string(&w, in->outcome->caveat_kind);
-	jw_key(&w, "caveat_message");
-	jw_string(&w, in->outcome->caveat_kind ? in->outcome->caveat_message : NULL);
-	jw_key(&w, "capture_integrity");
-	jw_string(&w, integrity_status__name(in->integrity->status));
+	jw_str_field(&w, "state", in->outcome->state);
+	jw_str_field(&w, "caveat_kind", in->outcome->caveat_kind);
+	jw_str_field(&w, "caveat_message",
+		     in->outcome->caveat_kind ? in->outcome->caveat_message : NULL);
+	jw_str_field(&w, "capture_integrity", integrity_status__name(in->integrity->status));
 	if (in->run) {
 		jw_key(&w, "exit_code");
 		if (in->run->workload.exited && !in->run->workload.signal)

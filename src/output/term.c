@@ -3,6 +3,18 @@
 
 #include "output/term.h"
 
+const char *term__reason_color(enum reason r)
+{
+	static const char *const colors[REASON__COUNT] = {
+		[REASON_LOCK] = "31",	  [REASON_SLEEP] = "34",    [REASON_DISK_IO] = "33",
+		[REASON_NETWORK] = "36",  [REASON_POLL] = "35",	    [REASON_PIPE] = "32",
+		[REASON_CHILD] = "32",	  [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
+		[REASON_OTHER] = "2",
+	};
+
+	return (unsigned)r < REASON__COUNT ? colors[r] : NULL;
+}
+
 /* Unit thresholds are set where the rounded value would need a fourth digit. */
 char *term__ns(uint64_t ns, char *buf, size_t size)
 {

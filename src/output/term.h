@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/reasons.h"
+
 /*
  * ns as three significant digits in the largest fitting unit: "0", "850ns",
  * "12.3us", "4.56ms", "1.23s", "12.3s", "1234s". At most 7 columns below
@@ -55,5 +57,8 @@ void term_line__end(struct term_line *l);
 
 /* Display columns of s (as term_line__text would count them). */
 int term__cols(const char *s);
+
+/* The SGR colour of a reason in the report and the diff; NULL for none. */
+const char *term__reason_color(enum reason r);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "parse/bpftrace.h"
 #include "util/lines.h"
+#include "util/vec.h"
 
 struct elem {
 	const char *s; /* scalar text, or the stack's text from its first frame line */
@@ -47,7 +48,7 @@ struct bt_state {
 
 static int append(struct bt_state *bs, const char *s, size_t len)
 {
-	if (parse__grow((void **)&bs->buf, &bs->buf_cap, bs->buf_len + len + 1, 1))
+	if (vec_reserve(bs->buf, bs->buf_cap, bs->buf_len + len + 1))
 		return -ENOMEM;
 	memcpy(bs->buf + bs->buf_len, s, len);
 	bs->buf_len += len;
@@ -192,7 +193,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 			trim(&e.s, &e.len);
 		}
 		if (n == bs->elems_cap &&
-		    parse__grow((void **)&bs->elems, &bs->elems_cap, n + 1, sizeof(*bs->elems)))
+		    vec_reserve(bs->elems, bs->elems_cap, n + 1))
 			return -ENOMEM;
 		bs->elems[n++] = e;
 		if (p >= end)
@@ -205,7 +206,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 		if (p == end) {
 			/* ", " then "]": a last stack that printed as nothing. */
 			if (n == bs->elems_cap &&
-			    parse__grow((void **)&bs->elems, &bs->elems_cap, n + 1, sizeof(*bs->elems)))
+			    vec_reserve(bs->elems, bs->elems_cap, n + 1))
 				return -ENOMEM;
 			bs->elems[n++] = (struct elem){.s = p, .len = 0, .stack = true};
 			break;
@@ -263,7 +264,7 @@ static int add_stack(struct bt_state *bs, const struct elem *e, enum frame_kind 
 		id = profile__frame(bs->p, kaddr ? FRAME_KERNEL : kind, name, len);
 		if (id < 0)
 			return id;
-		if (parse__grow((void **)&bs->ids, &bs->ids_cap, *nids + 1, sizeof(*bs->ids)))
+		if (vec_reserve(bs->ids, bs->ids_cap, *nids + 1))
 			return -ENOMEM;
 		bs->ids[(*nids)++] = id;
 	}
@@ -387,7 +388,7 @@ static int finish_entry(struct bt_state *bs, const char *value, size_t vlen)
 			comm_len = e->len;
 		}
 	}
-	if (parse__grow((void **)&bs->comm, &bs->comm_cap, comm_len + 1, 1))
+	if (vec_reserve(bs->comm, bs->comm_cap, comm_len + 1))
 		return -ENOMEM;
 	if (comm_len)
 		memcpy(bs->comm, comm, comm_len);

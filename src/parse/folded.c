@@ -16,6 +16,7 @@
 
 #include "parse/folded.h"
 #include "util/lines.h"
+#include "util/vec.h"
 
 struct span {
 	const char *s;
@@ -151,7 +152,7 @@ static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 
 	if (fs->comm_thread >= 0 && len == fs->comm_len && !memcmp(comm, fs->comm, len))
 		return fs->comm_thread;
-	if (parse__grow((void **)&fs->comm, &fs->comm_cap, len + 1, 1))
+	if (vec_reserve(fs->comm, fs->comm_cap, len + 1))
 		return -ENOMEM;
 	memcpy(fs->comm, comm, len);
 	fs->comm[len] = '\0';
@@ -159,24 +160,6 @@ static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 	id = profile__thread(fs->p, 0, 0, fs->comm);
 	fs->comm_thread = id;
 	return id;
-}
-
-/* A line's value: 0, -EINVAL when not a non-negative decimal, -EOVERFLOW. */
-static int parse_value(const char *s, size_t len, uint64_t *v)
-{
-	*v = 0;
-	if (!len)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		unsigned d = (unsigned char)s[i] - '0';
-
-		if (d > 9)
-			return -EINVAL;
-		if (*v > (UINT64_MAX - d) / 10)
-			return -EOVERFLOW;
-		*v = *v * 10 + d;
-	}
-	return 0;
 }
 
 static int parse_line(struct folded_state *fs, const char *line, size_t len, size_t lineno)
@@ -208,7 +191,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		parse__malformed(st, lineno, "no value after the last space");
 		return 0;
 	}
-	err = parse_value(sp, line + len - sp, &v);
+	err = parse__u64(sp, line + len - sp, &v);
 	if (err == -EINVAL) {
 		parse__malformed(st, lineno, "value is not a non-negative integer");
 		return 0;
@@ -230,7 +213,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		const char *e = find_semi(p, end);
 
 		if (nspans == fs->spans_cap &&
-		    parse__grow((void **)&fs->spans, &fs->spans_cap, nspans + 1, sizeof(*fs->spans)))
+		    vec_reserve(fs->spans, fs->spans_cap, nspans + 1))
 			return -ENOMEM;
 		fs->spans[nspans].s = p;
 		fs->spans[nspans].len = e - p;
@@ -245,8 +228,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		parse__malformed(st, lineno, "empty comm");
 		return 0;
 	}
-	if (parse__grow((void **)&fs->ids, &fs->ids_cap, nspans, sizeof(*fs->ids)) ||
-	    parse__grow((void **)&fs->memo, &fs->memo_cap, nspans, sizeof(*fs->memo)))
+	if (vec_reserve(fs->ids, fs->ids_cap, nspans) ||
+	    vec_reserve(fs->memo, fs->memo_cap, nspans))
 		return -ENOMEM;
 
 	fp = nspans > 1 ? fs->spans[1].s : end;
@@ -307,7 +290,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		fs->memo[i].kernel = kernel;
 		fs->ids[nids++] = id;
 	}
-	if (parse__grow((void **)&fs->prev, &fs->prev_cap, fp_len + 1, 1))
+	if (vec_reserve(fs->prev, fs->prev_cap, fp_len + 1))
 		return -ENOMEM;
 	memcpy(fs->prev, fp, fp_len);
 	fs->prev_len = fp_len;

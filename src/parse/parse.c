@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* What the parsers share: counting malformed input, growing buffers. */
+/* What the parsers share: counting malformed input, reading numbers. */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "parse/parse.h"
 
@@ -14,19 +13,19 @@ void parse__malformed(struct parse_stats *st, size_t line, const char *why)
 	}
 }
 
-int parse__grow(void **buf, size_t *cap, size_t need, size_t elem)
+int parse__u64(const char *s, size_t len, uint64_t *v)
 {
-	size_t ncap = *cap ? *cap : 64;
-	void *nb;
+	*v = 0;
+	if (!len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
 
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	nb = realloc(*buf, ncap * elem);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
+		if (d > 9)
+			return -EINVAL;
+		if (*v > (UINT64_MAX - d) / 10)
+			return -EOVERFLOW;
+		*v = *v * 10 + d;
+	}
 	return 0;
 }

@@ -28,9 +28,9 @@ struct parse_stats {
 /* Count a malformed line; the first one keeps its line number and reason. */
 void parse__malformed(struct parse_stats *st, size_t line, const char *why);
 /*
- * Grow *buf (of *cap elements of elem bytes, doubling from 64) to hold need
- * elements. 0 or -ENOMEM (then *buf and *cap are unchanged).
+ * The unsigned decimal s[0..len) (digits only: no sign, space or base prefix)
+ * into *v: 0, -EINVAL when it is not one, -EOVERFLOW past 64 bits.
  */
-int parse__grow(void **buf, size_t *cap, size_t need, size_t elem);
+int parse__u64(const char *s, size_t len, uint64_t *v);
 
 #endif

@@ -12,6 +12,7 @@
 #include "output/profile_text.h"
 #include "parse/profile_text.h"
 #include "util/lines.h"
+#include "util/vec.h"
 
 #define UNDEF UINT32_MAX
 
@@ -53,24 +54,6 @@ static bool field(struct cursor *c, const char **s, size_t *len)
 	return *len > 0;
 }
 
-/* 0, -EINVAL (not a decimal), -EOVERFLOW. */
-static int parse_u64(const char *s, size_t len, uint64_t *v)
-{
-	*v = 0;
-	if (!len)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		unsigned d = (unsigned char)s[i] - '0';
-
-		if (d > 9)
-			return -EINVAL;
-		if (*v > (UINT64_MAX - d) / 10)
-			return -EOVERFLOW;
-		*v = *v * 10 + d;
-	}
-	return 0;
-}
-
 static int next_u64(struct cursor *c, uint64_t *v)
 {
 	const char *s;
@@ -78,7 +61,7 @@ static int next_u64(struct cursor *c, uint64_t *v)
 
 	if (!field(c, &s, &len))
 		return -EINVAL;
-	return parse_u64(s, len, v);
+	return parse__u64(s, len, v);
 }
 
 static bool next_int(struct cursor *c, int *v)
@@ -91,7 +74,7 @@ static bool next_int(struct cursor *c, int *v)
 	if (!field(c, &s, &len))
 		return false;
 	neg = s[0] == '-';
-	if (parse_u64(s + neg, len - neg, &u) || u > (uint64_t)INT_MAX + neg)
+	if (parse__u64(s + neg, len - neg, &u) || u > (uint64_t)INT_MAX + neg)
 		return false;
 	*v = neg ? (int)-(int64_t)u : (int)u;
 	return true;
@@ -111,7 +94,7 @@ static int unescape(struct pt_state *ps, struct cursor *c, size_t *len, const ch
 	const char *s = c->p, *end = c->end;
 	size_t n = 0;
 
-	if (parse__grow((void **)&ps->name, &ps->name_cap, (size_t)(end - s) + 1, 1))
+	if (vec_reserve(ps->name, ps->name_cap, (size_t)(end - s) + 1))
 		return -ENOMEM;
 	for (; s < end; s++) {
 		char ch = *s;
@@ -195,7 +178,7 @@ static int check_new(const struct idmap *m, uint64_t id, size_t lineno, const ch
 
 static int define(struct idmap *m, uint64_t id, uint32_t pid)
 {
-	if (parse__grow((void **)&m->ids, &m->cap, id + 1, sizeof(*m->ids)))
+	if (vec_reserve(m->ids, m->cap, id + 1))
 		return -ENOMEM;
 	while (m->n < id)
 		m->ids[m->n++] = UNDEF;
@@ -257,13 +240,13 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 		if ((err = next_u64(&c, &id)) || (err = check_new(&ps->stacks, id, lineno, why)))
 			return err == -EOVERFLOW ? -EINVAL : err;
 		while (field(&c, &s, &slen)) {
-			if (parse_u64(s, slen, &v[0]))
+			if (parse__u64(s, slen, &v[0]))
 				return -EINVAL;
 			if (!lookup(&ps->frames, v[0], &a)) {
 				*why = "unknown frame id";
 				return -EINVAL;
 			}
-			if (parse__grow((void **)&ps->tmp, &ps->tmp_cap, n + 1, sizeof(*ps->tmp)))
+			if (vec_reserve(ps->tmp, ps->tmp_cap, n + 1))
 				return -ENOMEM;
 			ps->tmp[n++] = a;
 		}

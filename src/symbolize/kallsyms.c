@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "symbolize/symbolize.h"
+#include "util/vec.h"
 
 struct ksym {
 	uint64_t addr;
@@ -31,20 +32,11 @@ struct ksyms {
 
 static int add_str(struct ksyms *k, const char *s, size_t n, uint32_t *off)
 {
-	if (k->str_len + n + 1 > k->str_cap) {
-		size_t cap = k->str_cap ? k->str_cap * 2 : 1 << 20;
-		char *str;
-
-		while (cap < k->str_len + n + 1)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			return -E2BIG;
-		str = realloc(k->str, cap);
-		if (!str)
-			return -ENOMEM;
-		k->str = str;
-		k->str_cap = cap;
-	}
+	/* Offsets into the strings are 32 bits. */
+	if (k->str_len + n + 1 > UINT32_MAX)
+		return -E2BIG;
+	if (vec_reserve(k->str, k->str_cap, k->str_len + n + 1))
+		return -ENOMEM;
 	memcpy(k->str + k->str_len, s, n);
 	k->str[k->str_len + n] = '\0';
 	*off = k->str_len;
@@ -68,15 +60,8 @@ static int add_sym(struct ksyms *k, uint64_t addr, char type, const char *name, 
 	struct ksym *s;
 	int err;
 
-	if (k->nr == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 4096;
-		struct ksym *syms = realloc(k->syms, cap * sizeof(*syms));
-
-		if (!syms)
-			return -ENOMEM;
-		k->syms = syms;
-		k->cap = cap;
-	}
+	if (vec_reserve(k->syms, k->cap, k->nr + 1))
+		return -ENOMEM;
 	s = &k->syms[k->nr];
 	memset(s, 0, sizeof(*s));
 	s->addr = addr;

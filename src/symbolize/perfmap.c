@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "symbolize/perfmap.h"
+#include "util/vec.h"
 
 struct perfmap_entry {
 	uint64_t start, end;
@@ -68,17 +69,10 @@ struct perfmap *perfmap__load(FILE *in)
 		}
 		if (err)
 			goto cleanup;
-		if (m->nr == cap) {
-			struct perfmap_entry *grown;
-
-			cap = cap ? cap * 2 : 256;
-			grown = realloc(m->e, cap * sizeof(*grown));
-			if (!grown) {
-				free(e.name);
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			m->e = grown;
+		if (vec_reserve(m->e, cap, m->nr + 1)) {
+			free(e.name);
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		e.seq = m->nr;
 		m->e[m->nr++] = e;

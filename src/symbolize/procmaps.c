@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "symbolize/procmaps.h"
+#include "util/vec.h"
 
 static int parse_line(char *line, struct proc_map *m)
 {
@@ -48,17 +49,10 @@ int procmaps__parse(FILE *in, struct proc_map **maps, size_t *nr)
 		}
 		if (err)
 			goto cleanup;
-		if (n == cap) {
-			struct proc_map *grown;
-
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(out, cap * sizeof(*out));
-			if (!grown) {
-				free(m.path);
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			out = grown;
+		if (vec_reserve(out, cap, n + 1)) {
+			free(m.path);
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		out[n++] = m;
 	}

@@ -22,11 +22,14 @@
 
 #include "symbolize/demangle.h"
 #include "symbolize/fp.h"
-#include "symbolize/hmap.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/procmaps.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/symtab.h"
+#include "util/hash.h"
+#include "util/hmap.h"
+#include "util/procfs.h"
+#include "util/vec.h"
 
 /* A process whose address is in no known mapping is re-read at most this often. */
 #define REFRESH_NS 100000000ULL
@@ -152,39 +155,19 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Grow *arr to hold at least need elements of size sz. */
-static int reserve(void *arr, size_t *cap, size_t need, size_t sz)
-{
-	void **p = arr;
-	size_t ncap = *cap ? *cap : 16;
-	void *grown;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	grown = realloc(*p, ncap * sz);
-	if (!grown)
-		return -ENOMEM;
-	*p = grown;
-	*cap = ncap;
-	return 0;
-}
-
 static const char *intern(struct symbolizer *s, const char *name)
 {
-	uint64_t h = hmap__hash_str(name);
-	size_t pos = 0;
-	uint32_t i;
+	uint64_t h = hash_bytes(name, strlen(name), 0);
+	size_t pos = hmap__first(&s->name_idx, h);
 	char *copy;
 
-	while (hmap__next(&s->name_idx, h, &pos, &i))
-		if (!strcmp(s->names[i], name))
-			return s->names[i];
-	if (reserve(&s->names, &s->names_cap, s->nnames + 1, sizeof(*s->names)))
+	while ((copy = hmap__next(&s->name_idx, h, &pos)))
+		if (!strcmp(copy, name))
+			return copy;
+	if (vec_reserve(s->names, s->names_cap, s->nnames + 1))
 		return NULL;
 	copy = strdup(name);
-	if (!copy || hmap__add(&s->name_idx, h, s->nnames)) {
+	if (!copy || hmap__add(&s->name_idx, h, copy)) {
 		free(copy);
 		return NULL;
 	}
@@ -208,9 +191,8 @@ static void binary__free(struct binary *b)
 static uint64_t binary_hash(const struct proc_map *m)
 {
 	if (m->path[0] == '[')
-		return hmap__hash_str(m->path) ^ hmap__hash_u64(m->end - m->start);
-	return hmap__hash_u64(m->inode ^ ((uint64_t)m->dev_major << 52) ^
-			      ((uint64_t)m->dev_minor << 32));
+		return hash_bytes(m->path, strlen(m->path), m->end - m->start);
+	return hash_mix64(m->inode ^ ((uint64_t)m->dev_major << 52) ^ ((uint64_t)m->dev_minor << 32));
 }
 
 static bool binary_is(const struct binary *b, const struct proc_map *m)
@@ -361,11 +343,12 @@ static void binary_open(struct symbolizer *s, struct binary *b, int pid, const s
 static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, uint32_t *out)
 {
 	uint64_t h = binary_hash(m);
+	size_t pos = hmap__first(&s->bin_idx, h), i;
 	struct binary *b;
-	size_t pos = 0;
-	uint32_t i;
+	void *v;
 
-	while (hmap__next(&s->bin_idx, h, &pos, &i)) {
+	while ((v = hmap__next(&s->bin_idx, h, &pos))) {
+		i = hmap_idx_of(v);
 		if (binary_is(s->bins[i], m)) {
 			/* another process may have it where this one can read it */
 			if (s->bins[i]->open_failed)
@@ -374,7 +357,7 @@ static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, u
 			return 0;
 		}
 	}
-	if (reserve(&s->bins, &s->bins_cap, s->nbins + 1, sizeof(*s->bins)))
+	if (vec_reserve(s->bins, s->bins_cap, s->nbins + 1))
 		return -ENOMEM;
 	b = calloc(1, sizeof(*b));
 	if (!b || !(b->path = strdup(m->path))) {
@@ -388,7 +371,7 @@ static int binary_get(struct symbolizer *s, int pid, const struct proc_map *m, u
 	b->size = m->end - m->start;
 	b->pseudo = m->path[0] == '[';
 	binary_open(s, b, pid, m);
-	if (hmap__add(&s->bin_idx, h, s->nbins)) {
+	if (hmap__add(&s->bin_idx, h, hmap_idx(s->nbins))) {
 		binary__free(b);
 		return -ENOMEM;
 	}
@@ -436,28 +419,10 @@ static void proc_forget_cache(struct proc *p)
 /* Field 22 of /proc/PID/stat: tells a pid's process from a later one with the same pid. */
 static uint64_t read_starttime(const struct symbolizer *s, int pid)
 {
-	char path[256], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "%s/%d/stat", s->proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may contain spaces and parentheses: fields restart after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
-			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu",
-			 &t) != 1)
-		return 0;
-	return t;
+	procfs__stat(s->proc_root, pid, &st);
+	return st.starttime;
 }
 
 /* The process's pid in its own pid namespace (the last NSpid field), or pid. */
@@ -613,13 +578,13 @@ cleanup:
 
 static struct proc *proc_find(const struct symbolizer *s, int pid)
 {
-	uint64_t h = hmap__hash_u64(pid);
-	size_t pos = 0;
-	uint32_t i;
+	uint64_t h = hash_mix64(pid);
+	size_t pos = hmap__first(&s->proc_idx, h);
+	struct proc *p;
 
-	while (hmap__next(&s->proc_idx, h, &pos, &i))
-		if (s->procs[i]->pid == pid)
-			return s->procs[i];
+	while ((p = hmap__next(&s->proc_idx, h, &pos)))
+		if (p->pid == pid)
+			return p;
 	return NULL;
 }
 
@@ -627,13 +592,13 @@ static struct proc *proc_add(struct symbolizer *s, int pid)
 {
 	struct proc *p;
 
-	if (reserve(&s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*s->procs)))
+	if (vec_reserve(s->procs, s->procs_cap, s->nprocs + 1))
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	if (hmap__add(&s->proc_idx, hmap__hash_u64(pid), s->nprocs)) {
+	if (hmap__add(&s->proc_idx, hash_mix64(pid), p)) {
 		free(p);
 		return NULL;
 	}
@@ -676,7 +641,7 @@ static int push_frame(struct symbolizer *s, struct proc *p, const char *name, bo
 {
 	const char *in = intern(s, name);
 
-	if (!in || reserve(&p->frames, &p->frames_cap, p->nframes + 1, sizeof(*p->frames)))
+	if (!in || vec_reserve(p->frames, p->frames_cap, p->nframes + 1))
 		return -ENOMEM;
 	p->frames[p->nframes++] = (struct cframe){in, is_inline};
 	return 0;
@@ -797,11 +762,11 @@ static int copy_out(const struct proc *p, const struct cached *c, struct sym_fra
 int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_frame *out,
 		     size_t max)
 {
-	uint64_t h = hmap__hash_u64(addr);
+	uint64_t h = hash_mix64(addr);
 	struct cached c;
 	struct proc *p;
-	size_t pos = 0;
-	uint32_t i;
+	size_t pos;
+	void *v;
 	int err;
 
 	if (!s || !out || !max)
@@ -815,10 +780,12 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 		if (proc_snapshot(s, p))
 			perfmap_refresh(s, p);
 	}
-	while (hmap__next(&p->cache_idx, h, &pos, &i)) {
-		if (p->cache[i].addr == addr) {
+	for (pos = hmap__first(&p->cache_idx, h); (v = hmap__next(&p->cache_idx, h, &pos));) {
+		const struct cached *hit = &p->cache[hmap_idx_of(v)];
+
+		if (hit->addr == addr) {
 			s->stats.user_cache_hits++;
-			return copy_out(p, &p->cache[i], out, max);
+			return copy_out(p, hit, out, max);
 		}
 	}
 	c.addr = addr;
@@ -830,8 +797,8 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 	while (c.n < p->nframes && p->frames[p->nframes - c.n].is_inline)
 		c.n++;
 	c.first = p->nframes - c.n;
-	if (reserve(&p->cache, &p->cache_cap, p->ncache + 1, sizeof(*p->cache)) ||
-	    hmap__add(&p->cache_idx, h, p->ncache))
+	if (vec_reserve(p->cache, p->cache_cap, p->ncache + 1) ||
+	    hmap__add(&p->cache_idx, h, hmap_idx(p->ncache)))
 		return -ENOMEM;
 	p->cache[p->ncache++] = c;
 	return copy_out(p, &c, out, max);

@@ -212,6 +212,48 @@ void jw_null(struct jw *w)
 	fputs("null", w->out);
 }
 
+void jw_str_field(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	jw_string(w, s);
+}
+
+void jw_u64_field(struct jw *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	jw_u64(w, v);
+}
+
+void jw_i64_field(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	jw_i64(w, v);
+}
+
+void jw_double_field(struct jw *w, const char *key, double v, int digits)
+{
+	jw_key(w, key);
+	jw_double(w, v, digits);
+}
+
+void jw_bool_field(struct jw *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	jw_bool(w, v);
+}
+
+void jw_object_field(struct jw *w, const char *key)
+{
+	jw_key(w, key);
+	jw_object_begin(w);
+}
+
+void jw_array_field(struct jw *w, const char *key)
+{
+	jw_key(w, key);
+	jw_array_begin(w);
+}
+
 int jw_finish(struct jw *w)
 {
 	if (!w->compact || w->depth == 0)

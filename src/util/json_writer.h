@@ -40,6 +40,18 @@ void jw_i64(struct jw *w, int64_t v);
 void jw_double(struct jw *w, double v, int digits);
 void jw_bool(struct jw *w, bool v);
 void jw_null(struct jw *w);
+/*
+ * A key and its value in one call, for the common case of an object's field:
+ * jw_u64_field(w, "count", n) is jw_key(w, "count"); jw_u64(w, n).
+ * jw_object_field() and jw_array_field() open the value; end it as usual.
+ */
+void jw_str_field(struct jw *w, const char *key, const char *s);
+void jw_u64_field(struct jw *w, const char *key, uint64_t v);
+void jw_i64_field(struct jw *w, const char *key, int64_t v);
+void jw_double_field(struct jw *w, const char *key, double v, int digits);
+void jw_bool_field(struct jw *w, const char *key, bool v);
+void jw_object_field(struct jw *w, const char *key);
+void jw_array_field(struct jw *w, const char *key);
 /* Ends the document with a newline (pretty mode). Returns 0 or -EIO. */
 int jw_finish(struct jw *w);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/lines.h"
+#include "util/vec.h"
 
 /*
  * Reads of 32-64 KiB: few system calls, and a small input costs no big buffer.
@@ -66,13 +67,8 @@ static int fill(struct line_reader *lr)
 	}
 	if (lr->cap - lr->end < LINES_CHUNK / 2) {
 		/* A line longer than the buffer: grow it, keeping reads large. */
-		size_t ncap = lr->cap * 2;
-		char *nb = ncap > lr->cap ? realloc(lr->buf, ncap) : NULL;
-
-		if (!nb)
+		if (vec_reserve(lr->buf, lr->cap, lr->cap + 1))
 			return -ENOMEM;
-		lr->buf = nb;
-		lr->cap = ncap;
 	}
 	n = fread(lr->buf + lr->end, 1, lr->cap - lr->end, lr->in);
 	lr->end += n;

@@ -229,7 +229,7 @@ TEST(report_json_matches_golden_and_parses)
 	struct profile *p = server_profile();
 	struct integrity in = partial();
 	struct report_opts o = { .json = true, .top = 3 };
-	struct json_object *root, *v, *st;
+	struct json_object *root, *v, *st, *in_obj;
 	char *out;
 	int err = -1;
 
@@ -246,9 +246,17 @@ TEST(report_json_matches_golden_and_parses)
 	CHECK_STR(json_object_get_string(v), "lock");
 	CHECK(json_object_object_get_ex(st, "off_ns", &v));
 	CHECK_U64(json_object_get_uint64(v), 2300 * MS);
-	CHECK(json_object_object_get_ex(root, "integrity", &v));
-	CHECK(json_object_object_get_ex(v, "status", &v));
+	CHECK(json_object_object_get_ex(root, "integrity", &in_obj));
+	CHECK(json_object_object_get_ex(in_obj, "status", &v));
 	CHECK_STR(json_object_get_string(v), "partial");
+	/* the summary's capture_integrity shape: losses keyed by name */
+	CHECK(json_object_object_get_ex(in_obj, "lost_stack_trace_count", &v));
+	CHECK_U64(json_object_get_uint64(v), 12);
+	CHECK(json_object_object_get_ex(in_obj, "losses", &v));
+	CHECK(json_object_is_type(v, json_type_object));
+	CHECK(json_object_object_get_ex(v, "map_full_start", &v));
+	CHECK(json_object_object_get_ex(v, "count", &v));
+	CHECK_U64(json_object_get_uint64(v), 3);
 	json_object_put(root);
 	free(out);
 	profile__free(p);

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/native_table.h"
+#include "parse/parse.h"
+#include "unit.h"
+#include "util/hmap.h"
+#include "util/procfs.h"
+#include "util/vec.h"
+
+/* Values that share a hash are all found, and a grown table keeps every one. */
+TEST(hmap_keeps_every_value_through_growth_and_collisions)
+{
+	struct hmap m = {0};
+	static int vals[1000];
+	size_t pos, found;
+	int *v;
+
+	for (int i = 0; i < 1000; i++) {
+		vals[i] = i;
+		/* every 10 values share one hash: the caller tells them apart */
+		CHECK_INT(hmap__add(&m, (uint64_t)(i / 10) * 0x9e3779b97f4a7c15ULL, &vals[i]), 0);
+	}
+	CHECK_INT(m.len, 1000);
+	CHECK(m.len * 2 <= m.mask + 1); /* at most half full */
+	for (int k = 0; k < 100; k++) {
+		uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ULL;
+		unsigned seen = 0;
+
+		found = 0;
+		for (pos = hmap__first(&m, h); (v = hmap__next(&m, h, &pos));) {
+			CHECK_INT(*v / 10, k);
+			seen |= 1u << (*v % 10);
+			found++;
+		}
+		CHECK_INT(found, 10);
+		CHECK_INT(seen, 0x3ff);
+	}
+	/* a miss ends on a free slot, where a put goes */
+	pos = hmap__first(&m, 12345);
+	CHECK(!hmap__next(&m, 12345, &pos));
+	CHECK_INT(hmap__reserve(&m), 0);
+	hmap__put(&m, pos, 12345, hmap_idx(7));
+	pos = hmap__first(&m, 12345);
+	CHECK_INT(hmap_idx_of(hmap__next(&m, 12345, &pos)), 7);
+	hmap__clear(&m);
+	CHECK_INT(m.len, 0);
+	pos = hmap__first(&m, 0);
+	CHECK(!hmap__next(&m, 0, &pos));
+	hmap__free(&m);
+	hmap__free(NULL);
+	/* an empty table finds nothing without allocating */
+	pos = hmap__first(&m, 3);
+	CHECK(!hmap__next(&m, 3, &pos));
+	CHECK(!m.slots);
+}
+
+/* The native collector holds one entry while it creates the next. */
+TEST(ntable_entries_stay_put_and_iterate_in_creation_order)
+{
+	struct ntable t;
+	uint64_t key, *first, *v;
+	const void *k;
+	size_t pos, n = 0;
+	bool created;
+
+	CHECK_INT(ntable_init(&t, sizeof(key), 3 * sizeof(uint64_t)), 0);
+	CHECK(!ntable_find(&t, &(uint64_t){1}));
+	key = 1000;
+	first = ntable_get(&t, &key, &created);
+	CHECK(first && created);
+	CHECK(first[0] == 0 && first[1] == 0 && first[2] == 0);
+	first[0] = 42;
+	for (key = 1001; key < 3000; key++) {
+		v = ntable_get(&t, &key, &created);
+		CHECK(v && created);
+		v[2] = key * 3;
+	}
+	key = 1000;
+	CHECK(ntable_find(&t, &key) == first);
+	CHECK(ntable_get(&t, &key, &created) == first && !created);
+	CHECK_U64(first[0], 42);
+	for (pos = 0; ntable_next(&t, &pos, &k, (void **)&v); n++) {
+		CHECK_U64(*(const uint64_t *)k, 1000 + n);
+		if (n)
+			CHECK_U64(v[2], (1000 + n) * 3);
+	}
+	CHECK_INT(n, 2000);
+	key = 5000;
+	CHECK(!ntable_find(&t, &key));
+	ntable_free(&t);
+	ntable_free(NULL);
+}
+
+TEST(vec_grows_by_doubling_and_refuses_overflow)
+{
+	uint64_t *a = NULL;
+	size_t cap = 0, n;
+
+	for (n = 0; n < 100; n++) {
+		CHECK_INT(vec_reserve(a, cap, n + 1), 0);
+		a[n] = n;
+	}
+	CHECK_INT(cap, 128); /* 16, 32, 64, 128 */
+	for (n = 0; n < 100; n++)
+		CHECK_U64(a[n], n);
+	CHECK_INT(vec_reserve(a, cap, 50), 0); /* enough room: nothing changes */
+	CHECK_INT(cap, 128);
+	CHECK_INT(vec_reserve(a, cap, SIZE_MAX / 4), -ENOMEM);
+	CHECK_INT(vec_reserve(a, cap, SIZE_MAX), -ENOMEM);
+	CHECK_INT(cap, 128); /* unchanged on failure */
+	CHECK_U64(a[99], 99);
+	free(a);
+}
+
+/* comm may hold spaces and parentheses: the fields count from the last ')'. */
+TEST(procfs_stat_fields_count_from_the_last_paren)
+{
+	struct procfs_stat st;
+
+	CHECK_INT(procfs__parse_stat("42 (a) b (c) D 1 42 42 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 "
+				     "1 0 123456 1000 10\n", &st), 0);
+	CHECK_INT(st.state, 'D');
+	CHECK_U64(st.starttime, 123456);
+	/* a truncated line keeps its state and has no start time */
+	CHECK_INT(procfs__parse_stat("7 (x) S 1 7", &st), 0);
+	CHECK_INT(st.state, 'S');
+	CHECK_U64(st.starttime, 0);
+	CHECK_INT(procfs__parse_stat("7 (x", &st), -EINVAL);
+	CHECK_INT(st.state, 0);
+	CHECK_INT(procfs__parse_stat("7 (x)", &st), -EINVAL);
+}
+
+TEST(procfs_stat_reads_a_live_process_and_a_proc_root)
+{
+	char root[] = "/tmp/offcpu-procfs-XXXXXX", dir[64], file[96];
+	struct procfs_stat st;
+	FILE *f;
+
+	CHECK_INT(procfs__stat(NULL, getpid(), &st), 0);
+	CHECK_INT(st.state, 'R'); /* the reader itself is running */
+	CHECK(st.starttime > 0);
+	CHECK(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/77", root);
+	snprintf(file, sizeof(file), "%s/stat", dir);
+	CHECK_INT(procfs__stat(root, 77, &st), -ENOENT);
+	CHECK_INT(mkdir(dir, 0700), 0);
+	f = fopen(file, "w");
+	CHECK(f);
+	fputs("77 (w) Z 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0\n", f);
+	fclose(f);
+	CHECK_INT(procfs__stat(root, 77, &st), 0);
+	CHECK_INT(st.state, 'Z');
+	CHECK_U64(st.starttime, 99);
+	unlink(file);
+	rmdir(dir);
+	rmdir(root);
+}
+
+TEST(parse_u64_takes_digits_only_and_refuses_wrap)
+{
+	uint64_t v;
+
+	CHECK_INT(parse__u64("18446744073709551615", 20, &v), 0);
+	CHECK_U64(v, UINT64_MAX);
+	CHECK_INT(parse__u64("18446744073709551616", 20, &v), -EOVERFLOW);
+	CHECK_INT(parse__u64("120x", 3, &v), 0); /* only len bytes count */
+	CHECK_U64(v, 120);
+	CHECK_INT(parse__u64("", 0, &v), -EINVAL);
+	CHECK_INT(parse__u64("-1", 2, &v), -EINVAL);
+	CHECK_INT(parse__u64(" 1", 2, &v), -EINVAL);
+}
+
+int main(void)
+{
+	return unit_run();
+}
