@@ -438,7 +438,7 @@ int summary__write(FILE *out, const struct summary_input *in)
 	jw_key(&w, "tool");
 	jw_string(&w, l->tool);
 	jw_key(&w, "collector");
-	jw_string(&w, collector_kind__name(l->collector));
+	jw_string(&w, l->collector_name);
 	jw_key(&w, "state");
 	jw_string(&w, in->outcome->state);
 	write_caveat(&w, in->outcome);
