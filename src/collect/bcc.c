@@ -5,7 +5,7 @@
 
 static char **bcc_argv(const struct lane *l, const char *tool_path, const char *pid)
 {
-	const char *argv[] = { tool_path, "-f", "-d", "-p", pid };
+	const char *argv[] = {tool_path, "-f", "-d", "-p", pid};
 
 	return external__vec(argv, sizeof(argv) / sizeof(argv[0]));
 }

@@ -6,7 +6,7 @@
 
 static char **bpftrace_argv(const struct lane *l, const char *tool_path, const char *pid)
 {
-	const char *argv[] = { tool_path, "-o", l->capture_path, "-e", offcpu_bt_script, pid };
+	const char *argv[] = {tool_path, "-o", l->capture_path, "-e", offcpu_bt_script, pid};
 
 	return external__vec(argv, sizeof(argv) / sizeof(argv[0]));
 }
@@ -15,8 +15,8 @@ static char **bpftrace_argv(const struct lane *l, const char *tool_path, const c
  * bpftrace's default of 4096 keys per map would drop stacks of a busy process
  * tree without a word; raise it.
  */
-static const char *const bpftrace_env[] = { "BPFTRACE_MAP_KEYS_MAX=65536",
-					    "BPFTRACE_NO_CPP_DEMANGLE=0", NULL };
+static const char *const bpftrace_env[] = {"BPFTRACE_MAP_KEYS_MAX=65536",
+					   "BPFTRACE_NO_CPP_DEMANGLE=0", NULL};
 
 const struct collector bpftrace_collector = {
 	.kind = COLLECTOR_BPFTRACE,

@@ -21,12 +21,12 @@
 
 struct collector {
 	enum collector_kind kind;
-	const char *name;	/* the summary's "collector" */
+	const char *name; /* the summary's "collector" */
 	/* A tool whose basename contains this (built in: equals it) is this collector. */
 	const char *match;
-	enum lane_mode mode;	/* the format an external collector writes */
+	enum lane_mode mode; /* the format an external collector writes */
 	bool builtin;
-	bool writes_capture;	/* writes the capture itself (its stdout is not the capture) */
+	bool writes_capture; /* writes the capture itself (its stdout is not the capture) */
 	/*
 	 * An external collector's argv against pid, tool_path as argv[0]; a
 	 * NULL-terminated, malloc'ed vector (external__argv_free), NULL with errno.
