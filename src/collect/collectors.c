@@ -17,7 +17,8 @@ extern const struct collector bpftrace_collector; /* collect/bpftrace.c */
 /*
  * In the order a tool name is matched against them: "bpftrace" before
  * "offcputime", so a name holding both is bpftrace. The first external row
- * writing a mode is the one an unknown tool in that mode is taken for.
+ * writing a mode is the one an unknown tool in that mode is taken for. offcpu
+ * doctor runs the rows' checks in this order too.
  */
 static const struct collector *const table[] = {
 	&bpftrace_collector,
@@ -26,6 +27,11 @@ static const struct collector *const table[] = {
 };
 
 #define NR_COLLECTORS (sizeof(table) / sizeof(table[0]))
+
+const struct collector *collector__at(size_t i)
+{
+	return i < NR_COLLECTORS ? table[i] : NULL;
+}
 
 const struct collector *collector__get(enum collector_kind k)
 {

@@ -16,8 +16,11 @@
 #define OFFCPU_COLLECT_COLLECTORS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "model/lane.h"
+
+struct probe_result;
 
 struct collector {
 	enum collector_kind kind;
@@ -33,8 +36,12 @@ struct collector {
 	 */
 	char **(*argv)(const struct lane *l, const char *tool_path, const char *pid);
 	const char *const *env; /* NAME=VALUE set for it, overriding ours; NULL-terminated */
+	/* offcpu doctor's check that it can run here (collect/probe.h); NULL: none. */
+	void (*probe)(struct probe_result *r);
 };
 
+/* The i-th row in table order; NULL past the last. */
+const struct collector *collector__at(size_t i);
 /* The row of kind k; the native row for a kind out of range. */
 const struct collector *collector__get(enum collector_kind k);
 const char *collector_kind__name(enum collector_kind c);
