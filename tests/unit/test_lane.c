@@ -286,6 +286,8 @@ TEST(collector_table_rows_answer_for_their_kind)
 		CHECK_INT(c->writes_capture, want[i].writes_capture);
 		/* Built in: no argv; external: one, and a format of its own. */
 		CHECK_INT(!c->argv, c->builtin);
+		/* offcpu doctor checks each external collector. */
+		CHECK_INT(!c->probe, c->builtin);
 		CHECK_INT(lane__plan(&l, "out/w", c->builtin ? LANE_TIME : c->mode, want[i].tool), 0);
 		CHECK_INT(l.collector, want[i].kind);
 		CHECK_STR(l.collector_name, want[i].name);
