@@ -287,10 +287,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		BAD("no command to run; usage: offcpu record [OPTIONS] -- COMMAND [ARGS...]");
 	/* An external collector has one output format: the mode follows it. */
 	if (o->tool) {
-		const struct collector *c = collector__get(collector_kind__from_tool(o->tool, o->mode));
-		enum lane_mode want = c->mode;
+		enum collector_kind k = collector_kind__from_tool(o->tool, o->mode);
+		const struct collector *coll = collector__get(k);
+		enum lane_mode want = coll->mode;
 
-		if (!c->builtin && o->mode != want) {
+		if (!coll->builtin && o->mode != want) {
 			if (mode_given)
 				BAD("%s writes %s captures; use --mode %s", o->tool,
 				    lane_mode__name(want), lane_mode__name(want));
