@@ -49,8 +49,11 @@ BIN       := $(BUILD)/offcpu
 
 # Keep the BPF object between runs: the skeleton is generated from it.
 .SECONDARY: $(BPF_OBJS)
+# A recipe that fails leaves no half-written target for the next make to trust.
+.DELETE_ON_ERROR:
 
-.PHONY: all check unit e2e demo install uninstall clean format deps bench tests-build
+.PHONY: all check unit e2e demo install uninstall clean format format-check deps bench \
+	tests-build FORCE
 all: $(BIN)
 
 deps:
@@ -139,15 +142,27 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/workloads/*.h)
 
 tests-build: $(BIN) $(TEST_BINS) $(WORK_BINS)
 
-unit: $(TEST_BINS)
-	$(Q)tests/run.sh --unit $(BUILD)
+# Each unit program runs on its own into a log (in parallel under make -j);
+# tests/run.sh counts the logs. TESTS=SUBSTRING picks programs, as for run.sh.
+UNIT_PICK := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TESTS),$(notdir $(t))),$(t))),$(TEST_BINS))
+UNIT_LOGS := $(UNIT_PICK:=.log)
+
+$(BUILD)/tests/test_%.log: $(BUILD)/tests/test_% FORCE
+	$(call msg,TEST,$<)
+	$(Q)tests/run.sh --one $(BUILD) $< > $@
+
+FORCE:
+
+unit: $(UNIT_LOGS)
+	$(Q)tests/run.sh --logs $(UNIT_LOGS)
 
 e2e: $(BIN) $(WORK_BINS)
 	$(Q)tests/run.sh --e2e $(BUILD)
 
-# The whole suite; the last line is `N passed, N failed[, N skipped]`.
-check: tests-build
-	$(Q)tests/run.sh --all $(BUILD)
+# The whole suite; the last line is `N passed, N failed[, N skipped]`. The
+# unit programs run first, in parallel; the end-to-end tests after, one by one.
+check: tests-build $(UNIT_LOGS)
+	$(Q)UNIT_LOGS="$(UNIT_LOGS)" tests/run.sh --all $(BUILD)
 
 demo: $(BIN) $(WORK_BINS)
 	$(Q)scripts/demo.sh $(BUILD)
@@ -166,14 +181,20 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/offcpu $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
 	rm -rf $(DESTDIR)$(PREFIX)/share/offcpu
 
-format:
-	clang-format -i $(LIB_SRCS) $(CMD_SRCS) $(BPF_SRCS) $(wildcard src/*/*.h src/*.h) \
+FORMAT_FILES := $(LIB_SRCS) $(CMD_SRCS) $(BPF_SRCS) $(wildcard src/*/*.h src/*.h) \
 		$(TEST_SRCS) $(WORK_SRCS)
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+# Changes nothing: fails, naming the lines, when a file is not as `make format` leaves it.
+format-check:
+	$(Q)clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_BINS:=.d)
 
 # Fragments for optional targets (fuzzing, sanitizers, benchmarks) live in mk/.
 -include $(sort $(wildcard mk/*.mk))

@@ -38,10 +38,10 @@ FUZZ_MISSING  := $(filter-out $(FUZZ_SRCS),$(FUZZ_ALL))
 .PHONY: fuzz fuzz-build fuzz-bins check-asan fuzz-runtime
 
 # clang's sanitizer and libFuzzer runtimes are a package of their own
-# (libclang-rt-14-dev, only recommended by clang): say so instead of a link error.
+# (libclang-rt-N-dev for clang N, only recommended by clang): say so instead of a link error.
 fuzz-runtime:
 	$(Q)rt=$$($(FUZZ_CC) -print-runtime-dir)/libclang_rt.fuzzer-$$(uname -m).a; \
-	[ -e "$$rt" ] || { echo "offcpu: $$rt is missing; install libclang-rt-14-dev" \
+	[ -e "$$rt" ] || { echo "offcpu: $$rt is missing; install libclang-rt-$$($(FUZZ_CC) -dumpversion | cut -d. -f1)-dev" \
 		"(scripts/install-deps.sh)" >&2; exit 1; }
 
 $(FUZZ_BUILD)/src/%.o: src/%.c

@@ -6,11 +6,19 @@
 #   scripts/install-deps.sh --build  only what `make` needs
 set -eu
 
+# clang's sanitizer and libFuzzer runtimes (make check-asan, make fuzz) come in
+# a package of clang's own major version: ask the clang that is installed, or
+# the one apt would install.
+clang_major=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+[ -n "$clang_major" ] || clang_major=$(apt-cache show --no-all-versions clang 2>/dev/null |
+	sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/\1/p' | head -n 1)
+[ -n "$clang_major" ] || clang_major=14 # bookworm's
+
 build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev \
 libjson-c-dev zlib1g-dev"
 # Collectors and the real consumers the tests check outputs with.
 test_pkgs="bpftrace bpfcc-tools libbpf-tools jq linux-perf golang-go chromium \
-libxml2-utils util-linux procps python3-jsonschema nodejs libclang-rt-14-dev"
+libxml2-utils util-linux procps python3-jsonschema nodejs libclang-rt-$clang_major-dev"
 bench_pkgs="hyperfine time perl"
 
 case "${1:-}" in
@@ -22,6 +30,9 @@ missing=""
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# npm installs speedscope below. Debian ships it apart from nodejs; a nodejs
+# from elsewhere (NodeSource) brings its own and conflicts with Debian's.
+[ "$want" = "$build_pkgs" ] || command -v npm >/dev/null || missing="$missing npm"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 if [ -z "$missing" ]; then
@@ -36,7 +47,7 @@ fi
 [ "${1:-}" = --build ] && exit 0
 speedscope=1.22.2
 if ! command -v npm >/dev/null; then
-	echo "install-deps: no npm: the speedscope test of the timeline export will fail" >&2
+	echo "install-deps: npm did not install: the speedscope test of the timeline export will fail" >&2
 elif [ "$(npm ls -g --depth=0 speedscope 2>/dev/null | grep -o "speedscope@$speedscope")" != \
 	"speedscope@$speedscope" ]; then
 	echo "install-deps: npm install -g speedscope@$speedscope"

@@ -15,7 +15,7 @@
 
 #include "cmd.h"
 #include "lane/lane.h"
-#include "model/timeline.h"
+#include "parse/timeline.h"
 #include "output/chrome_trace.h"
 #include "output/pprof.h"
 #include "output/speedscope.h"

@@ -294,9 +294,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	/* An external collector has one output format: the mode follows it. */
 	if (o->tool) {
 		enum collector_kind k = collector_kind__from_tool(o->tool, o->mode);
-		enum lane_mode want = k == COLLECTOR_BPFTRACE ? LANE_STACKS : LANE_TIME;
+		const struct collector *coll = collector__get(k);
+		enum lane_mode want = coll->mode;
 
-		if (k != COLLECTOR_NATIVE && o->mode != want) {
+		if (!coll->builtin && o->mode != want) {
 			if (mode_given)
 				BAD("%s writes %s captures; use --mode %s", o->tool,
 				    lane_mode__name(want), lane_mode__name(want));

@@ -6,26 +6,24 @@
 # TESTS_EXCLUDE=SUBSTRING leaves out unit programs whose name contains it.
 #
 #   tests/run.sh --unit|--e2e|--all BUILD_DIR [FILTER]
+#   tests/run.sh --one BUILD_DIR PROGRAM     one unit program's lines, no count
+#   tests/run.sh --logs LOG...               count lines --one wrote earlier
+#
+# `make unit` runs each unit program through --one into a log of its own, in
+# parallel under make -j, then counts the logs with --logs; `make check` hands
+# those logs to --all in UNIT_LOGS (space-separated) instead of running the
+# programs again.
 #
 # End-to-end scripts (tests/e2e/*.sh) speak the same protocol; they get
 # OFFCPU_BIN, OFFCPU_BUILD and OFFCPU_ROOT in the environment, and a scratch
 # directory in TMPDIR that is removed afterwards.
 set -u
 what=${1:---all}
-build=${2:-build}
-filter=${3:-${TESTS:-}}
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "$root" && cd "$build" && pwd)
-export OFFCPU_BIN="$build/offcpu" OFFCPU_BUILD="$build" OFFCPU_ROOT="$root"
-log=$(mktemp -d /tmp/offcpu-tests.XXXXXX)
 pass=0 fail=0 skip=0
 
-run_prog() { # name, command...
-	local name=$1 rc line
-	shift
-	mkdir -p "$log/$name.tmp"
-	(cd "$root" && TMPDIR="$log/$name.tmp" "$@") >"$log/$name.out" 2>"$log/$name.err"
-	rc=$?
+# Print the lines read on stdin and count the protocol ones.
+tally() {
+	local line
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*) pass=$((pass + 1)) ;;
@@ -33,18 +31,73 @@ run_prog() { # name, command...
 		"skip "*) skip=$((skip + 1)) ;;
 		esac
 		echo "$line"
-	done <"$log/$name.out"
+	done
+}
+
+summary() {
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+}
+
+if [ "$what" = --logs ]; then
+	shift
+	for l in "$@"; do
+		if [ -r "$l" ]; then
+			tally <"$l"
+		else
+			tally <<<"FAIL $(basename "$l" .log): no log $l"
+		fi
+	done
+	summary
+	exit
+fi
+
+build=${2:-build}
+filter=${3:-${TESTS:-}}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$root" && cd "$build" && pwd)
+export OFFCPU_BIN="$build/offcpu" OFFCPU_BUILD="$build" OFFCPU_ROOT="$root"
+log=$(mktemp -d /tmp/offcpu-tests.XXXXXX)
+
+# Run one program; print its lines, a FAIL line when it ended badly without
+# saying so, and the end of its stderr when it exited non-zero.
+run_one() { # name, command...
+	local name=$1 rc
+	shift
+	mkdir -p "$log/$name.tmp"
+	(cd "$root" && TMPDIR="$log/$name.tmp" "$@") >"$log/$name.out" 2>"$log/$name.err"
+	rc=$?
+	cat "$log/$name.out"
 	if ! grep -qE '^(ok|FAIL|skip) ' "$log/$name.out" ||
 		{ [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$log/$name.out"; }; then
 		echo "FAIL $name: exited $rc without reporting a failure"
-		fail=$((fail + 1))
 	fi
 	if [ $rc -ne 0 ]; then
 		sed 's/^/    stderr: /' "$log/$name.err" | tail -n 30
 	fi
 }
 
-if [ "$what" = --unit ] || [ "$what" = --all ]; then
+run_prog() { # name, command...
+	tally < <(run_one "$@")
+}
+
+if [ "$what" = --one ]; then
+	run_one "$(basename "$3")" "$3"
+	rm -rf "$log"
+	exit 0
+fi
+
+if [ -n "${UNIT_LOGS:-}" ] && [ "$what" = --all ]; then
+	for l in $UNIT_LOGS; do
+		name=$(basename "$l" .log)
+		[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+		if [ -r "$l" ]; then
+			tally <"$l"
+		else
+			tally <<<"FAIL $name: no log $l"
+		fi
+	done
+elif [ "$what" = --unit ] || [ "$what" = --all ]; then
 	for t in "$build"/tests/test_*; do
 		[ -x "$t" ] || continue
 		name=$(basename "$t")
@@ -63,5 +116,4 @@ if [ "$what" = --e2e ] || [ "$what" = --all ]; then
 	done
 fi
 rm -rf "$log"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+summary

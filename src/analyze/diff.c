@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/budget.h"
 #include "analyze/diff.h"
+#include "parse/summary_json.h"
 #include "util/vec.h"
 
 /* One stack, thread or reason on one side. */
@@ -223,176 +223,75 @@ cleanup:
 
 /* ---- summaries ---- */
 
-static bool get_u64(struct json_object *o, const char *key, uint64_t *v)
+/* An entry's weights from a summary's; false when runq is null (the collector did not split). */
+static bool read_weight(const struct summary_weight *sw, struct entry *e)
 {
-	struct json_object *x;
-
-	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
-		return false;
-	*v = json_object_get_uint64(x);
-	return true;
-}
-
-static const char *get_str(struct json_object *o, const char *key)
-{
-	struct json_object *x;
-
-	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_string))
-		return NULL;
-	return json_object_get_string(x);
-}
-
-/* off/blocked/runq/count of an object; false when runq is null (the collector did not split). */
-static bool read_weight(struct json_object *o, struct entry *e)
-{
-	bool split = get_u64(o, "runq_ns", &e->runq);
-
-	get_u64(o, "off_ns", &e->off);
-	get_u64(o, "count", &e->count);
-	if (!split)
-		e->runq = 0;
-	if (!get_u64(o, "blocked_ns", &e->blocked) || e->blocked > e->off)
+	e->off = sw->off_ns;
+	e->count = sw->count;
+	e->runq = sw->has_runq ? sw->runq_ns : 0;
+	e->blocked = sw->blocked_ns;
+	if (!sw->has_blocked || e->blocked > e->off)
 		e->blocked = e->off - (e->runq <= e->off ? e->runq : e->off);
-	return split;
+	return sw->has_runq;
 }
 
-static int read_stack(struct diff_side *s, struct json_object *st, struct profile *scratch)
+static int add_summary_stack(struct diff_side *s, const struct profile *scratch,
+			     const struct summary_stack *st)
 {
-	struct json_object *frames, *f;
-	size_t n;
-	const char **names = NULL;
-	enum frame_kind *kinds = NULL;
-	uint32_t *ids = NULL;
-	struct entry w = { 0 }, *e;
-	int id, err = -ENOMEM;
+	struct entry w = { 0 };
+	int err;
 
-	if (!json_object_object_get_ex(st, "frames", &frames) ||
-	    !json_object_is_type(frames, json_type_array))
-		return -EINVAL;
-	n = json_object_array_length(frames);
-	names = calloc(n ? n : 1, sizeof(*names));
-	kinds = calloc(n ? n : 1, sizeof(*kinds));
-	ids = calloc(n ? n : 1, sizeof(*ids));
-	if (!names || !kinds || !ids)
-		goto cleanup;
-	err = -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		const char *kind;
-
-		f = json_object_array_get_idx(frames, i);
-		names[i] = get_str(f, "name");
-		kind = get_str(f, "kind");
-		if (!names[i] || !kind)
-			goto cleanup;
-		kinds[i] = !strcmp(kind, "kernel") ? FRAME_KERNEL :
-			   !strcmp(kind, "missing") ? FRAME_MISSING : FRAME_USER;
-		id = profile__frame(scratch, kinds[i], names[i], strlen(names[i]));
-		if (id < 0) {
-			err = id;
-			goto cleanup;
-		}
-		ids[i] = (uint32_t)id;
-	}
+	read_weight(&st->w, &w);
 	/* The reason needs the rows' states, which a summary lacks: the stack alone decides. */
-	id = profile__stack(scratch, ids, n);
-	if (id < 0) {
-		err = id;
-		goto cleanup;
-	}
-	read_weight(st, &w);
-	w.reason = reasons__classify(scratch, (uint32_t)id, OFFCPU_STATE_UNKNOWN);
+	w.reason = reasons__classify(scratch, st->stack, OFFCPU_STATE_UNKNOWN);
 	if (w.reason == REASON_RUNQUEUE) {
 		w.runq = w.off;
 		w.blocked = 0;
 	}
-	err = -ENOMEM;
-	e = push(&s->stacks);
-	if (!e)
-		goto cleanup;
-	*e = w;
-	err = stack_key(names, kinds, n, &e->name, &e->kinds);
-	if (err)
-		s->stacks.n--;
-	else
+	err = add_profile_stack(s, scratch, st->stack, &w);
+	if (!err)
 		s->reason_ns[w.reason] += w.reason == REASON_RUNQUEUE ? w.off : w.blocked;
-cleanup:
-	free(names);
-	free(kinds);
-	free(ids);
 	return err;
 }
 
 int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t why_len)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *root = NULL, *totals, *arr, *wl;
 	struct profile *scratch = profile__new();
 	struct diff_side *s = calloc(1, sizeof(*s));
-	char buf[65536];
-	size_t n;
-	int err = -ENOMEM;
+	struct summary_weights sw = { 0 };
 	struct entry t = { 0 };
+	int err = -ENOMEM;
 	bool split;
 
 	*out = NULL;
-	if (!tok || !scratch || !s)
+	if (!scratch || !s)
 		goto cleanup;
-	err = -EINVAL;
-	do {
-		enum json_tokener_error jerr;
-
-		n = fread(buf, 1, sizeof(buf), in);
-		root = json_tokener_parse_ex(tok, buf, (int)n);
-		jerr = json_tokener_get_error(tok);
-		if (jerr != json_tokener_continue && jerr != json_tokener_success) {
-			snprintf(why, why_len, "not JSON: %s", json_tokener_error_desc(jerr));
-			goto cleanup;
-		}
-	} while (!root && n == sizeof(buf));
-	if (!root) {
-		snprintf(why, why_len, "not JSON: the document ends early");
+	err = summary_json__read_weights(in, scratch, &sw, why, why_len);
+	if (err)
 		goto cleanup;
-	}
-	if (!json_object_object_get_ex(root, "totals", &totals) ||
-	    !json_object_is_type(totals, json_type_object)) {
-		snprintf(why, why_len, "not an offcpu summary: no \"totals\" object");
-		goto cleanup;
-	}
-	split = read_weight(totals, &t);
+	split = read_weight(&sw.totals, &t);
 	s->off = t.off;
 	s->blocked = t.blocked;
 	s->runq = t.runq;
 	s->count = t.count;
 	s->reason_ns[REASON_RUNQUEUE] = 0;
-	if (json_object_object_get_ex(root, "workload", &wl) && json_object_is_type(wl, json_type_object))
-		get_u64(wl, "wall_ns", &s->wall);
-	if (json_object_object_get_ex(root, "threads", &arr) &&
-	    json_object_is_type(arr, json_type_array)) {
-		for (size_t i = 0; i < json_object_array_length(arr); i++) {
-			struct json_object *th = json_object_array_get_idx(arr, i);
-			const char *comm = get_str(th, "comm");
-			struct entry *e = push(&s->threads);
+	s->wall = sw.wall_ns;
+	err = -ENOMEM;
+	for (size_t i = 0; i < sw.nr_threads; i++) {
+		struct entry *e = push(&s->threads);
 
-			if (!e) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			read_weight(th, e);
-			e->name = strdup(comm ? comm : "");
-			if (!e->name) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-		}
+		if (!e)
+			goto cleanup;
+		read_weight(&sw.threads[i].w, e);
+		e->name = strdup(sw.threads[i].comm);
+		if (!e->name)
+			goto cleanup;
 	}
-	if (json_object_object_get_ex(root, "top_stacks", &arr) &&
-	    json_object_is_type(arr, json_type_array)) {
+	if (sw.has_stacks) {
 		uint64_t covered = 0;
 
-		for (size_t i = 0; i < json_object_array_length(arr); i++) {
-			err = read_stack(s, json_object_array_get_idx(arr, i), scratch);
-			if (err == -EINVAL)
-				snprintf(why, why_len, "top_stacks[%zu]: a frame without name or kind", i);
+		for (size_t i = 0; i < sw.nr_stacks; i++) {
+			err = add_summary_stack(s, scratch, &sw.stacks[i]);
 			if (err)
 				goto cleanup;
 			covered += s->stacks.v[s->stacks.n - 1].off;
@@ -419,9 +318,7 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 	s = NULL;
 	err = 0;
 cleanup:
-	json_object_put(root);
-	if (tok)
-		json_tokener_free(tok);
+	summary_weights__free(&sw);
 	profile__free(scratch);
 	diff_side__free(s);
 	return err;

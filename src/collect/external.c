@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/collectors.h"
 #include "collect/external.h"
-#include "offcpu_bt.h"
 
 extern char **environ;
 
@@ -20,7 +20,7 @@ void external__argv_free(char **argv)
 	free(argv);
 }
 
-static char **vec(const char *const *items, size_t n)
+char **external__vec(const char *const *items, size_t n)
 {
 	char **v = calloc(n + 1, sizeof(*v));
 
@@ -39,36 +39,25 @@ static char **vec(const char *const *items, size_t n)
 
 char **external__argv(const struct lane *l, const char *tool_path, int pid)
 {
+	const struct collector *c = collector__get(l->collector);
 	char pidbuf[16];
 
+	if (!c->argv) {
+		errno = EINVAL;
+		return NULL;
+	}
 	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
-	if (l->collector == COLLECTOR_BPFTRACE) {
-		const char *argv[] = { tool_path, "-o", l->capture_path, "-e", offcpu_bt_script,
-				       pidbuf };
-
-		return vec(argv, sizeof(argv) / sizeof(argv[0]));
-	}
-	if (l->collector == COLLECTOR_BCC) {
-		const char *argv[] = { tool_path, "-f", "-d", "-p", pidbuf };
-
-		return vec(argv, sizeof(argv) / sizeof(argv[0]));
-	}
-	errno = EINVAL;
-	return NULL;
+	return c->argv(l, tool_path, pidbuf);
 }
-
-/*
- * bpftrace's default of 4096 keys per map would drop stacks of a busy process
- * tree without a word; raise it. BCC sizes its own maps.
- */
-static const char *const bpftrace_env[] = { "BPFTRACE_MAP_KEYS_MAX=65536",
-					    "BPFTRACE_NO_CPP_DEMANGLE=0" };
 
 char **external__envp(const struct lane *l)
 {
-	size_t n = 0, extra = l->collector == COLLECTOR_BPFTRACE ? 2 : 0, k = 0;
+	const char *const *env = collector__get(l->collector)->env;
+	size_t n = 0, extra = 0, k = 0;
 	char **envp;
 
+	while (env && env[extra])
+		extra++;
 	while (environ[n])
 		n++;
 	envp = calloc(n + extra + 1, sizeof(*envp));
@@ -78,15 +67,15 @@ char **external__envp(const struct lane *l)
 		bool overridden = false;
 
 		for (size_t e = 0; e < extra; e++) {
-			size_t len = strchr(bpftrace_env[e], '=') - bpftrace_env[e] + 1;
+			size_t len = strchr(env[e], '=') - env[e] + 1;
 
-			overridden |= !strncmp(environ[i], bpftrace_env[e], len);
+			overridden |= !strncmp(environ[i], env[e], len);
 		}
 		if (!overridden && !(envp[k++] = strdup(environ[i])))
 			goto nomem;
 	}
 	for (size_t e = 0; e < extra; e++)
-		if (!(envp[k++] = strdup(bpftrace_env[e])))
+		if (!(envp[k++] = strdup(env[e])))
 			goto nomem;
 	return envp;
 nomem:

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The external collector lanes: BCC's offcputime (mode time) and bpftrace
- * (mode stacks), or any tool that speaks their output format.
+ * The external collector lanes: BCC's offcputime (mode time, collect/bcc.c)
+ * and bpftrace (mode stacks, collect/bpftrace.c), or any tool that speaks
+ * their output format.
  *
  * The collector runs beside the workload, pointed at the workload's pid (the
  * workload is held before exec until the collector is attached), with its
@@ -16,12 +17,14 @@
 #ifndef OFFCPU_COLLECT_EXTERNAL_H
 #define OFFCPU_COLLECT_EXTERNAL_H
 
-#include "lane/lane.h"
+#include <stddef.h>
+
+#include "model/lane.h"
 
 /*
  * The collector's argv for lane l run as tool_path against pid: a
  * NULL-terminated, malloc'ed vector freed by external__argv_free(). NULL with
- * errno on failure.
+ * errno on failure (EINVAL: l's collector is built in).
  */
 char **external__argv(const struct lane *l, const char *tool_path, int pid);
 void external__argv_free(char **argv);
@@ -29,5 +32,8 @@ void external__argv_free(char **argv);
 /* The environment for the collector: ours plus its tuning (bpftrace's map size). */
 char **external__envp(const struct lane *l);
 void external__envp_free(char **envp);
+
+/* A malloc'ed, NULL-terminated copy of items[0..n); NULL with errno. For argv builders. */
+char **external__vec(const char *const *items, size_t n);
 
 #endif

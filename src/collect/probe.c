@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collect/collectors.h"
 #include "collect/probe.h"
 #include "collect/proc.h"
 #include "symbolize/symbolize.h"
@@ -49,8 +50,7 @@ static struct probe_result *add(struct probe_result *out, size_t max, size_t *n,
 	return r;
 }
 
-static void say(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(char *buf, const char *fmt, ...)
+void probe__say(char *buf, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -85,19 +85,19 @@ static void check_privilege(struct probe_result *r)
 
 	if (syscall(SYS_capget, &hdr, data)) {
 		r->verdict = PROBE_FAIL;
-		say(r->seen, "capget failed: %s", strerror(errno));
+		probe__say(r->seen, "capget failed: %s", strerror(errno));
 		return;
 	}
 	eff = (unsigned long long)data[1].effective << 32 | data[0].effective;
 	bpf = !!(eff & (1ull << CAP_BPF));
 	perfmon = !!(eff & (1ull << CAP_PERFMON));
 	admin = !!(eff & (1ull << CAP_SYS_ADMIN));
-	say(r->seen, "uid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s", (int)geteuid(),
+	probe__say(r->seen, "uid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s", (int)geteuid(),
 	    bpf ? "yes" : "no", perfmon ? "yes" : "no", admin ? "yes" : "no");
 	if (admin || (bpf && perfmon))
 		return;
 	r->verdict = PROBE_FAIL;
-	say(r->fix, "run as root (sudo offcpu ...) or grant CAP_BPF and CAP_PERFMON");
+	probe__say(r->fix, "run as root (sudo offcpu ...) or grant CAP_BPF and CAP_PERFMON");
 }
 
 static void check_file(struct probe_result *r, const char *path, const char *fix)
@@ -106,11 +106,11 @@ static void check_file(struct probe_result *r, const char *path, const char *fix
 
 	if (stat(path, &st)) {
 		r->verdict = PROBE_FAIL;
-		say(r->seen, "%s: %s", path, strerror(errno));
-		say(r->fix, "%s", fix);
+		probe__say(r->seen, "%s: %s", path, strerror(errno));
+		probe__say(r->fix, "%s", fix);
 		return;
 	}
-	say(r->seen, "%s (%lld KiB)", path, (long long)st.st_size / 1024);
+	probe__say(r->seen, "%s (%lld KiB)", path, (long long)st.st_size / 1024);
 }
 
 /* A program that returns 0: enough to prove a type loads and attaches. */
@@ -160,12 +160,12 @@ out:
 		close(prog);
 	btf__free(vmlinux);
 	if (!err) {
-		say(r->seen, "%s loads and attaches", what);
+		probe__say(r->seen, "%s loads and attaches", what);
 		return;
 	}
 	r->verdict = btf ? PROBE_WARN : PROBE_FAIL;
-	say(r->seen, "%s does not attach: %s", what, strerror(-err));
-	say(r->fix, btf ? "offcpu falls back to raw_tp; nothing to do" :
+	probe__say(r->seen, "%s does not attach: %s", what, strerror(-err));
+	probe__say(r->fix, btf ? "offcpu falls back to raw_tp; nothing to do" :
 			  "needs a kernel with BPF raw tracepoints (4.17+) and privilege");
 }
 
@@ -175,13 +175,13 @@ static void check_kprobes(struct probe_result *r)
 
 	if (!stat("/sys/bus/event_source/devices/kprobe", &st) ||
 	    !stat("/sys/kernel/tracing/kprobe_events", &st)) {
-		say(r->seen, "kprobes available");
+		probe__say(r->seen, "kprobes available");
 		return;
 	}
 	/* offcpu never needs kprobes; BCC's offcputime does. */
 	r->verdict = PROBE_WARN;
-	say(r->seen, "no kprobes in this kernel (no kprobe PMU, no kprobe_events)");
-	say(r->fix, "offcpu's native collector does not need them; BCC's offcputime does "
+	probe__say(r->seen, "no kprobes in this kernel (no kprobe PMU, no kprobe_events)");
+	probe__say(r->fix, "offcpu's native collector does not need them; BCC's offcputime does "
 		    "(CONFIG_KPROBES, CONFIG_KPROBE_EVENTS)");
 }
 
@@ -191,12 +191,12 @@ static void check_tracefs(struct probe_result *r)
 
 	if (!stat("/sys/kernel/tracing/events/sched/sched_switch", &st) ||
 	    !stat("/sys/kernel/debug/tracing/events/sched/sched_switch", &st)) {
-		say(r->seen, "sched tracepoints visible in tracefs");
+		probe__say(r->seen, "sched tracepoints visible in tracefs");
 		return;
 	}
 	r->verdict = PROBE_WARN;
-	say(r->seen, "tracefs not mounted (bpftrace and BCC need it)");
-	say(r->fix, "mount -t tracefs nodev /sys/kernel/tracing");
+	probe__say(r->seen, "tracefs not mounted (bpftrace and BCC need it)");
+	probe__say(r->fix, "mount -t tracefs nodev /sys/kernel/tracing");
 }
 
 static void check_lockdown(struct probe_result *r)
@@ -204,19 +204,18 @@ static void check_lockdown(struct probe_result *r)
 	char buf[128];
 
 	if (read_small("/sys/kernel/security/lockdown", buf, sizeof(buf))) {
-		say(r->seen, "no lockdown LSM information (not locked down)");
+		probe__say(r->seen, "no lockdown LSM information (not locked down)");
 		return;
 	}
-	say(r->seen, "%s", buf);
+	probe__say(r->seen, "%s", buf);
 	if (strstr(buf, "[integrity]") || strstr(buf, "[confidentiality]")) {
 		r->verdict = strstr(buf, "[confidentiality]") ? PROBE_FAIL : PROBE_WARN;
-		say(r->fix, "kernel lockdown restricts BPF tracing; boot with lockdown=none if "
+		probe__say(r->fix, "kernel lockdown restricts BPF tracing; boot with lockdown=none if "
 			    "allowed");
 	}
 }
 
-/* Run a tool with a bound; returns its exit status, -1 on failure to run; output to buf. */
-static int run_tool(char *const argv[], char *buf, size_t len, int timeout_ms)
+int probe__run_tool(char *const argv[], char *buf, size_t len, int timeout_ms)
 {
 	struct proc p;
 	struct proc_opts o = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
@@ -245,58 +244,12 @@ static int run_tool(char *const argv[], char *buf, size_t len, int timeout_ms)
 	return p.end.signal ? -1 : p.end.exit_code;
 }
 
-static void first_line(char *dst, const char *src)
+void probe__first_line(char *dst, const char *src)
 {
 	const char *nl = strchr(src, '\n');
 	int n = nl ? (int)(nl - src) : (int)strlen(src);
 
 	snprintf(dst, 256, "%.*s", n > 200 ? 200 : n, src);
-}
-
-static void check_bpftrace(struct probe_result *r)
-{
-	char path[PATH_MAX], out[4096];
-	char *argv[] = { path, "-e", "BEGIN { exit(); }", NULL };
-	int rc;
-
-	if (proc__resolve_exe("bpftrace", path, sizeof(path))) {
-		r->verdict = PROBE_WARN;
-		say(r->seen, "bpftrace not installed");
-		say(r->fix, "apt-get install bpftrace (for --tool bpftrace)");
-		return;
-	}
-	rc = run_tool(argv, out, sizeof(out), 20000);
-	if (rc == 0) {
-		say(r->seen, "%s runs a trivial program", path);
-		return;
-	}
-	r->verdict = PROBE_WARN;
-	first_line(r->seen, out[0] ? out : "bpftrace failed without a message");
-	say(r->fix, "see `%s -e 'BEGIN { exit(); }'`", path);
-}
-
-static void check_bcc(struct probe_result *r)
-{
-	char path[PATH_MAX], headers[PATH_MAX];
-	struct utsname u;
-	struct stat st;
-
-	if (proc__resolve_exe("offcputime-bpfcc", path, sizeof(path))) {
-		r->verdict = PROBE_WARN;
-		say(r->seen, "offcputime-bpfcc not installed");
-		say(r->fix, "apt-get install bpfcc-tools (for --tool offcputime-bpfcc)");
-		return;
-	}
-	uname(&u);
-	snprintf(headers, sizeof(headers), "/lib/modules/%s/build", u.release);
-	if (!stat(headers, &st) || !stat("/sys/kernel/kheaders.tar.xz", &st)) {
-		say(r->seen, "%s; kernel headers present", path);
-		return;
-	}
-	r->verdict = PROBE_WARN;
-	say(r->seen, "%s cannot compile its program: no kernel headers for %s", path, u.release);
-	say(r->fix, "install linux-headers-%s, or a kernel with CONFIG_IKHEADERS; offcpu's "
-		    "native collector needs neither", u.release);
 }
 
 static void check_binary(struct probe_result *r, const char *path)
@@ -306,23 +259,23 @@ static void check_binary(struct probe_result *r, const char *path)
 
 	if (err) {
 		r->verdict = PROBE_FAIL;
-		say(r->seen, "%s: %s", path, strerror(-err));
+		probe__say(r->seen, "%s: %s", path, strerror(-err));
 		return;
 	}
 	if (v == FP_PRESENT) {
-		say(r->seen, "%s has frame pointers: user stacks will be whole", path);
+		probe__say(r->seen, "%s has frame pointers: user stacks will be whole", path);
 		return;
 	}
 	r->verdict = PROBE_WARN;
-	say(r->seen, "%s %s", path, v == FP_ABSENT ? "is built without frame pointers" :
+	probe__say(r->seen, "%s %s", path, v == FP_ABSENT ? "is built without frame pointers" :
 						    "may lack frame pointers (unclear)");
-	say(r->fix, "rebuild with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer) "
+	probe__say(r->fix, "rebuild with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer) "
 		    "for whole user stacks");
 }
 
 size_t probe__run_all(struct probe_result *out, size_t max, const char *binary)
 {
-	size_t n = 0;
+	size_t n = 0, i = 0;
 
 	check_privilege(add(out, max, &n, "privilege", 1));
 	check_file(add(out, max, &n, "btf", 1), probe__btf_path(),
@@ -333,8 +286,9 @@ size_t probe__run_all(struct probe_result *out, size_t max, const char *binary)
 	check_kprobes(add(out, max, &n, "kprobes", 0));
 	check_tracefs(add(out, max, &n, "tracefs", 0));
 	check_lockdown(add(out, max, &n, "lockdown", 1));
-	check_bpftrace(add(out, max, &n, "bpftrace", 0));
-	check_bcc(add(out, max, &n, "bcc", 0));
+	for (const struct collector *c; (c = collector__at(i)); i++)
+		if (c->probe)
+			c->probe(add(out, max, &n, c->name, 0));
 	if (binary)
 		check_binary(add(out, max, &n, "frame-ptr", 0), binary);
 	return n < max ? n : max;

@@ -29,4 +29,12 @@ const char *probe_verdict__name(enum probe_verdict v);
  */
 const char *probe__btf_path(void);
 
+/* For the collectors' own checks (struct collector's probe). */
+/* printf into a result's seen or fix (256 bytes). */
+void probe__say(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Run a tool with a bound; returns its exit status, -1 on failure to run; output to buf. */
+int probe__run_tool(char *const argv[], char *buf, size_t len, int timeout_ms);
+/* The first line of src, at most 200 bytes, into a 256-byte dst. */
+void probe__first_line(char *dst, const char *src);
+
 #endif

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "analyze/outcome.h"
+#include "model/run.h"
 
 struct proc {
 	pid_t pid;

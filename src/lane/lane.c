@@ -11,49 +11,6 @@
 #include "parse/profile_text.h"
 #include "parse/summary_json.h"
 
-const char *lane_mode__name(enum lane_mode m)
-{
-	return m == LANE_STACKS ? "stacks" : "time";
-}
-
-const char *collector_kind__name(enum collector_kind c)
-{
-	switch (c) {
-	case COLLECTOR_BCC:
-		return "bcc";
-	case COLLECTOR_BPFTRACE:
-		return "bpftrace";
-	case COLLECTOR_NATIVE:
-		break;
-	}
-	return "native";
-}
-
-int lane_mode__parse(const char *s, enum lane_mode *m)
-{
-	if (!strcmp(s, "time"))
-		*m = LANE_TIME;
-	else if (!strcmp(s, "stacks"))
-		*m = LANE_STACKS;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-enum collector_kind collector_kind__from_tool(const char *tool, enum lane_mode mode)
-{
-	const char *base = strrchr(tool, '/');
-
-	base = base ? base + 1 : tool;
-	if (strstr(base, "bpftrace"))
-		return COLLECTOR_BPFTRACE;
-	if (strstr(base, "offcputime"))
-		return COLLECTOR_BCC;
-	if (!strcmp(base, "native"))
-		return COLLECTOR_NATIVE;
-	return mode == LANE_STACKS ? COLLECTOR_BPFTRACE : COLLECTOR_BCC;
-}
-
 static int join(char *out, size_t len, const char *dir, const char *name)
 {
 	int n = snprintf(out, len, "%s/%s", dir, name);
@@ -74,6 +31,7 @@ int lane__plan(struct lane *l, const char *dir, enum lane_mode mode, const char 
 	strcpy(l->tool, tool);
 	strcpy(l->dir, dir);
 	l->collector = collector_kind__from_tool(tool, mode);
+	l->collector_name = collector_kind__name(l->collector);
 	err = join(l->capture_path, sizeof(l->capture_path), dir,
 		   mode == LANE_STACKS ? "offcpu.stacks.txt" : "offcpu.time.txt");
 	if (!err)

@@ -9,7 +9,7 @@
  *   DIR/offcpu.summary.json     the summary (docs/summary.md)
  *   DIR/offcpu.profile.txt      native collector only: the lossless profile
  *                               (threads, states, run-queue split) that report
- *                               and the exports read; see output/profile_text.h
+ *                               and the exports read; see parse/profile_text.h
  *
  * lane__load() builds the profile model from a directory: the lossless
  * profile when present, else the capture through its parser. Every writer
@@ -22,37 +22,13 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "model/integrity.h"
-#include "model/profile.h"
 #include "analyze/outcome.h"
+#include "collect/collectors.h"
+#include "model/integrity.h"
+#include "model/lane.h"
+#include "model/profile.h"
 #include "model/run.h"
 #include "parse/parse.h"
-
-enum lane_mode { LANE_TIME = 0, LANE_STACKS };
-enum collector_kind { COLLECTOR_NATIVE = 0, COLLECTOR_BCC, COLLECTOR_BPFTRACE };
-
-struct lane {
-	enum lane_mode mode;
-	enum collector_kind collector;
-	char tool[PATH_MAX]; /* as named: "native", "offcputime-bpfcc", "/opt/bcc/offcputime" */
-	char dir[PATH_MAX];
-	char capture_path[PATH_MAX];
-	char diagnostics_path[PATH_MAX];
-	char summary_path[PATH_MAX];
-	char profile_path[PATH_MAX];
-	char timeline_path[PATH_MAX]; /* native, with record --timeline */
-};
-
-const char *lane_mode__name(enum lane_mode m);
-const char *collector_kind__name(enum collector_kind c);
-/* "time"/"stacks" -> mode; -EINVAL otherwise. */
-int lane_mode__parse(const char *s, enum lane_mode *m);
-/*
- * The collector a tool name or path stands for: its basename contains
- * "bpftrace" -> BPFTRACE, "offcputime" -> BCC, "native" -> NATIVE; any other
- * tool is taken to speak the mode's format (time: BCC's, stacks: bpftrace's).
- */
-enum collector_kind collector_kind__from_tool(const char *tool, enum lane_mode mode);
 
 /* Fill l's paths for dir; tool NULL picks the mode's default collector. */
 int lane__plan(struct lane *l, const char *dir, enum lane_mode mode, const char *tool);

@@ -18,7 +18,7 @@
 #include "collect/identity.h"
 #include "collect/proc.h"
 #include "lane/record.h"
-#include "model/timeline.h"
+#include "output/timeline.h"
 #include "output/folded.h"
 #include "output/profile_text.h"
 #include "output/stacks_dump.h"
@@ -471,7 +471,7 @@ static int start_external(struct rec *r)
 	co.envp = r->cenv;
 	r->run.collector_argv = r->cargv;
 	/* bpftrace writes the capture through -o; its stdout must not share that file. */
-	if (r->l.collector == COLLECTOR_BPFTRACE) {
+	if (collector__get(r->l.collector)->writes_capture) {
 		close(r->cap_fd);
 		r->cap_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		co.stdout_fd = r->cap_fd;
@@ -854,7 +854,7 @@ int record__run(struct record_opts *o)
 	install_handlers();
 	if (o->target == TARGET_COMMAND && spawn_workload(&r))
 		goto out;
-	err = r.l.collector == COLLECTOR_NATIVE ? start_native(&r) : start_external(&r);
+	err = collector__get(r.l.collector)->builtin ? start_native(&r) : start_external(&r);
 	if (err) {
 		if (err != -EINVAL)
 			fprintf(stderr, "offcpu: cannot start the collector: %s\n", strerror(-err));
@@ -872,7 +872,7 @@ int record__run(struct record_opts *o)
 	close(r.cap_fd);
 	r.cap_fd = -1;
 	run(&r);
-	if (r.l.collector == COLLECTOR_NATIVE) {
+	if (collector__get(r.l.collector)->builtin) {
 		if (stop_native(&r))
 			goto summary_failed;
 		if (r.sym)

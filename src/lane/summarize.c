@@ -7,6 +7,7 @@
 #include "lane/lane.h"
 #include "output/summary.h"
 #include "parse/diagnostics.h"
+#include "parse/timeline.h"
 #include "util/atomic_file.h"
 
 static int put_summary(FILE *f, const void *si)

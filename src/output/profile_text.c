@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "output/profile_text.h"
+#include "parse/profile_text.h"
 
 struct out {
 	FILE *f;

@@ -348,7 +348,7 @@ int summary__write(FILE *out, const struct summary_input *in)
 	jw_str_field(&w, "offcpu_version", OFFCPU_VERSION);
 	jw_str_field(&w, "mode", lane_mode__name(l->mode));
 	jw_str_field(&w, "tool", l->tool);
-	jw_str_field(&w, "collector", collector_kind__name(l->collector));
+	jw_str_field(&w, "collector", l->collector_name);
 	jw_str_field(&w, "state", in->outcome->state);
 	write_caveat(&w, in->outcome);
 	integrity_json__write(&w, "capture_integrity", in->integrity);

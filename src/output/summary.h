@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "analyze/outcome.h"
-#include "lane/lane.h"
+#include "model/lane.h"
 #include "model/integrity.h"
 #include "model/profile.h"
 #include "model/timeline.h"

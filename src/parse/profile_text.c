@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Reading the lossless profile text (format: output/profile_text.h). The
+ * Reading the lossless profile text (format: parse/profile_text.h). The
  * file's ids are mapped onto the profile's through arrays indexed by file id,
  * so reading into a profile that already has data merges instead of clashing.
  */
@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/profile_text.h"
 #include "parse/profile_text.h"
 #include "util/lines.h"
 #include "util/vec.h"

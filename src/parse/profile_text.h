@@ -1,7 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The lossless profile text format, reader side; the format is described in
- * output/profile_text.h. Reading a file that profile_text__write() produced
+ * The lossless profile text format, reader side (writer: output/profile_text.h).
+ *
+ * One record a line, fields separated by one space, names last and escaped:
+ *
+ *     # offcpu profile v1                   first line, always
+ *     runq_known 0|1
+ *     frame ID KIND NAME                    KIND: u user, k kernel, m missing
+ *     stack ID FRAME_ID...                  root first; no frame ids: empty stack
+ *     thread ID PID TID COMM                COMM may be empty (nothing after TID)
+ *     time THREAD WALL_NS ONCPU_NS RUNQ_NS  profile__set_thread_time()
+ *     row THREAD STACK STATE COUNT OFF_NS RUNQ_NS   STATE: ? S D R O
+ *     end ROWS COUNT OFF_NS RUNQ_NS         sums of this file's rows; last line
+ *
+ * Ids are the profile's own, written in id order, every definition before its
+ * first use. Names escape '\\' as "\\\\", space as "\\s", tab, CR and LF as
+ * "\\t", "\\r", "\\n", and other bytes below 0x20 and 0x7f as "\\xHH"; so a
+ * record never holds a raw space inside a field, and trailing blanks carry no
+ * meaning. The "end" line lets a reader tell a complete file from a cut one.
+ * Lines starting with '#' after the first are comments.
+ *
+ * Reading a file that profile_text__write() produced
  * into an empty profile gives back the same frames, stacks, threads, thread
  * times, rows (ids and order included) and runq_known flag. Reading into a
  * profile that already has data merges: the file's ids are mapped onto the
@@ -23,6 +42,8 @@
 
 #include "model/profile.h"
 #include "parse/parse.h"
+
+#define PROFILE_TEXT_MAGIC "# offcpu profile v1"
 
 int profile_text__parse(FILE *in, struct profile *p, struct parse_stats *stats);
 

@@ -188,3 +188,170 @@ void summary_meta__free(struct summary_meta *m)
 	free(m->argv);
 	m->argv = NULL;
 }
+
+static bool get_u64(struct json_object *o, const char *key, uint64_t *v)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
+		return false;
+	*v = json_object_get_uint64(x);
+	return true;
+}
+
+static void read_weight(struct json_object *o, struct summary_weight *w)
+{
+	w->has_runq = get_u64(o, "runq_ns", &w->runq_ns);
+	get_u64(o, "off_ns", &w->off_ns);
+	get_u64(o, "count", &w->count);
+	w->has_blocked = get_u64(o, "blocked_ns", &w->blocked_ns);
+}
+
+/* One of top_stacks: its frames interned into p. -EINVAL: no frames, a frame without name or kind. */
+static int read_stack(struct json_object *st, struct profile *p, struct summary_stack *out)
+{
+	struct json_object *frames;
+	uint32_t *ids = NULL;
+	size_t n;
+	int id, err = -ENOMEM;
+
+	if (!json_object_object_get_ex(st, "frames", &frames) ||
+	    !json_object_is_type(frames, json_type_array))
+		return -EINVAL;
+	n = json_object_array_length(frames);
+	ids = calloc(n ? n : 1, sizeof(*ids));
+	if (!ids)
+		goto cleanup;
+	err = -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *f = json_object_array_get_idx(frames, i);
+		const char *name = get_str(f, "name"), *kind = get_str(f, "kind");
+		enum frame_kind k;
+
+		if (!name || !kind)
+			goto cleanup;
+		k = !strcmp(kind, "kernel") ? FRAME_KERNEL :
+		    !strcmp(kind, "missing") ? FRAME_MISSING : FRAME_USER;
+		id = profile__frame(p, k, name, strlen(name));
+		if (id < 0) {
+			err = id;
+			goto cleanup;
+		}
+		ids[i] = (uint32_t)id;
+	}
+	id = profile__stack(p, ids, n);
+	if (id < 0) {
+		err = id;
+		goto cleanup;
+	}
+	out->stack = (uint32_t)id;
+	read_weight(st, &out->w);
+	err = 0;
+cleanup:
+	free(ids);
+	return err;
+}
+
+static int read_threads(struct json_object *arr, struct summary_weights *w)
+{
+	size_t n = json_object_array_length(arr);
+
+	w->threads = calloc(n ? n : 1, sizeof(*w->threads));
+	if (!w->threads)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *th = json_object_array_get_idx(arr, i);
+		const char *comm = get_str(th, "comm");
+		struct summary_thread *t = &w->threads[w->nr_threads++];
+
+		read_weight(th, &t->w);
+		t->comm = strdup(comm ? comm : "");
+		if (!t->comm)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int read_stacks(struct json_object *arr, struct profile *p, struct summary_weights *w,
+		       char *why, size_t why_len)
+{
+	size_t n = json_object_array_length(arr);
+
+	w->has_stacks = true;
+	w->stacks = calloc(n ? n : 1, sizeof(*w->stacks));
+	if (!w->stacks)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int err = read_stack(json_object_array_get_idx(arr, i), p, &w->stacks[i]);
+
+		if (err == -EINVAL)
+			snprintf(why, why_len, "top_stacks[%zu]: a frame without name or kind", i);
+		if (err)
+			return err;
+		w->nr_stacks++;
+	}
+	return 0;
+}
+
+int summary_json__read_weights(FILE *in, struct profile *p, struct summary_weights *w, char *why,
+			       size_t why_len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *root = NULL, *totals, *arr, *wl;
+	char buf[65536];
+	size_t n;
+	int err = -ENOMEM;
+
+	memset(w, 0, sizeof(*w));
+	if (!tok)
+		goto cleanup;
+	err = -EINVAL;
+	do {
+		enum json_tokener_error jerr;
+
+		n = fread(buf, 1, sizeof(buf), in);
+		root = json_tokener_parse_ex(tok, buf, (int)n);
+		jerr = json_tokener_get_error(tok);
+		if (jerr != json_tokener_continue && jerr != json_tokener_success) {
+			snprintf(why, why_len, "not JSON: %s", json_tokener_error_desc(jerr));
+			goto cleanup;
+		}
+	} while (!root && n == sizeof(buf));
+	if (!root) {
+		snprintf(why, why_len, "not JSON: the document ends early");
+		goto cleanup;
+	}
+	if (!json_object_object_get_ex(root, "totals", &totals) ||
+	    !json_object_is_type(totals, json_type_object)) {
+		snprintf(why, why_len, "not an offcpu summary: no \"totals\" object");
+		goto cleanup;
+	}
+	read_weight(totals, &w->totals);
+	if (json_object_object_get_ex(root, "workload", &wl) && json_object_is_type(wl, json_type_object))
+		get_u64(wl, "wall_ns", &w->wall_ns);
+	err = 0;
+	if (json_object_object_get_ex(root, "threads", &arr) &&
+	    json_object_is_type(arr, json_type_array))
+		err = read_threads(arr, w);
+	if (!err && json_object_object_get_ex(root, "top_stacks", &arr) &&
+	    json_object_is_type(arr, json_type_array))
+		err = read_stacks(arr, p, w, why, why_len);
+cleanup:
+	if (err)
+		summary_weights__free(w);
+	json_object_put(root);
+	if (tok)
+		json_tokener_free(tok);
+	return err;
+}
+
+void summary_weights__free(struct summary_weights *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nr_threads; i++)
+		free(w->threads[i].comm);
+	free(w->threads);
+	free(w->stacks);
+	memset(w, 0, sizeof(*w));
+}

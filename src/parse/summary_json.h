@@ -2,7 +2,8 @@
 /*
  * Reading offcpu.summary.json back (json-c), for `summarize` (which keeps the
  * workload's record when it rewrites a summary), `report` and `diff`.
- * Only the metadata is read here; stacks come from the capture itself.
+ * summary_json__read() reads the metadata; summary_json__read_weights() the
+ * totals, threads and top stacks, for `diff` against a summary alone.
  */
 #ifndef OFFCPU_PARSE_SUMMARY_JSON_H
 #define OFFCPU_PARSE_SUMMARY_JSON_H
@@ -12,6 +13,7 @@
 #include <stdio.h>
 
 #include "model/integrity.h"
+#include "model/profile.h"
 #include "model/run.h"
 
 struct summary_meta {
@@ -35,5 +37,45 @@ struct summary_meta {
 int summary_json__read(FILE *in, struct summary_meta *m, char *why, size_t why_len);
 int summary_json__read_path(const char *path, struct summary_meta *m);
 void summary_meta__free(struct summary_meta *m);
+
+/* A weight as the summary has it; a field that is absent (or null) is not "has". */
+struct summary_weight {
+	uint64_t off_ns, count;
+	uint64_t runq_ns;
+	bool has_runq; /* false: null, the collector did not split run-queue time */
+	uint64_t blocked_ns;
+	bool has_blocked;
+};
+
+struct summary_thread {
+	char *comm; /* "" when the summary has none */
+	struct summary_weight w;
+};
+
+struct summary_stack {
+	uint32_t stack; /* id in the profile given to summary_json__read_weights() */
+	struct summary_weight w;
+};
+
+struct summary_weights {
+	struct summary_weight totals;
+	uint64_t wall_ns; /* workload.wall_ns, 0 when absent */
+	struct summary_thread *threads;
+	size_t nr_threads;
+	struct summary_stack *stacks; /* top_stacks, in the summary's order */
+	size_t nr_stacks;
+	bool has_stacks; /* the summary lists top stacks */
+};
+
+/*
+ * Read the weights of a summary into *w, interning the top stacks' frames and
+ * stacks into p. Only "totals" is required of the document. 0; -EINVAL with
+ * why ("not JSON: ...", no "totals" object, "top_stacks[N]: a frame without
+ * name or kind"); -ENOMEM. *w is empty on error; free it with
+ * summary_weights__free().
+ */
+int summary_json__read_weights(FILE *in, struct profile *p, struct summary_weights *w, char *why,
+			       size_t why_len);
+void summary_weights__free(struct summary_weights *w);
 
 #endif

@@ -10,7 +10,7 @@
  * whatever fits int64, and the folded export reads back line for line.
  */
 #include "fuzz.h"
-#include "model/timeline.h"
+#include "parse/timeline.h"
 #include "output/chrome_trace.h"
 #include "output/folded.h"
 #include "output/pprof.h"

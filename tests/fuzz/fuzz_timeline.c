@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The timeline text (model/timeline.h), DIR/offcpu.timeline.txt, which
+ * The timeline text (parse/timeline.h), DIR/offcpu.timeline.txt, which
  * `export` reads. Besides the parser contract, the format is ours both ways:
  * what timeline__write() makes of a parsed file must read back as the same
  * intervals on the same frames, and writing that again gives the same bytes.
  */
 #include "fuzz.h"
 #include "model/timeline.h"
+#include "output/timeline.h"
+#include "parse/timeline.h"
 
 struct parsed {
 	struct profile *p;

@@ -37,6 +37,8 @@
 
 #include "model/profile.h"
 #include "model/timeline.h"
+#include "output/timeline.h"
+#include "parse/timeline.h"
 
 #define FIXTURE_TOTAL_NS 20300000ull
 #define FIXTURE_TOTAL_COUNT 20ull

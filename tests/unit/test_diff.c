@@ -6,6 +6,7 @@
 #include "analyze/diff.h"
 #include "model/profile.h"
 #include "output/diff_report.h"
+#include "parse/summary_json.h"
 #include "unit.h"
 
 #define MS 1000000ull
@@ -408,4 +409,44 @@ TEST(diff_report_text_and_json)
 int main(void)
 {
 	return unit_run();
+}
+
+/* The parse side alone: weights as written, null and absent kept apart, frames interned. */
+TEST(summary_weights_are_read_as_written)
+{
+	FILE *f = unit_memfile(
+		"{\"totals\": {\"off_ns\": 100, \"blocked_ns\": 60, \"runq_ns\": 40, \"count\": 3},"
+		" \"workload\": {\"wall_ns\": 500},"
+		" \"threads\": [{\"comm\": \"w\", \"off_ns\": 7, \"runq_ns\": null}, {\"off_ns\": 1}],"
+		" \"top_stacks\": [{\"frames\": [{\"name\": \"main\", \"kind\": \"user\"},"
+		" {\"name\": \"schedule\", \"kind\": \"kernel\"}], \"off_ns\": 30, \"count\": 1}]}");
+	struct profile *p = profile__new();
+	struct summary_weights w;
+	const struct profile_frame *fr;
+	const uint32_t *frames;
+	size_t n = 0;
+	char why[256] = "";
+
+	CHECK(f && p);
+	CHECK_INT(summary_json__read_weights(f, p, &w, why, sizeof(why)), 0);
+	fclose(f);
+	CHECK_U64(w.totals.off_ns, 100);
+	CHECK_U64(w.totals.blocked_ns, 60);
+	CHECK(w.totals.has_runq && w.totals.has_blocked);
+	CHECK_U64(w.totals.runq_ns, 40);
+	CHECK_U64(w.wall_ns, 500);
+	CHECK_INT(w.nr_threads, 2);
+	CHECK_STR(w.threads[0].comm, "w");
+	CHECK(!w.threads[0].w.has_runq && !w.threads[0].w.has_blocked);
+	CHECK_STR(w.threads[1].comm, "");
+	CHECK(w.has_stacks);
+	CHECK_INT(w.nr_stacks, 1);
+	CHECK_U64(w.stacks[0].w.off_ns, 30);
+	frames = profile__stack_at(p, w.stacks[0].stack, &n);
+	CHECK_INT(n, 2);
+	fr = profile__frame_at(p, frames[1]);
+	CHECK_STR(fr->name, "schedule");
+	CHECK_INT(fr->kind, FRAME_KERNEL);
+	summary_weights__free(&w);
+	profile__free(p);
 }

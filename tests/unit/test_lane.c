@@ -101,7 +101,7 @@ TEST(summarizes_captured_blocked_time)
 {
 	struct lane_result res = {};
 	struct lane l;
-	char *dir = tmpdir();
+	char *dir = tmpdir(), *text;
 
 	lane__plan(&l, dir, LANE_TIME, "offcputime-bpfcc");
 	put(l.capture_path, "bench-worker;futex_wait;do_futex 4200\nbench-main;epoll_wait 1300\n");
@@ -112,6 +112,11 @@ TEST(summarizes_captured_blocked_time)
 	CHECK(access(l.summary_path, F_OK) == 0);
 	CHECK_U64(profile__totals(res.profile)->all.off_ns, 5500000);
 	lane_result__free(&res);
+	/* The summary names the collector and the mode as the table and the lane do. */
+	text = unit_slurp(l.summary_path);
+	CHECK_CONTAINS(text, "\"collector\": \"bcc\"");
+	CHECK_CONTAINS(text, "\"mode\": \"time\"");
+	free(text);
 }
 
 /* seed: "retains rows and caveats collector loss" */
@@ -251,4 +256,79 @@ TEST(summary_is_written_atomically_over_an_old_one)
 int main(void)
 {
 	return unit_run();
+}
+
+/*
+ * The collector table: each row is found by its kind, a tool named like a
+ * row's match picks that row, and what a lane's summary calls its collector
+ * and how record runs it come from the row.
+ */
+TEST(collector_table_rows_answer_for_their_kind)
+{
+	static const struct {
+		enum collector_kind kind;
+		const char *tool, *name;
+		bool builtin, writes_capture;
+	} want[] = {
+		{ COLLECTOR_NATIVE, "native", "native", true, false },
+		{ COLLECTOR_BCC, "offcputime-bpfcc", "bcc", false, false },
+		{ COLLECTOR_BPFTRACE, "bpftrace", "bpftrace", false, true },
+	};
+	struct lane l;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct collector *c = collector__get(want[i].kind);
+
+		CHECK_INT(c->kind, want[i].kind);
+		CHECK_STR(c->name, want[i].name);
+		CHECK_STR(collector_kind__name(want[i].kind), want[i].name);
+		CHECK_INT(c->builtin, want[i].builtin);
+		CHECK_INT(c->writes_capture, want[i].writes_capture);
+		/* Built in: no argv; external: one, and a format of its own. */
+		CHECK_INT(!c->argv, c->builtin);
+		/* offcpu doctor checks each external collector. */
+		CHECK_INT(!c->probe, c->builtin);
+		CHECK_INT(lane__plan(&l, "out/w", c->builtin ? LANE_TIME : c->mode, want[i].tool), 0);
+		CHECK_INT(l.collector, want[i].kind);
+		CHECK_STR(l.collector_name, want[i].name);
+	}
+	/* The mode's default when nothing matches; a name holding two matches is bpftrace. */
+	CHECK_INT(collector__get(COLLECTOR_BCC)->mode, LANE_TIME);
+	CHECK_INT(collector__get(COLLECTOR_BPFTRACE)->mode, LANE_STACKS);
+	CHECK_INT(collector_kind__from_tool("bpftrace-offcputime", LANE_TIME), COLLECTOR_BPFTRACE);
+	CHECK_INT(collector_kind__from_tool("/usr/bin/native-ish", LANE_TIME), COLLECTOR_BCC);
+	/* Built in: external__argv refuses it. */
+	lane__plan(&l, "out/w", LANE_TIME, NULL);
+	CHECK_STR(l.collector_name, "native");
+	errno = 0;
+	CHECK(!external__argv(&l, "/bin/true", 1));
+	CHECK_INT(errno, EINVAL);
+}
+
+/* An external collector's tuning reaches its environment, overriding ours; others get ours. */
+TEST(collector_env_overrides_ours)
+{
+	struct lane l;
+	char **envp;
+	int seen = 0;
+
+	setenv("BPFTRACE_MAP_KEYS_MAX", "12", 1);
+	lane__plan(&l, "out/w", LANE_STACKS, "bpftrace");
+	envp = external__envp(&l);
+	CHECK(envp);
+	for (size_t i = 0; envp[i]; i++) {
+		CHECK(strcmp(envp[i], "BPFTRACE_MAP_KEYS_MAX=12"));
+		seen += !strcmp(envp[i], "BPFTRACE_MAP_KEYS_MAX=65536");
+	}
+	external__envp_free(envp);
+	CHECK_INT(seen, 1);
+	lane__plan(&l, "out/w", LANE_TIME, "offcputime-bpfcc");
+	envp = external__envp(&l);
+	CHECK(envp);
+	seen = 0;
+	for (size_t i = 0; envp[i]; i++)
+		seen += !strcmp(envp[i], "BPFTRACE_MAP_KEYS_MAX=12");
+	external__envp_free(envp);
+	unsetenv("BPFTRACE_MAP_KEYS_MAX");
+	CHECK_INT(seen, 1);
 }

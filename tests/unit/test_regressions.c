@@ -8,7 +8,7 @@
 #include <errno.h>
 
 #include "analyze/diff.h"
-#include "model/timeline.h"
+#include "parse/timeline.h"
 #include "output/diff_report.h"
 #include "output/folded.h"
 #include "output/pprof.h"
