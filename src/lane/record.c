@@ -25,18 +25,34 @@
 #define EXIT_OFFCPU_FAILED 125
 
 static volatile sig_atomic_t got_signal, nr_signals;
-static volatile pid_t forward_pid;
+static volatile pid_t forward_pgid;
 
 /*
- * A terminal's ^C already reached the workload (same process group); a
- * signal sent to offcpu alone (kill, a supervisor) is passed on.
+ * The workload leads its own process group, outside the terminal's
+ * foreground group, so every signal that asks offcpu to stop, a terminal's
+ * ^C included, is passed on to the whole group; a second one kills it.
  */
-static void on_signal(int sig, siginfo_t *si, void *uc)
+static void on_signal(int sig)
 {
+	int saved = errno;
+
 	got_signal = sig;
 	nr_signals++;
-	if (forward_pid > 0 && si->si_code != SI_KERNEL)
-		kill(forward_pid, sig);
+	if (forward_pgid > 0)
+		kill(-forward_pgid, nr_signals >= 2 ? SIGKILL : sig);
+	errno = saved;
+}
+
+/* ^Z stops the workload's group with offcpu; fg or bg continues both. */
+static void on_job_control(int sig)
+{
+	int saved = errno;
+
+	if (forward_pgid > 0)
+		kill(-forward_pgid, sig);
+	if (sig == SIGTSTP)
+		raise(SIGSTOP);
+	errno = saved;
 }
 
 static void install_handlers(void)
@@ -44,11 +60,15 @@ static void install_handlers(void)
 	struct sigaction sa = {};
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waits must see the signal */
+	sa.sa_handler = on_signal;
+	sa.sa_flags = 0; /* no SA_RESTART: waits must see the signal */
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	sa.sa_handler = on_job_control;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTSTP, &sa, NULL);
+	sigaction(SIGCONT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -101,17 +121,6 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 			res->outcome.caveat_message);
 }
 
-static int exit_status(const struct record_opts *o, const struct proc_end *w)
-{
-	if (o->target != TARGET_COMMAND)
-		return 0;
-	if (!w->started)
-		return w->exec_errno == ENOENT ? 127 : 126;
-	if (w->signal)
-		return 128 + w->signal;
-	return w->exit_code;
-}
-
 /* Stop an external collector: SIGINT, then SIGTERM, then SIGKILL. */
 static void stop_external(struct proc *c, int timeout_ms, struct lane_evidence *ev)
 {
@@ -146,7 +155,25 @@ struct rec {
 	struct native *native;
 	struct symbolizer *sym;
 	struct timeline *timeline; /* record --timeline */
+	int interrupted_by;	   /* the first signal that asked offcpu to stop */
+	uint64_t t0;		   /* when the workload was released */
 };
+
+static int exit_status(const struct record_opts *o, const struct rec *r)
+{
+	const struct proc_end *w = &r->run.workload;
+
+	if (o->target != TARGET_COMMAND)
+		return 0;
+	/* Interrupted before it ran: the shell's answer to the signal, not 126. */
+	if (!w->started && w->exec_errno == EINTR)
+		return 128 + (r->interrupted_by ? r->interrupted_by : SIGINT);
+	if (!w->started)
+		return w->exec_errno == ENOENT ? 127 : 126;
+	if (w->signal)
+		return 128 + w->signal;
+	return w->exit_code;
+}
 
 static int prepare(struct rec *r)
 {
@@ -201,13 +228,14 @@ static int spawn_workload(struct rec *r)
 	if (!r->wenv)
 		return -ENOMEM;
 	wo.envp = r->wenv;
+	wo.own_group = true;
 	err = proc__spawn(&r->work, r->o->argv, &wo);
 	if (err) {
 		fprintf(stderr, "offcpu: cannot start the workload: %s\n", strerror(-err));
 		return err;
 	}
 	r->run.pid = r->work.pid;
-	forward_pid = r->work.pid;
+	forward_pgid = r->work.pid;
 	return 0;
 }
 
@@ -302,6 +330,27 @@ static int start_native(struct rec *r)
 	return 0;
 }
 
+static int ms_until(uint64_t now, uint64_t t, int max)
+{
+	if (!t || t <= now)
+		return max;
+	return (t - now) / 1000000 < (uint64_t)max ? (int)((t - now) / 1000000) + 1 : max;
+}
+
+/* proc__wait_attached in short steps, so that an interrupt ends the wait. */
+static int wait_attached(struct rec *r)
+{
+	uint64_t end = proc__now_ns() + (uint64_t)r->o->ready_timeout_ms * 1000000;
+	int ret;
+
+	do {
+		uint64_t now = proc__now_ns();
+
+		ret = proc__wait_attached(&r->coll, now < end ? ms_until(now, end, 100) : 0);
+	} while (ret == -ETIMEDOUT && !got_signal && proc__now_ns() < end);
+	return ret;
+}
+
 static int start_external(struct rec *r)
 {
 	struct proc_opts co = { .stdin_fd = -1, .stdout_fd = r->cap_fd, .stderr_fd = r->diag_fd };
@@ -335,59 +384,164 @@ static int start_external(struct rec *r)
 		return 0;
 	}
 	r->ev.collector.started = true;
-	r->ev.collector_ready = proc__wait_attached(&r->coll, r->o->ready_timeout_ms) == 1;
-	if (!r->ev.collector_ready && proc__wait(&r->coll, 0) == -ETIMEDOUT && !r->o->quiet)
+	r->ev.collector_ready = wait_attached(r) == 1;
+	if (!r->ev.collector_ready && !got_signal && proc__wait(&r->coll, 0) == -ETIMEDOUT &&
+	    !r->o->quiet)
 		fprintf(stderr, "offcpu: the collector did not attach within %d ms; running the "
 				"workload anyway\n",
 			r->o->ready_timeout_ms);
 	return 0;
 }
 
+/* Wait up to ms for the capture's end, reading the native collector meanwhile. */
+static void pause_ms(struct rec *r, int ms)
+{
+	if (r->native)
+		native__poll(r->native, ms);
+	else
+		usleep((useconds_t)ms * 1000);
+}
+
+/* -p, -a, --cgroup: nothing to wait for but the duration or a signal. */
+static void watch(struct rec *r, uint64_t deadline)
+{
+	while (!got_signal && r->native) {
+		uint64_t now = proc__now_ns();
+
+		if (deadline && now >= deadline)
+			break;
+		pause_ms(r, ms_until(now, deadline, 200));
+	}
+}
+
+/*
+ * Release the held workload, with the stopping signals held so that one
+ * arriving now finds it either still held (it never runs) or running (it is
+ * passed on). False when offcpu was interrupted while starting.
+ */
+static bool release_workload(struct rec *r)
+{
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	sigset_t set, old;
+	bool go;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	go = !got_signal;
+	if (go)
+		proc__release(&r->work);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return go;
+}
+
+/* Ask the whole group to end, like timeout(1): the signal, and SIGCONT for stopped members. */
+static void end_group(struct rec *r, int sig)
+{
+	proc__kill_group(&r->work, sig);
+	if (sig != SIGKILL && sig != SIGCONT)
+		proc__kill_group(&r->work, SIGCONT);
+}
+
+/*
+ * The leader ended after offcpu asked the group to end (deadline, interrupt):
+ * what is left of the group gets until grace_end, then SIGKILL. The leader is
+ * still unreaped, so the group id is still the workload's.
+ */
+static void finish_group(struct rec *r, uint64_t grace_end)
+{
+	uint64_t now = proc__now_ns(), kill_end = 0;
+
+	while (proc__group_has_others(&r->work) == 1) {
+		if (!kill_end && now >= grace_end) {
+			proc__kill_group(&r->work, SIGKILL);
+			/* SIGKILL is not refused; an uninterruptible sleep only delays it. */
+			kill_end = now + 2000000000ull;
+		}
+		if (kill_end && now >= kill_end)
+			break;
+		pause_ms(r, 20);
+		now = proc__now_ns();
+	}
+}
+
+/* The workload: wait for it, end its group at the deadline or on an interrupt. */
+static void run_command(struct rec *r, uint64_t deadline)
+{
+	const struct record_opts *o = r->o;
+	uint64_t kill_at = 0, now;
+	bool deadline_hit = false, killed = false;
+
+	if (!release_workload(r)) {
+		proc__kill_group(&r->work, SIGKILL);
+		forward_pgid = 0;
+		proc__wait(&r->work, -1);
+		r->run.ended_by = "interrupt";
+		r->interrupted_by = got_signal;
+		/* "Could not be started", and why. */
+		r->run.workload = (struct proc_end){ .exec_errno = EINTR };
+		return;
+	}
+	for (;;) {
+		int wait_ms;
+
+		now = proc__now_ns();
+		if (got_signal && !r->run.ended_by) {
+			r->run.ended_by = "interrupt";
+			r->interrupted_by = got_signal;
+		}
+		if (deadline && now >= deadline && !deadline_hit) {
+			deadline_hit = true;
+			if (!r->run.ended_by)
+				r->run.ended_by = "deadline";
+			end_group(r, o->deadline_signal ? o->deadline_signal : SIGTERM);
+			kill_at = now + o->kill_after_ns;
+		}
+		if (deadline_hit && !killed && now >= kill_at) {
+			proc__kill_group(&r->work, SIGKILL);
+			killed = true;
+		}
+		wait_ms = ms_until(now, deadline_hit ? (killed ? 0 : kill_at) : deadline, 200);
+		if (!proc__wait_ended(&r->work, wait_ms))
+			break;
+		if (r->native)
+			native__poll(r->native, 0);
+	}
+	r->run.wall_ns = proc__now_ns() - r->t0;
+	if (nr_signals >= 2)
+		killed = true;
+	if (r->run.ended_by && !killed)
+		finish_group(r, deadline_hit ? kill_at : proc__now_ns() + o->kill_after_ns);
+	else if (r->run.ended_by)
+		finish_group(r, 0);
+	else if (r->work.end.started)
+		r->run.ended_by = "exit";
+	forward_pgid = 0;
+	proc__wait(&r->work, -1);
+	r->run.workload = r->work.end;
+}
+
 /* Release the workload (or start the clock) and wait for the end of the capture. */
 static void run(struct rec *r)
 {
-	uint64_t t0, deadline;
+	uint64_t deadline;
 	struct timespec rt;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	r->run.started_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
-	t0 = proc__now_ns();
-	deadline = r->o->duration_ns ? t0 + r->o->duration_ns : 0;
-	if (r->o->target == TARGET_COMMAND)
-		proc__release(&r->work);
-	for (;;) {
-		int wait_ms = 200;
-
-		if (deadline) {
-			uint64_t now = proc__now_ns();
-
-			if (now >= deadline)
-				break;
-			if ((deadline - now) / 1000000 < 200)
-				wait_ms = (int)((deadline - now) / 1000000) + 1;
-		}
-		if (r->o->target == TARGET_COMMAND) {
-			int err = proc__wait(&r->work, r->native ? wait_ms : -1);
-
-			if (!err)
-				break;
-			/* A second interrupt aborts: stop waiting, but still leave a summary. */
-			if (err == -EINTR && nr_signals >= 2)
-				proc__kill(&r->work, SIGKILL);
-		} else {
-			if (got_signal)
-				break;
-			if (!r->native)
-				break;
-			native__poll(r->native, wait_ms);
-		}
-		if (r->native)
-			native__poll(r->native, 0);
+	r->t0 = proc__now_ns();
+	deadline = r->o->duration_ns ? r->t0 + r->o->duration_ns : 0;
+	if (r->o->target == TARGET_COMMAND) {
+		run_command(r, deadline);
+	} else {
+		watch(r, deadline);
+		r->run.wall_ns = proc__now_ns() - r->t0;
 	}
-	r->run.wall_ns = proc__now_ns() - t0;
-	forward_pid = 0;
-	r->ev.workload = r->work.end;
-	r->run.workload = r->work.end;
+	if (r->native)
+		native__poll(r->native, 0);
+	forward_pgid = 0;
+	r->ev.workload = r->run.workload;
 	r->ev.interrupted = got_signal != 0;
 }
 
@@ -462,7 +616,7 @@ static void give_files_to_user(struct rec *r)
 static void cleanup(struct rec *r)
 {
 	if (r->work.pid > 0 && !r->work.end.exited) {
-		proc__kill(&r->work, SIGKILL);
+		proc__kill_group(&r->work, SIGKILL);
 		proc__wait(&r->work, -1);
 	}
 	if (r->coll.pid > 0 && !r->coll.end.exited) {
@@ -547,7 +701,7 @@ int record__run(struct record_opts *o)
 	}
 summary_failed:
 	/* Whatever happened to the summary, the workload's result is kept. */
-	status = exit_status(o, &r.work.end);
+	status = exit_status(o, &r);
 out:
 	cleanup(&r);
 	return status;

@@ -133,6 +133,8 @@ static void write_workload(struct jw *w, const struct summary_run *r)
 	jw_key(w, "pid");
 	jw_i64(w, r->pid);
 	write_proc_end(w, &r->workload);
+	jw_key(w, "ended_by");
+	jw_string(w, r->ended_by);
 	jw_key(w, "wall_ns");
 	jw_u64(w, r->wall_ns);
 	jw_key(w, "started_unix_ns");
