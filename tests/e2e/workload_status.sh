@@ -67,6 +67,14 @@ else
 	ok $t
 fi
 
+t=summarize_keeps_what_ended_the_workload
+if "$OFFCPU_BIN" summarize "$SCRATCH/a" 2>/dev/null &&
+	[ "$(field "$SCRATCH/a" .workload.ended_by)/$(field "$SCRATCH/a" .workload.signal)" = deadline/15 ]; then
+	ok $t
+else
+	fail $t "after summarize the summary says $(ended "$SCRATCH/a")"
+fi
+
 t=deadline_kills_a_group_that_ignores_the_signal_after_the_grace
 d=$SCRATCH/b
 pids=$SCRATCH/b.pids
