@@ -265,6 +265,17 @@ int proc__wait_ended(struct proc *p, int timeout_ms)
 	}
 }
 
+int proc__stopped(struct proc *p)
+{
+	siginfo_t si = {};
+
+	if (p->end.exited || p->pid <= 0)
+		return 0;
+	if (waitid(P_PID, (id_t)p->pid, &si, WSTOPPED | WNOHANG) || si.si_pid != p->pid)
+		return 0;
+	return si.si_code == CLD_STOPPED ? si.si_status : 0;
+}
+
 int proc__kill(struct proc *p, int sig)
 {
 	if (p->pid <= 0 || p->end.exited)

@@ -66,6 +66,8 @@ int proc__wait(struct proc *p, int timeout_ms);
  * and so its group id): 0 when it ended, -ETIMEDOUT, -EINTR.
  */
 int proc__wait_ended(struct proc *p, int timeout_ms);
+/* The signal that stopped the child since the last call (SIGTTIN, SIGTSTP, ...), or 0. */
+int proc__stopped(struct proc *p);
 /* Send sig (no-op once reaped). */
 int proc__kill(struct proc *p, int sig);
 /* Send sig to an own_group child's whole group (no-op once the leader is reaped). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -156,6 +157,8 @@ struct rec {
 	struct symbolizer *sym;
 	struct timeline *timeline; /* record --timeline */
 	int interrupted_by;	   /* the first signal that asked offcpu to stop */
+	int tty;		   /* offcpu's terminal (stdin), -1: none */
+	bool gave_tty;		   /* the workload's group holds its foreground */
 	uint64_t t0;		   /* when the workload was released */
 };
 
@@ -466,6 +469,47 @@ static void finish_group(struct rec *r, uint64_t grace_end)
 	}
 }
 
+/* Back to offcpu's group, the terminal's foreground it had before the workload took it. */
+static void take_terminal(struct rec *r)
+{
+	sigset_t set, old;
+
+	if (!r->gave_tty)
+		return;
+	/* A background group asking for the terminal would be stopped by SIGTTOU. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	tcsetpgrp(r->tty, getpgrp());
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	r->gave_tty = false;
+}
+
+/*
+ * offcpu keeps the terminal's foreground, so that ^C reaches it and it can
+ * pass it on to the workload's group; that group gets the foreground only when
+ * it needs it: when its leader was stopped for reading (or writing) the
+ * terminal from the background. From then on the terminal's keys reach the
+ * workload directly, as without offcpu; ^Z typed to it stops offcpu too, so
+ * that the shell gets the terminal back (fg continues both).
+ */
+static void share_terminal(struct rec *r)
+{
+	int sig;
+
+	if (r->tty < 0 || !(sig = proc__stopped(&r->work)))
+		return;
+	if ((sig == SIGTTIN || sig == SIGTTOU) && tcgetpgrp(r->tty) == getpgrp()) {
+		if (!tcsetpgrp(r->tty, r->work.pid)) {
+			r->gave_tty = true;
+			proc__kill_group(&r->work, SIGCONT);
+		}
+	} else if (r->gave_tty && sig != SIGTTIN && sig != SIGTTOU) {
+		take_terminal(r);
+		raise(SIGSTOP);
+	}
+}
+
 /* The workload: wait for it, end its group at the deadline or on an interrupt. */
 static void run_command(struct rec *r, uint64_t deadline)
 {
@@ -505,10 +549,12 @@ static void run_command(struct rec *r, uint64_t deadline)
 		wait_ms = ms_until(now, deadline_hit ? (killed ? 0 : kill_at) : deadline, 200);
 		if (!proc__wait_ended(&r->work, wait_ms))
 			break;
+		share_terminal(r);
 		if (r->native)
 			native__poll(r->native, 0);
 	}
 	r->run.wall_ns = proc__now_ns() - r->t0;
+	take_terminal(r);
 	if (nr_signals >= 2)
 		killed = true;
 	if (r->run.ended_by && !killed)
@@ -615,6 +661,7 @@ static void give_files_to_user(struct rec *r)
 
 static void cleanup(struct rec *r)
 {
+	take_terminal(r);
 	if (r->work.pid > 0 && !r->work.end.exited) {
 		proc__kill_group(&r->work, SIGKILL);
 		proc__wait(&r->work, -1);
@@ -644,7 +691,7 @@ static const char *const target_names[] = { "command", "pids", "cgroup", "host" 
 
 int record__run(struct record_opts *o)
 {
-	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1 };
+	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1, .tty = isatty(0) ? 0 : -1 };
 	const struct sym_binary *bins = NULL;
 	size_t nr_bins = 0;
 	int status = EXIT_OFFCPU_FAILED, err;

@@ -202,6 +202,34 @@ else
 	ok $t
 fi
 
+t=workload_that_reads_the_terminal_gets_it
+d=$SCRATCH/tty2
+# Its process group is not the terminal's foreground: offcpu hands it over.
+out=$(python3 - "$OFFCPU_BIN" "$d" <<'EOF' 2>&1
+import os, sys, time
+bin, d = sys.argv[1:3]
+pid, fd = os.forkpty()
+if pid == 0:
+    os.execv(bin, [bin, "record", "-q", "-o", d, "--", "sh", "-c",
+                   "read x; echo got $x; exit 4"])
+os.write(fd, b"hello\n")
+for _ in range(500):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print(os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.02)
+else:
+    os.kill(pid, 9)
+    print("hung")
+EOF
+)
+if [ "$out" != 4 ]; then
+	fail $t "offcpu under a terminal, the workload reading it: $out, expected its exit 4"
+else
+	ok $t
+fi
+
 t=interrupt_while_the_native_collector_loads_exits_130
 d=$SCRATCH/e
 mark=$SCRATCH/e.ran
