@@ -30,8 +30,9 @@ static volatile pid_t forward_pgid;
 
 /*
  * The workload leads its own process group, outside the terminal's
- * foreground group, so every signal that asks offcpu to stop, a terminal's
- * ^C included, is passed on to the whole group; a second one kills it.
+ * foreground group (until it needs the terminal, see share_terminal), so
+ * every signal that asks offcpu to stop, a terminal's ^C included, is passed
+ * on to the whole group; a second one kills it.
  */
 static void on_signal(int sig)
 {
@@ -333,10 +334,13 @@ static int start_native(struct rec *r)
 	return 0;
 }
 
+/* Milliseconds from now until t (rounded up), at most max; max when t is 0 (never). */
 static int ms_until(uint64_t now, uint64_t t, int max)
 {
-	if (!t || t <= now)
+	if (!t)
 		return max;
+	if (t <= now)
+		return 0;
 	return (t - now) / 1000000 < (uint64_t)max ? (int)((t - now) / 1000000) + 1 : max;
 }
 

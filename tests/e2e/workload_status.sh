@@ -109,7 +109,7 @@ fi
 
 t=deadline_signal_and_grace_are_options
 d=$SCRATCH/c2
-"$OFFCPU_BIN" record -q -o "$d" -d 0.3s --deadline-signal INT --kill-after 0 -- sleep 30
+"$OFFCPU_BIN" record -q -o "$d" -d 0.3s --deadline-signal INT --kill-after 2s -- sleep 30
 rc=$?
 if [ $rc -ne 130 ] || [ "$(field "$d" .workload.signal_name)" != INT ]; then
 	fail $t "--deadline-signal INT: offcpu exited $rc, summary $(ended "$d")"
