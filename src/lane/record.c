@@ -158,7 +158,7 @@ struct rec {
 	struct symbolizer *sym;
 	struct timeline *timeline; /* record --timeline */
 	int interrupted_by;	   /* the first signal that asked offcpu to stop */
-	int tty;		   /* offcpu's terminal (stdin), -1: none */
+	int tty;		   /* offcpu's terminal, -1: none */
 	bool gave_tty;		   /* the workload's group holds its foreground */
 	uint64_t t0;		   /* when the workload was released */
 };
@@ -691,11 +691,21 @@ static void cleanup(struct rec *r)
 	lane_result__free(&r->res);
 }
 
+/* offcpu's terminal, when one of its standard streams is one: -1 when none. */
+static int terminal_fd(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (isatty(fd))
+			return fd;
+	}
+	return -1;
+}
+
 static const char *const target_names[] = { "command", "pids", "cgroup", "host" };
 
 int record__run(struct record_opts *o)
 {
-	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1, .tty = isatty(0) ? 0 : -1 };
+	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1, .tty = terminal_fd() };
 	const struct sym_binary *bins = NULL;
 	size_t nr_bins = 0;
 	int status = EXIT_OFFCPU_FAILED, err;
