@@ -239,7 +239,7 @@ rec=$!
 me=$(readlink -f "$OFFCPU_BIN")
 held=
 for i in $(seq 1000); do
-	for c in $(cat /proc/$rec/task/*/children 2>/dev/null); do
+	for c in $(pgrep -P $rec); do
 		[ "$(readlink /proc/$c/exe 2>/dev/null)" = "$me" ] && held=$c
 	done
 	[ -n "$held" ] && break
