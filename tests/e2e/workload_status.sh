@@ -230,6 +230,49 @@ else
 	ok $t
 fi
 
+t=ctrl_z_stops_offcpu_with_the_workload_and_fg_continues_both
+d=$SCRATCH/tty3
+# As a shell would: ^Z typed to the workload that holds the terminal, then fg.
+out=$(python3 - "$OFFCPU_BIN" "$d" <<'EOF' 2>&1
+import os, signal, sys, time
+bin, d = sys.argv[1:3]
+pid, fd = os.forkpty()
+if pid == 0:
+    os.execv(bin, [bin, "record", "-q", "-o", d, "--", "sh", "-c",
+                   "read x; echo got $x; exit 4"])
+
+def until(cond, what):
+    for _ in range(500):
+        if cond():
+            return
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    print("timed out waiting for " + what)
+    sys.exit(0)
+
+def stopped():
+    done, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED)
+    return done and os.WIFSTOPPED(status)
+
+until(lambda: os.tcgetpgrp(fd) not in (pid, 0, -1), "the workload to get the terminal")
+os.write(fd, b"\x1a")
+until(stopped, "offcpu to stop with the workload")
+if os.tcgetpgrp(fd) != pid:
+    print("offcpu stopped without taking the terminal back")
+os.kill(pid, signal.SIGCONT)
+until(lambda: os.tcgetpgrp(fd) not in (pid, 0, -1), "the workload to get the terminal again")
+os.write(fd, b"hi\n")
+res = []
+until(lambda: res.append(os.waitpid(pid, os.WNOHANG)) or res[-1][0], "the end")
+print(os.waitstatus_to_exitcode(res[-1][1]))
+EOF
+)
+if [ "$out" != 4 ]; then
+	fail $t "$out"
+else
+	ok $t
+fi
+
 t=interrupt_while_the_native_collector_loads_exits_130
 d=$SCRATCH/e
 mark=$SCRATCH/e.ran
