@@ -72,6 +72,8 @@ static void install_handlers(void)
 	sigaction(SIGTSTP, &sa, NULL);
 	sigaction(SIGCONT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Inherited SIG_IGN would reap children unseen: their status is the result. */
+	signal(SIGCHLD, SIG_DFL);
 }
 
 static int mkdir_p(const char *dir)
@@ -532,7 +534,7 @@ static void run_command(struct rec *r, uint64_t deadline)
 		return;
 	}
 	for (;;) {
-		int wait_ms;
+		int wait_ms, err;
 
 		now = proc__now_ns();
 		if (got_signal && !r->run.ended_by) {
@@ -551,7 +553,8 @@ static void run_command(struct rec *r, uint64_t deadline)
 			killed = true;
 		}
 		wait_ms = ms_until(now, deadline_hit ? (killed ? 0 : kill_at) : deadline, 200);
-		if (!proc__wait_ended(&r->work, wait_ms))
+		err = proc__wait_ended(&r->work, wait_ms);
+		if (err != -ETIMEDOUT && err != -EINTR)
 			break;
 		share_terminal(r);
 		if (r->native)
