@@ -256,8 +256,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_DEADLINE_SIG:
 			if (parse_signal(optarg, &o->deadline_signal))
-				BAD("--deadline-signal takes a signal name or number (e.g. TERM, INT, "
-				    "9), not '%s'",
+				BAD("--deadline-signal takes a signal name or number (e.g. TERM, "
+				    "INT, 9), not '%s'",
 				    optarg);
 			break;
 		case OPT_KILL_AFTER:
