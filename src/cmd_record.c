@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,10 @@ static void usage(FILE *out)
 		"      --cgroup DIR       a cgroup v2 directory\n"
 		"  -d, --duration T       stop after T (e.g. 10, 2.5s, 500ms, 1m); default: when\n"
 		"                         the command ends, or ^C\n"
+		"      --deadline-signal SIG  at -d, send SIG (TERM, INT, KILL, ... or a number;\n"
+		"                         default TERM) to the command's process group\n"
+		"      --kill-after T     then SIGKILL what is left of it after T (default 5s;\n"
+		"                         0: at once); also the grace after an interrupt\n"
 		"Collector:\n"
 		"  -o, --output DIR       lane directory (default: offcpu-out)\n"
 		"      --mode time|stacks time: folded blocked time; stacks: bpftrace-style dump\n"
@@ -60,8 +65,9 @@ static void usage(FILE *out)
 		"  -q, --quiet            no summary on stderr\n"
 		"  -h, --help             this help\n"
 		"\n"
-		"Exit status: the command's (128+N if killed by signal N); 2 usage error;\n"
-		"125 offcpu could not run; 126/127 the command could not be executed/found.\n");
+		"Exit status: the command's (128+N if killed by signal N, at -d too); 2 usage\n"
+		"error; 125 offcpu could not run; 126/127 the command could not be\n"
+		"executed/found; 128+N interrupted by signal N before the command started.\n");
 }
 
 static int parse_duration(const char *s, uint64_t *ns)
@@ -85,6 +91,33 @@ static int parse_duration(const char *s, uint64_t *ns)
 		return -EINVAL;
 	*ns = (uint64_t)(v * 1e9);
 	return 0;
+}
+
+/* A signal by name (TERM, SIGTERM, term) or number. */
+static int parse_signal(const char *s, int *sig)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end != s) {
+		if (errno || *end || v <= 0 || v >= SIGRTMIN)
+			return -EINVAL;
+		*sig = (int)v;
+		return 0;
+	}
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (int i = 1; i < SIGRTMIN; i++) {
+		const char *name = sigabbrev_np(i);
+
+		if (name && !strcasecmp(name, s)) {
+			*sig = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -136,7 +169,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	enum {
 		OPT_MODE = 256, OPT_TOOL, OPT_JSON, OPT_READY, OPT_STOP, OPT_CGROUP, OPT_STATE,
 		OPT_KTHREADS, OPT_NO_USTACK, OPT_NO_KSTACK, OPT_NO_CACHE, OPT_RAWTP, OPT_STACK_N,
-		OPT_AGG_N, OPT_THREAD_N, OPT_USER, OPT_AS_ROOT, OPT_TIMELINE,
+		OPT_AGG_N, OPT_THREAD_N, OPT_USER, OPT_AS_ROOT, OPT_TIMELINE, OPT_DEADLINE_SIG,
+		OPT_KILL_AFTER,
 	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -149,6 +183,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "all", no_argument, NULL, 'a' },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "deadline-signal", required_argument, NULL, OPT_DEADLINE_SIG },
+		{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
 		{ "min-block", required_argument, NULL, 'm' },
 		{ "max-block", required_argument, NULL, 'M' },
 		{ "state", required_argument, NULL, OPT_STATE },
@@ -174,6 +210,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->out_dir = "offcpu-out";
 	o->ready_timeout_ms = 60000;
 	o->stop_timeout_ms = 10000;
+	o->deadline_signal = SIGTERM;
+	o->kill_after_ns = 5000000000ull;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:p:ad:m:M:qh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -220,6 +258,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'd':
 			if (parse_duration(optarg, &o->duration_ns) || !o->duration_ns)
 				BAD("-d takes a positive duration (e.g. 10, 2.5s, 500ms), not '%s'",
+				    optarg);
+			break;
+		case OPT_DEADLINE_SIG:
+			if (parse_signal(optarg, &o->deadline_signal))
+				BAD("--deadline-signal takes a signal name or number (e.g. TERM, "
+				    "INT, 9), not '%s'",
+				    optarg);
+			break;
+		case OPT_KILL_AFTER:
+			if (parse_duration(optarg, &o->kill_after_ns))
+				BAD("--kill-after takes a duration (e.g. 0, 500ms, 5s), not '%s'",
 				    optarg);
 			break;
 		case 'm':

@@ -121,6 +121,7 @@ int cmd_summarize(int argc, char **argv)
 			run.argv = meta.argv;
 			run.pid = meta.pid;
 			run.workload = meta.workload;
+			run.ended_by = meta.ended_by[0] ? meta.ended_by : NULL;
 			run.wall_ns = meta.wall_ns;
 			run.started_unix_ns = meta.started_unix_ns;
 			ev.workload = meta.workload;

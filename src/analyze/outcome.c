@@ -96,6 +96,11 @@ static void classify_failure(const struct outcome_input *oi, struct outcome *out
 {
 	const struct diagnostics *d = oi->diag;
 
+	if (!oi->workload.started && oi->workload.exec_errno == EINTR) {
+		set_caveat(out, "workload_not_started",
+			   "offcpu was interrupted before the workload started");
+		return;
+	}
 	if (!oi->workload.started && oi->workload.exec_errno) {
 		set_caveat(out, "workload_not_started", "the workload could not be started: %s",
 			   strerror(oi->workload.exec_errno));

@@ -16,7 +16,8 @@
  *   attach_failed            a tracepoint or probe could not be attached
  *   collector_killed         the collector died of a signal we did not send
  *   collector_timeout        the collector did not stop in time and was killed
- *   workload_not_started     the workload could not be started (exec failed)
+ *   workload_not_started     the workload could not be started (exec failed, or
+ *                            offcpu was interrupted before it started)
  *   empty_capture            the collector ran, exited 0, and captured nothing
  *   collector_failed         the collector failed in a way not recognised above
  *   offcpu_capture_partial   rows were written but something was lost

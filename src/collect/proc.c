@@ -80,7 +80,14 @@ static void child(char *const argv[], const struct proc_opts *o, int go_fd, int 
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTSTP, SIG_DFL);
+	signal(SIGCONT, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	/* Both sides set the group, so it exists whichever runs first. */
+	if (o->own_group)
+		setpgid(0, 0);
 	if (o->held && read(go_fd, &c, 1) != 1)
 		_exit(127); /* the parent went away before releasing us */
 	if (go_fd >= 0)
@@ -139,6 +146,8 @@ int proc__spawn(struct proc *p, char *const argv[], const struct proc_opts *o)
 	close(er[1]);
 	if (go[0] >= 0)
 		close(go[0]);
+	if (o->own_group)
+		setpgid(p->pid, p->pid);
 	p->go_fd = go[1];
 	p->err_fd = er[0];
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
@@ -228,11 +237,101 @@ int proc__wait(struct proc *p, int timeout_ms)
 	}
 }
 
+int proc__wait_ended(struct proc *p, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? 0 : proc__now_ns() + (uint64_t)timeout_ms * 1000000;
+
+	if (p->end.exited || p->pid <= 0)
+		return 0;
+	for (;;) {
+		siginfo_t si = {};
+		int ms = -1;
+
+		if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) && errno != EINTR)
+			return -errno;
+		if (si.si_pid == p->pid)
+			return 0;
+		if (timeout_ms >= 0 && proc__now_ns() >= deadline)
+			return -ETIMEDOUT;
+		if (timeout_ms >= 0)
+			ms = (int)((deadline - proc__now_ns()) / 1000000) + 1;
+		if (p->pidfd >= 0) {
+			struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+			if (poll(&pfd, 1, ms) < 0 && errno == EINTR)
+				return -EINTR;
+		} else if (usleep(2000) && errno == EINTR) {
+			return -EINTR;
+		}
+	}
+}
+
+int proc__stopped(struct proc *p)
+{
+	siginfo_t si = {};
+
+	if (p->end.exited || p->pid <= 0)
+		return 0;
+	if (waitid(P_PID, (id_t)p->pid, &si, WSTOPPED | WNOHANG) || si.si_pid != p->pid)
+		return 0;
+	return si.si_code == CLD_STOPPED ? si.si_status : 0;
+}
+
 int proc__kill(struct proc *p, int sig)
 {
 	if (p->pid <= 0 || p->end.exited)
 		return 0;
 	return kill(p->pid, sig) ? -errno : 0;
+}
+
+int proc__kill_group(struct proc *p, int sig)
+{
+	if (p->pid <= 0 || p->end.exited)
+		return 0;
+	if (!kill(-p->pid, sig))
+		return 0;
+	/* A group that never formed (setpgid failed): the leader alone. */
+	return errno == ESRCH ? proc__kill(p, sig) : -errno;
+}
+
+int proc__group_has_others(const struct proc *p)
+{
+	struct dirent *de;
+	int found = 0;
+	DIR *d;
+
+	if (p->pid <= 0)
+		return 0;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!found && (de = readdir(d))) {
+		char path[64], buf[512], *rp;
+		long pid = strtol(de->d_name, &rp, 10);
+		int pgrp = 0, fd;
+		char st = 0;
+		ssize_t n;
+
+		if (*rp || pid <= 0 || pid == p->pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* After comm (which may hold anything): state, ppid, pgrp. */
+		rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %c %*d %d", &st, &pgrp) != 2)
+			continue;
+		/* A zombie can do nothing more; its parent reaps it. */
+		found = pgrp == p->pid && st != 'Z' && st != 'X';
+	}
+	closedir(d);
+	return found;
 }
 
 void proc__close(struct proc *p)

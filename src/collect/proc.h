@@ -7,6 +7,12 @@
  * proc__release(). Exec failure travels back over a close-on-exec pipe, so
  * "the workload did not start" is known exactly, not guessed from exit 127.
  *
+ * The workload leads a process group of its own (own_group), so that offcpu
+ * can end it whole, children included, the way timeout(1) does; its group id
+ * stays its pid for as long as the leader is not reaped (the kernel does not
+ * reuse a pid that still names a group), so offcpu signals the group only
+ * before it reaps the leader.
+ *
  * Collectors are started with their stdout and stderr on given fds. Whether a
  * collector is attached is observed, not slept on: it is ready once it holds a
  * perf_event or BPF link/program fd and sleeps waiting for events.
@@ -33,6 +39,7 @@ struct proc_opts {
 	int stdout_fd; /* -1: inherit */
 	int stderr_fd; /* -1: inherit */
 	bool held;     /* wait for proc__release() before exec */
+	bool own_group; /* lead a new process group (setpgid) */
 	char *const *envp; /* NULL: inherit the environment */
 	/* Drop to this identity before exec (uid/gid -1: keep). */
 	uid_t uid;
@@ -54,8 +61,19 @@ int proc__release(struct proc *p);
  * Returns 0 when it ended, -ETIMEDOUT, -EINTR when a signal arrived first.
  */
 int proc__wait(struct proc *p, int timeout_ms);
+/*
+ * Like proc__wait, but leave the ended child unreaped (a zombie keeps its pid
+ * and so its group id): 0 when it ended, -ETIMEDOUT, -EINTR.
+ */
+int proc__wait_ended(struct proc *p, int timeout_ms);
+/* The signal that stopped the child since the last call (SIGTTIN, SIGTSTP, ...), or 0. */
+int proc__stopped(struct proc *p);
 /* Send sig (no-op once reaped). */
 int proc__kill(struct proc *p, int sig);
+/* Send sig to an own_group child's whole group (no-op once the leader is reaped). */
+int proc__kill_group(struct proc *p, int sig);
+/* Whether the group still has a live member besides the leader: 1, 0 or -errno. */
+int proc__group_has_others(const struct proc *p);
 void proc__close(struct proc *p);
 
 /*

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,18 +31,35 @@
 #define EXIT_OFFCPU_FAILED 125
 
 static volatile sig_atomic_t got_signal, nr_signals;
-static volatile pid_t forward_pid;
+static volatile pid_t forward_pgid;
 
 /*
- * A terminal's ^C already reached the workload (same process group); a
- * signal sent to offcpu alone (kill, a supervisor) is passed on.
+ * The workload leads its own process group, outside the terminal's
+ * foreground group (until it needs the terminal, see share_terminal), so
+ * every signal that asks offcpu to stop, a terminal's ^C included, is passed
+ * on to the whole group; a second one kills it.
  */
-static void on_signal(int sig, siginfo_t *si, void *uc)
+static void on_signal(int sig)
 {
+	int saved = errno;
+
 	got_signal = sig;
 	nr_signals++;
-	if (forward_pid > 0 && si->si_code != SI_KERNEL)
-		kill(forward_pid, sig);
+	if (forward_pgid > 0)
+		kill(-forward_pgid, nr_signals >= 2 ? SIGKILL : sig);
+	errno = saved;
+}
+
+/* ^Z stops the workload's group with offcpu; fg or bg continues both. */
+static void on_job_control(int sig)
+{
+	int saved = errno;
+
+	if (forward_pgid > 0)
+		kill(-forward_pgid, sig);
+	if (sig == SIGTSTP)
+		raise(SIGSTOP);
+	errno = saved;
 }
 
 static void install_handlers(void)
@@ -49,12 +67,18 @@ static void install_handlers(void)
 	struct sigaction sa = {};
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waits must see the signal */
+	sa.sa_handler = on_signal;
+	sa.sa_flags = 0; /* no SA_RESTART: waits must see the signal */
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	sa.sa_handler = on_job_control;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTSTP, &sa, NULL);
+	sigaction(SIGCONT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Inherited SIG_IGN would reap children unseen: their status is the result. */
+	signal(SIGCHLD, SIG_DFL);
 }
 
 /*
@@ -182,17 +206,6 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 			res->outcome.caveat_message);
 }
 
-static int exit_status(const struct record_opts *o, const struct proc_end *w)
-{
-	if (o->target != TARGET_COMMAND)
-		return 0;
-	if (!w->started)
-		return w->exec_errno == ENOENT ? 127 : 126;
-	if (w->signal)
-		return 128 + w->signal;
-	return w->exit_code;
-}
-
 /* Stop an external collector: SIGINT, then SIGTERM, then SIGKILL. */
 static void stop_external(struct proc *c, int timeout_ms, struct lane_evidence *ev)
 {
@@ -242,6 +255,10 @@ struct rec {
 	struct native *native;
 	struct symbolizer *sym;
 	struct timeline *timeline; /* record --timeline */
+	int interrupted_by;	   /* the first signal that asked offcpu to stop */
+	int tty;		   /* offcpu's terminal, -1: none */
+	bool gave_tty;		   /* the workload's group holds its foreground */
+	uint64_t t0;		   /* when the workload was released */
 };
 
 /* Say on stderr why the record failed and keep it for the --json record. */
@@ -301,6 +318,22 @@ static int lock_dir(struct rec *r)
 	return -EBUSY;
 }
 
+static int exit_status(const struct record_opts *o, const struct rec *r)
+{
+	const struct proc_end *w = &r->run.workload;
+
+	if (o->target != TARGET_COMMAND)
+		return 0;
+	/* Interrupted before it ran: the shell's answer to the signal, not 126. */
+	if (!w->started && w->exec_errno == EINTR)
+		return 128 + (r->interrupted_by ? r->interrupted_by : SIGINT);
+	if (!w->started)
+		return w->exec_errno == ENOENT ? 127 : 126;
+	if (w->signal)
+		return 128 + w->signal;
+	return w->exit_code;
+}
+
 static int prepare(struct rec *r)
 {
 	struct record_opts *o = r->o;
@@ -352,13 +385,14 @@ static int spawn_workload(struct rec *r)
 	if (!r->wenv)
 		return -ENOMEM;
 	wo.envp = r->wenv;
+	wo.own_group = true;
 	err = proc__spawn(&r->work, r->o->argv, &wo);
 	if (err) {
 		fprintf(stderr, "offcpu: cannot start the workload: %s\n", strerror(-err));
 		return err;
 	}
 	r->run.pid = r->work.pid;
-	forward_pid = r->work.pid;
+	forward_pgid = r->work.pid;
 	return 0;
 }
 
@@ -448,6 +482,30 @@ static int start_native(struct rec *r)
 	return 0;
 }
 
+/* Milliseconds from now until t (rounded up), at most max; max when t is 0 (never). */
+static int ms_until(uint64_t now, uint64_t t, int max)
+{
+	if (!t)
+		return max;
+	if (t <= now)
+		return 0;
+	return (t - now) / 1000000 < (uint64_t)max ? (int)((t - now) / 1000000) + 1 : max;
+}
+
+/* proc__wait_attached in short steps, so that an interrupt ends the wait. */
+static int wait_attached(struct rec *r)
+{
+	uint64_t end = proc__now_ns() + (uint64_t)r->o->ready_timeout_ms * 1000000;
+	int ret;
+
+	do {
+		uint64_t now = proc__now_ns();
+
+		ret = proc__wait_attached(&r->coll, now < end ? ms_until(now, end, 100) : 0);
+	} while (ret == -ETIMEDOUT && !got_signal && proc__now_ns() < end);
+	return ret;
+}
+
 static int start_external(struct rec *r)
 {
 	struct proc_opts co = { .stdin_fd = -1, .stdout_fd = r->cap_fd, .stderr_fd = r->diag_fd };
@@ -482,59 +540,208 @@ static int start_external(struct rec *r)
 		return 0;
 	}
 	r->ev.collector.started = true;
-	r->ev.collector_ready = proc__wait_attached(&r->coll, r->o->ready_timeout_ms) == 1;
-	if (!r->ev.collector_ready && proc__wait(&r->coll, 0) == -ETIMEDOUT && !r->o->quiet)
+	r->ev.collector_ready = wait_attached(r) == 1;
+	if (!r->ev.collector_ready && !got_signal && proc__wait(&r->coll, 0) == -ETIMEDOUT &&
+	    !r->o->quiet)
 		fprintf(stderr, "offcpu: the collector did not attach within %d ms; running the "
 				"workload anyway\n",
 			r->o->ready_timeout_ms);
 	return 0;
 }
 
+/* Wait up to ms for the capture's end, reading the native collector meanwhile. */
+static void pause_ms(struct rec *r, int ms)
+{
+	if (r->native)
+		native__poll(r->native, ms);
+	else
+		usleep((useconds_t)ms * 1000);
+}
+
+/* -p, -a, --cgroup: nothing to wait for but the duration or a signal. */
+static void watch(struct rec *r, uint64_t deadline)
+{
+	while (!got_signal && r->native) {
+		uint64_t now = proc__now_ns();
+
+		if (deadline && now >= deadline)
+			break;
+		pause_ms(r, ms_until(now, deadline, 200));
+	}
+}
+
+/*
+ * Release the held workload, with the stopping signals held so that one
+ * arriving now finds it either still held (it never runs) or running (it is
+ * passed on). False when offcpu was interrupted while starting.
+ */
+static bool release_workload(struct rec *r)
+{
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	sigset_t set, old;
+	bool go;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	go = !got_signal;
+	if (go)
+		proc__release(&r->work);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return go;
+}
+
+/* Ask the whole group to end, like timeout(1): the signal, and SIGCONT for stopped members. */
+static void end_group(struct rec *r, int sig)
+{
+	proc__kill_group(&r->work, sig);
+	if (sig != SIGKILL && sig != SIGCONT)
+		proc__kill_group(&r->work, SIGCONT);
+}
+
+/*
+ * The leader ended after offcpu asked the group to end (deadline, interrupt):
+ * what is left of the group gets until grace_end, then SIGKILL. The leader is
+ * still unreaped, so the group id is still the workload's.
+ */
+static void finish_group(struct rec *r, uint64_t grace_end)
+{
+	uint64_t now = proc__now_ns(), kill_end = 0;
+
+	while (proc__group_has_others(&r->work) == 1) {
+		if (!kill_end && now >= grace_end) {
+			proc__kill_group(&r->work, SIGKILL);
+			/* SIGKILL is not refused; an uninterruptible sleep only delays it. */
+			kill_end = now + 2000000000ull;
+		}
+		if (kill_end && now >= kill_end)
+			break;
+		pause_ms(r, 20);
+		now = proc__now_ns();
+	}
+}
+
+/* Back to offcpu's group, the terminal's foreground it had before the workload took it. */
+static void take_terminal(struct rec *r)
+{
+	sigset_t set, old;
+
+	if (!r->gave_tty)
+		return;
+	/* A background group asking for the terminal would be stopped by SIGTTOU. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	tcsetpgrp(r->tty, getpgrp());
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	r->gave_tty = false;
+}
+
+/*
+ * offcpu keeps the terminal's foreground, so that ^C reaches it and it can
+ * pass it on to the workload's group; that group gets the foreground only when
+ * it needs it: when its leader was stopped for reading (or writing) the
+ * terminal from the background. From then on the terminal's keys reach the
+ * workload directly, as without offcpu; ^Z typed to it stops offcpu too, so
+ * that the shell gets the terminal back (fg continues both).
+ */
+static void share_terminal(struct rec *r)
+{
+	int sig;
+
+	if (r->tty < 0 || !(sig = proc__stopped(&r->work)))
+		return;
+	if ((sig == SIGTTIN || sig == SIGTTOU) && tcgetpgrp(r->tty) == getpgrp()) {
+		if (!tcsetpgrp(r->tty, r->work.pid)) {
+			r->gave_tty = true;
+			proc__kill_group(&r->work, SIGCONT);
+		}
+	} else if (r->gave_tty && sig != SIGTTIN && sig != SIGTTOU) {
+		take_terminal(r);
+		raise(SIGSTOP);
+	}
+}
+
+/* The workload: wait for it, end its group at the deadline or on an interrupt. */
+static void run_command(struct rec *r, uint64_t deadline)
+{
+	const struct record_opts *o = r->o;
+	uint64_t kill_at = 0, now;
+	bool deadline_hit = false, killed = false;
+
+	if (!release_workload(r)) {
+		proc__kill_group(&r->work, SIGKILL);
+		forward_pgid = 0;
+		proc__wait(&r->work, -1);
+		r->run.ended_by = "interrupt";
+		r->interrupted_by = got_signal;
+		/* "Could not be started", and why. */
+		r->run.workload = (struct proc_end){ .exec_errno = EINTR };
+		return;
+	}
+	for (;;) {
+		int wait_ms, err;
+
+		now = proc__now_ns();
+		if (got_signal && !r->run.ended_by) {
+			r->run.ended_by = "interrupt";
+			r->interrupted_by = got_signal;
+		}
+		if (deadline && now >= deadline && !deadline_hit) {
+			deadline_hit = true;
+			if (!r->run.ended_by)
+				r->run.ended_by = "deadline";
+			end_group(r, o->deadline_signal ? o->deadline_signal : SIGTERM);
+			kill_at = now + o->kill_after_ns;
+		}
+		if (deadline_hit && !killed && now >= kill_at) {
+			proc__kill_group(&r->work, SIGKILL);
+			killed = true;
+		}
+		wait_ms = ms_until(now, deadline_hit ? (killed ? 0 : kill_at) : deadline, 200);
+		err = proc__wait_ended(&r->work, wait_ms);
+		if (err != -ETIMEDOUT && err != -EINTR)
+			break;
+		share_terminal(r);
+		if (r->native)
+			native__poll(r->native, 0);
+	}
+	r->run.wall_ns = proc__now_ns() - r->t0;
+	take_terminal(r);
+	if (nr_signals >= 2)
+		killed = true;
+	if (r->run.ended_by && !killed)
+		finish_group(r, deadline_hit ? kill_at : proc__now_ns() + o->kill_after_ns);
+	else if (r->run.ended_by)
+		finish_group(r, 0);
+	else if (r->work.end.started)
+		r->run.ended_by = "exit";
+	forward_pgid = 0;
+	proc__wait(&r->work, -1);
+	r->run.workload = r->work.end;
+}
+
 /* Release the workload (or start the clock) and wait for the end of the capture. */
 static void run(struct rec *r)
 {
-	uint64_t t0, deadline;
+	uint64_t deadline;
 	struct timespec rt;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	r->run.started_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
-	t0 = proc__now_ns();
-	deadline = r->o->duration_ns ? t0 + r->o->duration_ns : 0;
-	if (r->o->target == TARGET_COMMAND)
-		proc__release(&r->work);
-	for (;;) {
-		int wait_ms = 200;
-
-		if (deadline) {
-			uint64_t now = proc__now_ns();
-
-			if (now >= deadline)
-				break;
-			if ((deadline - now) / 1000000 < 200)
-				wait_ms = (int)((deadline - now) / 1000000) + 1;
-		}
-		if (r->o->target == TARGET_COMMAND) {
-			int err = proc__wait(&r->work, r->native ? wait_ms : -1);
-
-			if (!err)
-				break;
-			/* A second interrupt aborts: stop waiting, but still leave a summary. */
-			if (err == -EINTR && nr_signals >= 2)
-				proc__kill(&r->work, SIGKILL);
-		} else {
-			if (got_signal)
-				break;
-			if (!r->native)
-				break;
-			native__poll(r->native, wait_ms);
-		}
-		if (r->native)
-			native__poll(r->native, 0);
+	r->t0 = proc__now_ns();
+	deadline = r->o->duration_ns ? r->t0 + r->o->duration_ns : 0;
+	if (r->o->target == TARGET_COMMAND) {
+		run_command(r, deadline);
+	} else {
+		watch(r, deadline);
+		r->run.wall_ns = proc__now_ns() - r->t0;
 	}
-	r->run.wall_ns = proc__now_ns() - t0;
-	forward_pid = 0;
-	r->ev.workload = r->work.end;
-	r->run.workload = r->work.end;
+	if (r->native)
+		native__poll(r->native, 0);
+	forward_pgid = 0;
+	r->ev.workload = r->run.workload;
 	r->ev.interrupted = got_signal != 0;
 }
 
@@ -703,8 +910,9 @@ static void remove_staged(struct rec *r)
 
 static void cleanup(struct rec *r)
 {
+	take_terminal(r);
 	if (r->work.pid > 0 && !r->work.end.exited) {
-		proc__kill(&r->work, SIGKILL);
+		proc__kill_group(&r->work, SIGKILL);
 		proc__wait(&r->work, -1);
 	}
 	if (r->coll.pid > 0 && !r->coll.end.exited) {
@@ -836,11 +1044,21 @@ static void print_record(struct rec *r)
 		close(fd);
 }
 
+/* offcpu's terminal, when one of its standard streams is one: -1 when none. */
+static int terminal_fd(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (isatty(fd))
+			return fd;
+	}
+	return -1;
+}
+
 static const char *const target_names[] = { "command", "pids", "cgroup", "host" };
 
 int record__run(struct record_opts *o)
 {
-	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1, .dir_fd = -1 };
+	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1, .dir_fd = -1, .tty = terminal_fd() };
 	const struct sym_binary *bins = NULL;
 	size_t nr_bins = 0;
 	int status = EXIT_OFFCPU_FAILED, err;
@@ -907,7 +1125,7 @@ int record__run(struct record_opts *o)
 		print_human(&r.l, &r.res);
 summary_failed:
 	/* Whatever happened to the summary, the workload's result is kept. */
-	status = exit_status(o, &r.work.end);
+	status = exit_status(o, &r);
 out:
 	if (o->json)
 		print_record(&r);

@@ -12,8 +12,14 @@
  *      ones: observed, not slept on); a collector that fails here is
  *      classified and the workload runs anyway;
  *   4. the workload is released and waited for (or, for -p/-a/--cgroup, the
- *      duration passes); SIGINT/SIGTERM/SIGHUP sent to offcpu are forwarded to
- *      it (a terminal's ^C reaches it directly); a second one aborts;
+ *      duration passes). It leads its own process group; SIGINT/SIGTERM/
+ *      SIGHUP/SIGQUIT sent to offcpu (a terminal's ^C included) are passed on
+ *      to that group, a second one kills the group (SIGKILL), ^Z stops it
+ *      with offcpu. At the duration the group gets deadline_signal, then
+ *      SIGKILL after kill_after_ns, like timeout(1). Once offcpu has asked it
+ *      to end (deadline, interrupt), what outlives the leader gets the same
+ *      grace, then SIGKILL. Interrupted before the release, the workload
+ *      never runs;
  *   5. the collector is stopped: native detaches and drains; external ones get
  *      SIGINT and stop_timeout_ms to flush, then SIGTERM, then SIGKILL;
  *   6. captures and the summary are written atomically, owned by the user the
@@ -48,6 +54,8 @@ struct record_opts {
 	enum record_target target;
 	const char *target_arg; /* the -p list or cgroup path, as given */
 	uint64_t duration_ns;	/* -d; 0: until the workload ends (or ^C) */
+	int deadline_signal;	/* sent to the workload's group at -d (0: SIGTERM) */
+	uint64_t kill_after_ns;	/* then SIGKILL after this grace (0: at once) */
 	char **argv;		/* the workload (TARGET_COMMAND) */
 	const char *user;	/* --user */
 	bool as_root;		/* --as-root */

@@ -95,6 +95,7 @@ static void write_workload(struct jw *w, const struct summary_run *r)
 	}
 	jw_i64_field(w, "pid", r->pid);
 	write_proc_end(w, &r->workload);
+	jw_str_field(w, "ended_by", r->ended_by);
 	jw_u64_field(w, "wall_ns", r->wall_ns);
 	jw_i64_field(w, "started_unix_ns", r->started_unix_ns);
 	jw_object_end(w);

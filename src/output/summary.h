@@ -31,6 +31,8 @@ struct summary_run {
 	const char *target_arg; /* the pids, cgroup path, ... for other targets */
 	int pid;	       /* the workload's pid, 0 when none */
 	struct proc_end workload;
+	/* "exit", "deadline", "interrupt"; NULL: no command ran */
+	const char *ended_by;
 	uint64_t wall_ns;      /* workload (or capture) wall time */
 	int64_t started_unix_ns; /* when the capture started (CLOCK_REALTIME), 0: unknown */
 	char *const *collector_argv; /* external collectors: how it was run */

@@ -74,6 +74,10 @@ static int read_workload(struct json_object *root, struct summary_meta *m)
 		return 0;
 	m->has_workload = true;
 	copy(m->target, sizeof(m->target), get_str(w, "target"));
+	copy(m->ended_by, sizeof(m->ended_by), get_str(w, "ended_by"));
+	if (strcmp(m->ended_by, "exit") && strcmp(m->ended_by, "deadline") &&
+	    strcmp(m->ended_by, "interrupt"))
+		m->ended_by[0] = '\0';
 	if (get_i64(w, "pid", &v))
 		m->pid = (int)v;
 	if (get_i64(w, "wall_ns", &v))

@@ -29,6 +29,7 @@ struct summary_meta {
 	char **argv; /* NULL-terminated, owned; NULL when none */
 	int pid;
 	struct proc_end workload;
+	char ended_by[16]; /* "exit", "deadline", "interrupt"; "" when absent */
 	uint64_t wall_ns;
 	int64_t started_unix_ns;
 };
