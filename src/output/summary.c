@@ -399,6 +399,7 @@ int summary__write_record(FILE *out, const struct summary_input *in)
 			jw_i64(&w, in->run->workload.signal);
 		else
 			jw_null(&w);
+		jw_str_field(&w, "ended_by", in->run->ended_by);
 	}
 	jw_object_end(&w);
 	fputc('\n', out);

@@ -53,12 +53,15 @@ fi
 t=deadline_terms_the_whole_group_and_exits_with_its_status
 d=$SCRATCH/a
 pids=$SCRATCH/a.pids
-"$OFFCPU_BIN" record -q -o "$d" -d 0.5s -- sh -c "echo \$\$ >$pids; sleep 30 & echo \$! >>$pids; sleep 30"
+"$OFFCPU_BIN" record -q -o "$d" --json="$SCRATCH/a.json" -d 0.5s -- \
+	sh -c "echo \$\$ >$pids; sleep 30 & echo \$! >>$pids; sleep 30"
 rc=$?
 if [ $rc -ne 143 ]; then
 	fail $t "offcpu exited $rc, expected 143 (the workload's SIGTERM); summary: $(ended "$d")"
 elif [ "$(field "$d" .workload.ended_by)/$(field "$d" .workload.signal)" != deadline/15 ]; then
 	fail $t "summary says $(ended "$d"), expected the deadline and signal 15"
+elif [ "$(jq -r '"\(.ended_by)/\(.signal)"' "$SCRATCH/a.json" 2>&1)" != deadline/15 ]; then
+	fail $t "the --json record says $(cat "$SCRATCH/a.json"), expected ended_by deadline, signal 15"
 elif [ "$(wc -l <"$pids")" -ne 2 ] || ! all_gone "$pids"; then
 	fail $t "the workload or its child outlived offcpu: $(cat "$pids" | tr '\n' ' ')"
 elif ! valid "$d/offcpu.summary.json"; then
