@@ -217,28 +217,16 @@ int cmd_export(int argc, char **argv)
 		output = defpath;
 	}
 
+	status = EXIT_INPUT;
 	err = lane__load(dir, &p, &l, &ld);
-	if (err == -ENOENT) {
-		fprintf(stderr,
-			"offcpu export: %s holds no capture; run 'offcpu record -o %s ...' first\n",
-			dir, dir);
-		goto cleanup;
-	}
 	if (err) {
-		fprintf(stderr, "offcpu export: cannot load %s: %s\n", dir, strerror(-err));
+		fprintf(stderr, "offcpu export: %s\n", ld.error);
 		goto cleanup;
 	}
-	if (ld.parse.malformed)
-		fprintf(stderr,
-			"offcpu export: warning: %zu malformed capture lines skipped (line %zu: "
-			"%s)\n",
-			ld.parse.malformed, ld.parse.first_malformed_line,
-			ld.parse.first_malformed_reason);
-	if (ld.integrity.status == INTEGRITY_PARTIAL)
-		fprintf(stderr, "offcpu export: warning: the capture is partial: %s\n",
-			ld.integrity.message);
+	lane_load__warn(&ld, "export", stderr);
 	if (fmt == EXPORT_CHROME_TRACE && load_timeline(dir, p, &t))
 		goto cleanup;
+	status = EXIT_OUTPUT; /* from here on, only writing can fail */
 
 	err = write_file(output, fmt, p, t, &l);
 	if (err) {

@@ -7,6 +7,7 @@
 
 #include "analyze/budget.h"
 #include "analyze/diff.h"
+#include "output/summary.h"
 
 /* One stack, thread or reason on one side. */
 struct entry {
@@ -338,6 +339,7 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 	size_t n;
 	int err = -ENOMEM;
 	struct entry t = { 0 };
+	uint64_t ver;
 	bool split;
 
 	*out = NULL;
@@ -357,6 +359,17 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 	} while (!root && n == sizeof(buf));
 	if (!root) {
 		snprintf(why, why_len, "not JSON: the document ends early");
+		goto cleanup;
+	}
+	if (!json_object_is_type(root, json_type_object) || !get_str(root, "kind") ||
+	    strcmp(get_str(root, "kind"), "offcpu_time")) {
+		snprintf(why, why_len, "not an offcpu summary: no \"kind\": \"offcpu_time\"");
+		goto cleanup;
+	}
+	/* A schema this offcpu does not know may mean other things by the same names. */
+	if (!get_u64(root, "schema_version", &ver) || ver != SUMMARY_SCHEMA_VERSION) {
+		snprintf(why, why_len, "its schema_version is not %d, the one this offcpu reads",
+			 SUMMARY_SCHEMA_VERSION);
 		goto cleanup;
 	}
 	if (!json_object_object_get_ex(root, "totals", &totals) ||

@@ -193,6 +193,14 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 		in->status = integrity__total_lost(in) ? INTEGRITY_PARTIAL : INTEGRITY_COMPLETE;
 	integrity_message(in);
 
+	if (!oi->rows && oi->native_attached && oi->tool_available && !oi->collector_errno &&
+	    in->status == INTEGRITY_COMPLETE) {
+		out->state = "summary_written";
+		set_caveat(out, "no_off_cpu_time",
+			   "the built-in collector was attached and lost nothing, and the target "
+			   "never left the CPU: no off-CPU time");
+		return 0;
+	}
 	if (!oi->rows) {
 		/* Nothing was captured: "complete" would claim a whole answer. */
 		if (in->status == INTEGRITY_COMPLETE) {

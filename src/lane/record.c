@@ -296,6 +296,7 @@ static int start_native(struct rec *r)
 	} else {
 		r->ev.collector.started = true;
 		r->ev.collector_ready = true;
+		r->ev.native_attached = true;
 	}
 	free(pids);
 	no->pids = NULL;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/summary.h"
 #include "parse/summary_json.h"
 
 static const char *get_str(struct json_object *o, const char *key)
@@ -148,8 +149,19 @@ int summary_json__read(FILE *in, struct summary_meta *m, char *why, size_t why_l
 		err = -EINVAL;
 		goto cleanup;
 	}
-	if (get_i64(root, "schema_version", &v))
-		m->schema_version = (int)v;
+	/* A version this offcpu does not know may mean anything: refuse it, never guess. */
+	if (!get_i64(root, "schema_version", &v) || v != SUMMARY_SCHEMA_VERSION) {
+		if (why && get_i64(root, "schema_version", &v))
+			snprintf(why, why_len,
+				 "schema_version %lld is not %d, the one this offcpu reads",
+				 (long long)v, SUMMARY_SCHEMA_VERSION);
+		else if (why)
+			snprintf(why, why_len, "no schema_version (this offcpu reads %d)",
+				 SUMMARY_SCHEMA_VERSION);
+		err = -EPROTO;
+		goto cleanup;
+	}
+	m->schema_version = (int)v;
 	copy(m->tool, sizeof(m->tool), get_str(root, "tool"));
 	copy(m->mode, sizeof(m->mode), get_str(root, "mode"));
 	copy(m->collector, sizeof(m->collector), get_str(root, "collector"));
@@ -165,7 +177,7 @@ cleanup:
 	return err;
 }
 
-int summary_json__read_path(const char *path, struct summary_meta *m)
+int summary_json__read_path(const char *path, struct summary_meta *m, char *why, size_t why_len)
 {
 	FILE *f = fopen(path, "r");
 	int err;
@@ -174,7 +186,7 @@ int summary_json__read_path(const char *path, struct summary_meta *m)
 		memset(m, 0, sizeof(*m));
 		return -errno;
 	}
-	err = summary_json__read(f, m, NULL, 0);
+	err = summary_json__read(f, m, why, why_len);
 	fclose(f);
 	return err;
 }
