@@ -197,8 +197,8 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	    in->status == INTEGRITY_COMPLETE) {
 		out->state = "summary_written";
 		set_caveat(out, "no_off_cpu_time",
-			   "the built-in collector was attached and lost nothing, and the target "
-			   "never left the CPU: no off-CPU time");
+			   "the built-in collector was attached and lost nothing: the target never "
+			   "left the CPU");
 		return 0;
 	}
 	if (!oi->rows) {

@@ -86,6 +86,11 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 	const struct profile *p = res->profile;
 	char t[32];
 
+	if (p && !profile__nr_rows(p) && !strcmp(res->outcome.state, "summary_written")) {
+		fprintf(stderr, "offcpu: no off-CPU time: %s -> %s\n", res->outcome.caveat_message,
+			l->summary_path);
+		return;
+	}
 	if (!p || !profile__nr_rows(p)) {
 		fprintf(stderr, "offcpu: no capture (%s: %s): %s; see %s\n", res->outcome.state,
 			res->outcome.caveat_kind ? res->outcome.caveat_kind : "-",
