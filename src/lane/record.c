@@ -554,6 +554,9 @@ int record__run(struct record_opts *o)
 summary_failed:
 	/* Whatever happened to the summary, the workload's result is kept. */
 	status = exit_status(o, &r.work.end);
+	/* Watching -p/--cgroup/-a with a collector that never attached recorded nothing. */
+	if (o->target != TARGET_COMMAND && r.l.collector == COLLECTOR_NATIVE && !r.native)
+		status = EXIT_OFFCPU_FAILED;
 out:
 	cleanup(&r);
 	return status;
