@@ -228,20 +228,32 @@ int lane__load(const char *dir, struct profile **out, struct lane *l, struct lan
 	return load_planned(l, out, ld);
 }
 
+/* s with control bytes as '?': a summary's text must not break lines or drive a terminal. */
+static const char *clean(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
 void lane_load__warn(const struct lane_load *ld, const char *cmd, FILE *out)
 {
 	const struct parse_stats *st = &ld->parse;
+	char a[sizeof(ld->summary_problem)], b[sizeof(ld->integrity.message)];
 
 	if (ld->summary_problem[0])
 		fprintf(out,
 			"offcpu %s: warning: %s; read without it (tool and kernel-side losses "
 			"unknown)\n",
-			cmd, ld->summary_problem);
+			cmd, clean(ld->summary_problem, a, sizeof(a)));
 	if (st->malformed)
 		fprintf(out, "offcpu %s: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
-			cmd, ld->path, st->first_malformed_line, st->malformed,
-			st->first_malformed_reason);
+			cmd, clean(ld->path, a, sizeof(a)), st->first_malformed_line, st->malformed,
+			clean(st->first_malformed_reason, b, sizeof(b)));
 	if (ld->integrity.status == INTEGRITY_PARTIAL)
 		fprintf(out, "offcpu %s: warning: the capture is partial: %s\n", cmd,
-			ld->integrity.message);
+			clean(ld->integrity.message, b, sizeof(b)));
 }
