@@ -83,12 +83,16 @@ static int load_timeline(const char *dir, struct profile *p, struct timeline **o
 	if (err == -EPROTO)
 		fprintf(stderr, "offcpu export: %s is not an offcpu timeline version %d\n", path,
 			TIMELINE_FORMAT_VERSION);
+	else if (err && st.error_line)
+		fprintf(stderr, "offcpu export: %s:%zu: %s\n", path, st.error_line,
+			err == -EOVERFLOW ? "a count or a sum of them does not fit in 64 bits"
+					  : strerror(-err));
 	else if (err)
-		fprintf(stderr, "offcpu export: cannot read %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "offcpu export: %s: %s\n", path, strerror(-err));
 	else if (st.malformed)
-		fprintf(stderr,
-			"offcpu export: warning: %s: %zu malformed lines skipped (line %zu: %s)\n",
-			path, st.malformed, st.first_malformed_line, st.first_malformed_reason);
+		/* The same words as the capture's warnings (lane_load__warn). */
+		fprintf(stderr, "offcpu export: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
+			path, st.first_malformed_line, st.malformed, st.first_malformed_reason);
 cleanup:
 	fclose(f);
 	if (err)

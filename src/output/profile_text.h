@@ -17,7 +17,8 @@
  * first use. Names escape '\\' as "\\\\", space as "\\s", tab, CR and LF as
  * "\\t", "\\r", "\\n", and other bytes below 0x20 and 0x7f as "\\xHH"; so a
  * record never holds a raw space inside a field, and trailing blanks carry no
- * meaning. The "end" line lets a reader tell a complete file from a cut one.
+ * meaning. The "end" line, written last, lets a reader tell a complete file
+ * from a cut one: parse/profile_text.h refuses a file without it (-EBADMSG).
  * Lines starting with '#' after the first are comments.
  */
 #ifndef OFFCPU_OUTPUT_PROFILE_TEXT_H
