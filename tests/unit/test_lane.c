@@ -291,6 +291,15 @@ TEST(native_attached_empty_profile_is_no_off_cpu_time)
 	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
 	CHECK_STR(res.outcome.state, "tool_failed");
 	lane_result__free(&res);
+	/* A workload that never ran has no off-CPU time to speak of: it did not start. */
+	ev.interrupted = false;
+	ev.workload = (struct proc_end){ .exec_errno = ENOENT };
+	res = (struct lane_result){ .profile = profile__new() };
+	res.integrity.evidence = 1;
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_failed");
+	CHECK_STR(res.outcome.caveat_kind, "workload_not_started");
+	lane_result__free(&res);
 }
 
 /* lane__load: what every subcommand reads a directory through. */
