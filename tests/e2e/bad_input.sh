@@ -141,21 +141,36 @@ else
 fi
 
 t=bad_input_record_of_a_workload_that_never_blocks_is_zero_not_a_failure
+# `true` can still be preempted on a busy machine: then it has rows, and the
+# run must be an ordinary summary. Some run out of five sees nothing at all.
 d=$SCRATCH/true
-"$OFFCPU_BIN" record -q -o "$d" -- true
-rc=$?
 s=$d/offcpu.summary.json
-if [ $rc -ne 0 ]; then
-	fail $t "exit $rc"
-elif [ "$(json "$s" .state)" != summary_written ] ||
-	[ "$(json "$s" .caveat.kind)" != no_off_cpu_time ] || [ "$(json "$s" .totals.off_ns)" != 0 ]; then
-	fail $t "$(jq -c '[.state, .caveat, .totals.off_ns]' "$s")"
-elif ! python3 "$OFFCPU_ROOT/tests/e2e/check_schema.py" "$OFFCPU_ROOT/docs/summary.schema.json" "$s" \
-	>/dev/null 2>&1; then
-	fail $t "the summary does not match docs/summary.schema.json"
-else
-	ok $t
-fi
+res=""
+for i in 1 2 3 4 5; do
+	rm -rf "$d"
+	"$OFFCPU_BIN" record -q -o "$d" -- true
+	rc=$?
+	if [ $rc -ne 0 ] || [ "$(json "$s" .state)" != summary_written ]; then
+		res="exit $rc: $(jq -c '[.state, .caveat, .totals.off_ns]' "$s")"
+		break
+	fi
+	if [ "$(json "$s" .totals.rows)" = 0 ]; then
+		if [ "$(json "$s" .caveat.kind)" != no_off_cpu_time ] || [ "$(json "$s" .totals.off_ns)" != 0 ]; then
+			res="$(jq -c '[.state, .caveat, .totals.off_ns]' "$s")"
+		elif ! python3 "$OFFCPU_ROOT/tests/e2e/check_schema.py" "$OFFCPU_ROOT/docs/summary.schema.json" \
+			"$s" >/dev/null 2>&1; then
+			res="the summary does not match docs/summary.schema.json"
+		else
+			res=ok
+		fi
+		break
+	fi
+done
+case $res in
+ok) ok $t ;;
+"") skip $t "true was off the CPU in each of 5 runs (a busy machine)" ;;
+*) fail $t "$res" ;;
+esac
 
 # A real native lane, then its profile cut short.
 d=$SCRATCH/cut
