@@ -50,7 +50,8 @@ static void usage(FILE *out)
 		"  -h, --help                this help\n"
 		"\n"
 		"Exit status: 0 no gate crossed, 1 a gate crossed (the change is worse than\n"
-		"allowed), 2 usage or input error.\n");
+		"allowed), 2 usage error, 3 an input cannot be used, 4 the flame graph or the\n"
+		"diff cannot be written.\n");
 }
 
 /*
@@ -75,15 +76,11 @@ static int load_side(const char *path, struct diff_side **out, struct profile **
 		struct lane_load ld;
 
 		err = lane__load(path, &p, &lane, &ld);
-		if (err == -ENOENT) {
-			fprintf(stderr, "offcpu diff: %s holds no capture (offcpu.time.txt or "
-					"offcpu.stacks.txt)\n", path);
-			return err;
-		}
 		if (err) {
-			fprintf(stderr, "offcpu diff: cannot load %s: %s\n", path, strerror(-err));
+			fprintf(stderr, "offcpu diff: %s\n", ld.error);
 			return err;
 		}
+		lane_load__warn(&ld, "diff", stderr);
 		*out = diff_side__from_profile(p);
 		err = *out ? 0 : -errno;
 		if (keep && !err)
@@ -95,7 +92,8 @@ static int load_side(const char *path, struct diff_side **out, struct profile **
 			return err;
 		}
 		/* Without schedstat, the workload's wall time from the summary. */
-		if (!diff_side__wall_ns(*out) && !summary_json__read_path(lane.summary_path, &meta)) {
+		if (!diff_side__wall_ns(*out) &&
+		    !summary_json__read_path(lane.summary_path, &meta, NULL, 0)) {
 			diff_side__set_wall_ns(*out, meta.wall_ns);
 			summary_meta__free(&meta);
 		}
@@ -258,6 +256,18 @@ int cmd_diff(int argc, char **argv)
 		o.width = term_opts__width();
 	o.base_label = argv[optind];
 	o.new_label = argv[optind + 1];
+	/* Asking a summary for what only a capture has is a usage error, not bad input. */
+	for (int i = 0; flame && i < 2; i++) {
+		struct stat sb;
+
+		if (!stat(argv[optind + i], &sb) && !S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "offcpu diff: --flamegraph needs capture directories, and %s "
+					"is a summary (it has only the top stacks); give its directory\n",
+				argv[optind + i]);
+			goto cleanup;
+		}
+	}
+	rc = EXIT_INPUT;
 	if (load_side(argv[optind], &base, flame ? &base_p : NULL) ||
 	    load_side(argv[optind + 1], &new, flame ? &new_p : NULL))
 		goto cleanup;
@@ -275,6 +285,7 @@ int cmd_diff(int argc, char **argv)
 		diff_gate__eval(&gates[i], d, &results[i]);
 		crossed += results[i].crossed;
 	}
+	rc = EXIT_OUTPUT;
 	err = diff_report__write(stdout, d, gates, results, ng, &o);
 	if (err) {
 		fprintf(stderr, "offcpu diff: writing the diff failed: %s\n", strerror(-err));

@@ -84,12 +84,16 @@ static int load_timeline(const char *dir, struct profile *p, struct timeline **o
 	if (err == -EPROTO)
 		fprintf(stderr, "offcpu export: %s is not an offcpu timeline version %d\n", path,
 			TIMELINE_FORMAT_VERSION);
+	else if (err && st.error_line)
+		fprintf(stderr, "offcpu export: %s:%zu: %s\n", path, st.error_line,
+			err == -EOVERFLOW ? "a count or a sum of them does not fit in 64 bits"
+					  : strerror(-err));
 	else if (err)
-		fprintf(stderr, "offcpu export: cannot read %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "offcpu export: %s: %s\n", path, strerror(-err));
 	else if (st.malformed)
-		fprintf(stderr,
-			"offcpu export: warning: %s: %zu malformed lines skipped (line %zu: %s)\n",
-			path, st.malformed, st.first_malformed_line, st.first_malformed_reason);
+		/* The same words as the capture's warnings (lane_load__warn). */
+		fprintf(stderr, "offcpu export: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
+			path, st.first_malformed_line, st.malformed, st.first_malformed_reason);
 cleanup:
 	fclose(f);
 	if (err)
@@ -219,28 +223,16 @@ int cmd_export(int argc, char **argv)
 		output = defpath;
 	}
 
+	status = EXIT_INPUT;
 	err = lane__load(dir, &p, &l, &ld);
-	if (err == -ENOENT) {
-		fprintf(stderr,
-			"offcpu export: %s holds no capture; run 'offcpu record -o %s ...' first\n",
-			dir, dir);
-		goto cleanup;
-	}
 	if (err) {
-		fprintf(stderr, "offcpu export: cannot load %s: %s\n", dir, strerror(-err));
+		fprintf(stderr, "offcpu export: %s\n", ld.error);
 		goto cleanup;
 	}
-	if (ld.parse.malformed)
-		fprintf(stderr,
-			"offcpu export: warning: %zu malformed capture lines skipped (line %zu: "
-			"%s)\n",
-			ld.parse.malformed, ld.parse.first_malformed_line,
-			ld.parse.first_malformed_reason);
-	if (ld.integrity.status == INTEGRITY_PARTIAL)
-		fprintf(stderr, "offcpu export: warning: the capture is partial: %s\n",
-			ld.integrity.message);
+	lane_load__warn(&ld, "export", stderr);
 	if (fmt == EXPORT_CHROME_TRACE && load_timeline(dir, p, &t))
 		goto cleanup;
+	status = EXIT_OUTPUT; /* from here on, only writing can fail */
 
 	err = write_file(output, fmt, p, t, &l);
 	if (err) {

@@ -206,26 +206,13 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 
 	err = lane__load(dir, &p, &lane, &ld);
-	if (err == -ENOENT) {
-		fprintf(stderr,
-			"offcpu flamegraph: %s holds no capture; run 'offcpu record -o %s ...' "
-			"first\n",
-			dir, dir);
-		goto cleanup;
-	}
 	if (err) {
-		fprintf(stderr, "offcpu flamegraph: cannot load %s: %s\n", dir, strerror(-err));
+		fprintf(stderr, "offcpu flamegraph: %s\n", ld.error);
+		ret = EXIT_INPUT;
 		goto cleanup;
 	}
-	if (ld.parse.malformed)
-		fprintf(stderr,
-			"offcpu flamegraph: warning: %zu malformed capture lines skipped "
-			"(line %zu: %s)\n",
-			ld.parse.malformed, ld.parse.first_malformed_line,
-			ld.parse.first_malformed_reason);
-	if (ld.integrity.status == INTEGRITY_PARTIAL)
-		fprintf(stderr, "offcpu flamegraph: warning: the capture is partial: %s\n",
-			ld.integrity.message);
+	lane_load__warn(&ld, "flamegraph", stderr);
+	ret = EXIT_OUTPUT; /* from here on, only writing can fail */
 	/* Name what was drawn: the lossless profile, or the capture. */
 	o.subtitle = ld.from_profile ? lane.profile_path : lane.capture_path;
 

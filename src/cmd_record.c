@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "collect/native.h"
 #include "lane/record.h"
 
 static void usage(FILE *out)
@@ -72,12 +73,19 @@ static void usage(FILE *out)
 
 static int parse_duration(const char *s, uint64_t *ns)
 {
+	size_t digits = strspn(s, "0123456789"), frac = 0;
 	char *end;
 	double v;
 
+	/* Plain decimals only: strtod would also take "nan", "inf", "1e3" and hex. */
+	if (s[digits] == '.')
+		frac = strspn(s + digits + 1, "0123456789");
+	if (!digits && !frac)
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || v > 86400.0 * 365)
+	if (errno || end != s + digits + (s[digits] == '.') + frac || v < 0 ||
+	    v > 86400.0 * 365)
 		return -EINVAL;
 	if (!strcmp(end, "ms"))
 		v /= 1000;
@@ -155,6 +163,25 @@ static int parse_states(const char *s, uint32_t *mask)
 		}
 	}
 	return *mask ? 0 : -EINVAL;
+}
+
+/* "PID[,PID...]": each a decimal from 1 to the kernel's largest pid, no empty items. */
+static int check_pids(const char *s)
+{
+	do {
+		size_t n = strspn(s, "0123456789");
+		uint64_t v;
+		char num[16];
+
+		if (!n || n >= sizeof(num) || (s[n] && s[n] != ','))
+			return -EINVAL;
+		memcpy(num, s, n);
+		num[n] = '\0';
+		if (parse_u64(num, 4194304, &v) || !v) /* PID_MAX_LIMIT */
+			return -EINVAL;
+		s += n;
+	} while (*s && *++s);
+	return s[-1] == ',' ? -EINVAL : 0;
 }
 
 #define BAD(...)                                                                                 \
@@ -242,8 +269,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'p':
 			o->target = TARGET_PIDS;
 			o->target_arg = optarg;
-			if (strspn(optarg, "0123456789,") != strlen(optarg) || !*optarg)
-				BAD("-p takes process ids separated by commas, not '%s'", optarg);
+			if (check_pids(optarg))
+				BAD("-p takes process ids (1 and up) separated by single commas, "
+				    "e.g. -p 123,456; not '%s'",
+				    optarg);
 			targets++;
 			break;
 		case 'a':

@@ -28,7 +28,8 @@ static void usage(FILE *out)
 		"  --json               the same content as JSON\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"Exit status: 0 success, 2 usage or input error.\n");
+		"Exit status: 0 success, 2 usage error, 3 the capture cannot be used,\n"
+		"4 the report cannot be written.\n");
 }
 
 int cmd_report(int argc, char **argv)
@@ -86,21 +87,17 @@ int cmd_report(int argc, char **argv)
 	if (!o.width)
 		o.width = term_opts__width();
 	err = lane__load(argv[optind], &p, &lane, &ld);
-	if (err == -ENOENT) {
-		fprintf(stderr, "offcpu report: %s holds no capture (offcpu.time.txt or offcpu.stacks.txt); "
-				"record one with 'offcpu record'\n", argv[optind]);
-		return 2;
-	}
 	if (err) {
-		fprintf(stderr, "offcpu report: cannot load %s: %s\n", argv[optind], strerror(-err));
-		return 2;
+		fprintf(stderr, "offcpu report: %s\n", ld.error);
+		return EXIT_INPUT;
 	}
 	term_opts__settle_integrity(&ld.integrity);
+	lane_load__warn(&ld, "report", stderr);
 	err = report__write(stdout, p, &ld.integrity, &o);
 	profile__free(p);
 	if (err) {
 		fprintf(stderr, "offcpu report: writing the report failed: %s\n", strerror(-err));
-		return 2;
+		return EXIT_OUTPUT;
 	}
 	return 0;
 }

@@ -25,7 +25,11 @@ static void usage(FILE *out)
 		     "  --mode     which capture to read (default: the one present)\n"
 		     "  --tool     the collector that wrote it (default: as the old summary says)\n"
 		     "  --exit-code N  the collector's exit status (default 0)\n"
-		     "  --json     print the result record as one JSON line on stdout\n");
+		     "  --json     print the result record as one JSON line on stdout\n"
+		     "\n"
+		     "Exit status: 0 rewritten, 2 usage error, 3 the capture or the old summary\n"
+		     "cannot be used (a good summary is never replaced by a worse reading;\n"
+		     "it is left unchanged), 4 the summary cannot be written.\n");
 }
 
 int cmd_summarize(int argc, char **argv)
@@ -41,14 +45,15 @@ int cmd_summarize(int argc, char **argv)
 	};
 	const char *tool = NULL, *dir;
 	enum lane_mode mode = LANE_TIME;
-	bool mode_given = false, json = false, have_meta;
+	bool mode_given = false, json = false, have_meta = false;
 	struct lane_evidence ev = { .tool_available = true, .collector_ready = true };
 	struct summary_meta meta;
 	struct summary_run run = {};
 	struct lane_result res = {};
 	struct lane l;
-	char probe[PATH_MAX];
-	int c, err, exit_code = 0;
+	struct lane_load ld = {};
+	char probe[PATH_MAX], why[256] = "";
+	int c, err, exit_code = 0, status = EXIT_INPUT;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -66,9 +71,20 @@ int cmd_summarize(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
-		case OPT_EXIT:
-			exit_code = atoi(optarg);
+		case OPT_EXIT: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 255) {
+				fprintf(stderr, "offcpu summarize: --exit-code takes a status from 0 "
+						"to 255, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			exit_code = (int)v;
 			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -85,7 +101,7 @@ int cmd_summarize(int argc, char **argv)
 	dir = argv[optind];
 	if (access(dir, F_OK)) {
 		fprintf(stderr, "offcpu summarize: %s: %s\n", dir, strerror(errno));
-		return 1;
+		return EXIT_INPUT;
 	}
 	if (!mode_given) {
 		snprintf(probe, sizeof(probe), "%s/offcpu.stacks.txt", dir);
@@ -96,15 +112,30 @@ int cmd_summarize(int argc, char **argv)
 		}
 	}
 	err = lane__plan(&l, dir, mode, NULL);
-	have_meta = !err && !summary_json__read_path(l.summary_path, &meta);
+	if (!err) {
+		err = summary_json__read_path(l.summary_path, &meta, why, sizeof(why));
+		have_meta = !err;
+		/* Rewriting a summary of a schema we do not know would downgrade it. */
+		if (err == -EPROTO) {
+			fprintf(stderr, "offcpu summarize: %s: %s; left it unchanged\n",
+				l.summary_path, why);
+			return EXIT_INPUT;
+		}
+		if (err && err != -ENOENT)
+			fprintf(stderr, "offcpu summarize: warning: %s: %s; summarizing without it\n",
+				l.summary_path, err == -EINVAL ? why : strerror(-err));
+		err = 0;
+	}
 	if (!tool)
 		tool = have_meta && meta.tool[0] ? meta.tool : NULL;
 	if (!tool)
 		tool = mode == LANE_STACKS ? "bpftrace" : "offcputime-bpfcc";
-	err = lane__plan(&l, dir, mode, tool);
+	if (!err)
+		err = lane__plan(&l, dir, mode, tool);
 	if (err) {
 		fprintf(stderr, "offcpu summarize: %s: %s\n", dir, strerror(-err));
-		return 1;
+		status = EXIT_INPUT;
+		goto cleanup;
 	}
 	if (have_meta) {
 		/* Kernel-side losses live only in the summary; keep them. */
@@ -116,6 +147,9 @@ int cmd_summarize(int argc, char **argv)
 		}
 		res.integrity.evidence = l.collector == COLLECTOR_NATIVE && meta.integrity.evidence;
 		ev.tool_available = strcmp(meta.state, "tool_missing") != 0;
+		/* A native lane summarized as written was attached: its empty profile is a result. */
+		ev.native_attached = l.collector == COLLECTOR_NATIVE &&
+				     !strcmp(meta.state, "summary_written");
 		if (meta.has_workload) {
 			run.target = meta.target[0] ? meta.target : "command";
 			run.argv = meta.argv;
@@ -128,26 +162,63 @@ int cmd_summarize(int argc, char **argv)
 		}
 	}
 	ev.collector = (struct proc_end){ .started = true, .exited = true, .exit_code = exit_code };
-	err = lane__summarize(&l, &ev, have_meta && meta.has_workload ? &run : NULL, NULL, 0, &res);
+	if (ev.tool_available) {
+		/* The one loader every subcommand uses: the same errors, named by file and line. */
+		err = lane__load_planned(&l, &res.profile, &ld);
+		if (err && err != -ENOENT) {
+			fprintf(stderr, "offcpu summarize: %s; %s left unchanged\n", ld.error,
+				l.summary_path);
+			status = EXIT_INPUT;
+			goto cleanup;
+		}
+		lane_load__warn(&ld, "summarize", stderr);
+		res.parse = ld.parse;
+		res.parsed = !err;
+	}
+	/* With nothing to parse, lane__decide must not look for a capture again. */
+	if (!res.profile && ev.tool_available)
+		res.profile = profile__new();
+	err = res.profile || !ev.tool_available ? lane__decide(&l, &ev, &res) : -ENOMEM;
 	if (err) {
 		fprintf(stderr, "offcpu summarize: %s: %s\n", l.summary_path, strerror(-err));
-	} else {
-		if (res.parse.malformed)
-			fprintf(stderr, "offcpu summarize: %s:%zu: %zu malformed line(s) skipped: %s\n",
-				l.capture_path, res.parse.first_malformed_line, res.parse.malformed,
-				res.parse.first_malformed_reason);
-		fprintf(stderr, "offcpu summarize: %s: %s%s%s\n", l.summary_path, res.outcome.state,
-			res.outcome.caveat_kind ? ", " : "",
-			res.outcome.caveat_kind ? res.outcome.caveat_kind : "");
-		if (json) {
-			struct summary_input si = { .lane = &l, .outcome = &res.outcome,
-						    .integrity = &res.integrity };
-
-			summary__write_record(stdout, &si);
-		}
+		status = EXIT_INPUT;
+		goto cleanup;
 	}
+	/*
+	 * The same capture read again must not come out worse than the summary
+	 * it replaces: a capture damaged since (or a collector that cannot be
+	 * judged from the files alone) would turn a good summary into a failure.
+	 */
+	if (have_meta && !strcmp(meta.state, "summary_written") &&
+	    strcmp(res.outcome.state, "summary_written")) {
+		fprintf(stderr,
+			"offcpu summarize: %s says summary_written, and this reading of %s gives "
+			"%s (%s); left it unchanged\n",
+			l.summary_path, ld.path[0] ? ld.path : l.capture_path, res.outcome.state,
+			res.outcome.caveat_kind ? res.outcome.caveat_kind : "no caveat");
+		status = EXIT_INPUT;
+		goto cleanup;
+	}
+	err = lane__write_summary(&l, have_meta && meta.has_workload ? &run : NULL, NULL, 0, &res);
+	if (err) {
+		fprintf(stderr, "offcpu summarize: cannot write %s: %s\n", l.summary_path,
+			strerror(-err));
+		status = EXIT_OUTPUT;
+		goto cleanup;
+	}
+	fprintf(stderr, "offcpu summarize: %s: %s%s%s\n", l.summary_path, res.outcome.state,
+		res.outcome.caveat_kind ? ", " : "",
+		res.outcome.caveat_kind ? res.outcome.caveat_kind : "");
+	if (json) {
+		struct summary_input si = { .lane = &l, .outcome = &res.outcome,
+					    .integrity = &res.integrity };
+
+		summary__write_record(stdout, &si);
+	}
+	status = 0;
+cleanup:
 	if (have_meta)
 		summary_meta__free(&meta);
 	lane_result__free(&res);
-	return err ? 1 : 0;
+	return status;
 }

@@ -198,6 +198,16 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 		in->status = integrity__total_lost(in) ? INTEGRITY_PARTIAL : INTEGRITY_COMPLETE;
 	integrity_message(in);
 
+	/* Zero is an answer only about a workload that ran (a target that is not a command did). */
+	if (!oi->rows && oi->native_attached && oi->tool_available && !oi->collector_errno &&
+	    in->status == INTEGRITY_COMPLETE &&
+	    (oi->workload.started || !oi->workload.exec_errno)) {
+		out->state = "summary_written";
+		set_caveat(out, "no_off_cpu_time",
+			   "the built-in collector was attached and lost nothing: the target never "
+			   "left the CPU");
+		return 0;
+	}
 	if (!oi->rows) {
 		/* Nothing was captured: "complete" would claim a whole answer. */
 		if (in->status == INTEGRITY_COMPLETE) {

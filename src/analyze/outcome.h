@@ -19,6 +19,11 @@
  *   workload_not_started     the workload could not be started (exec failed, or
  *                            offcpu was interrupted before it started)
  *   empty_capture            the collector ran, exited 0, and captured nothing
+ *   no_off_cpu_time          (state summary_written) the built-in collector was
+ *                            attached and lost nothing, and the target never
+ *                            left the CPU: zero is the answer. External
+ *                            collectors cannot prove they were attached: for
+ *                            them no rows stays empty_capture.
  *   collector_failed         the collector failed in a way not recognised above
  *   offcpu_capture_partial   rows were written but something was lost
  *   offcpu_capture_integrity_unknown   rows were written, no diagnostics to judge
@@ -48,6 +53,8 @@ struct outcome_input {
 	int collector_errno;	  /* native collector: why it could not start (0: it did) */
 	struct proc_end workload;
 	bool interrupted;	  /* the user interrupted the run */
+	/* The built-in collector attached and drained: no rows is a measurement. */
+	bool native_attached;
 };
 
 struct outcome {

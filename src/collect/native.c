@@ -96,6 +96,8 @@ static int check_target(struct native *n, const struct native_opts *o, char *why
 			return -ESRCH;
 		}
 	}
+	if (o->cgroup && (err = native__check_cgroup(o->cgroup, why, whylen)))
+		return err;
 	if (o->cgroup && (err = native_cgroup_lookup(o->cgroup, &n->cgroup_id, &n->cgroup_level))) {
 		snprintf(why, whylen, "%s is not a cgroup v2 directory: %s", o->cgroup,
 			 strerror(-err));

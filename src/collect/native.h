@@ -177,6 +177,13 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 void native__free(struct native *n);
 
 /*
+ * Whether dir can be a --cgroup target: 0, or -ENOENT (missing), -ENOTDIR (not
+ * a directory, or not on cgroup v2: why names where cgroup v2 is mounted, if
+ * it is), -errno; why gets one line saying what is wrong and what to give.
+ */
+int native__check_cgroup(const char *dir, char *why, size_t why_len);
+
+/*
  * Counters of the capture, for tests, benchmarks and diagnostics; filled by
  * native__stop() (zero before). The identity the tests check: the rows'
  * counts plus map_full_agg's count equal intervals plus inflight_at_stop's.

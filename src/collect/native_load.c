@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -94,6 +97,61 @@ void native_kernel_features(struct native *n)
 		       has_member(btf, "sched_entity", "cfs_rq") &&
 		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
 	btf__free(btf);
+}
+
+/* Where cgroup v2 is mounted ("" when it is not), for a message. */
+static void cgroup2_mount(char *out, size_t len)
+{
+	char line[4096], mnt[PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	out[0] = '\0';
+	while (f && !out[0] && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - ");
+
+		if (sep && !strncmp(sep, " - cgroup2 ", 11) &&
+		    sscanf(line, "%*d %*d %*s %*s %4095s", mnt) == 1)
+			snprintf(out, len, "%s", mnt);
+	}
+	if (f)
+		fclose(f);
+}
+
+int native__check_cgroup(const char *dir, char *why, size_t why_len)
+{
+	char where[PATH_MAX], also[PATH_MAX + 64] = "";
+	struct statfs sfs;
+	struct stat st;
+	int err;
+
+	if (stat(dir, &st)) {
+		err = -errno;
+		snprintf(why, why_len, "--cgroup %s: %s", dir, strerror(-err));
+		return err;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, why_len, "--cgroup %s is not a directory; give a cgroup v2 directory",
+			 dir);
+		return -ENOTDIR;
+	}
+	if (statfs(dir, &sfs)) {
+		err = -errno;
+		snprintf(why, why_len, "--cgroup %s: %s", dir, strerror(-err));
+		return err;
+	}
+	if (sfs.f_type == CGROUP2_SUPER_MAGIC)
+		return 0;
+	/* The hybrid layout mounts v1 at /sys/fs/cgroup and v2 below it. */
+	cgroup2_mount(where, sizeof(where));
+	if (where[0])
+		snprintf(also, sizeof(also), "; cgroup v2 is mounted at %s", where);
+	else
+		snprintf(also, sizeof(also), "; cgroup v2 is not mounted here "
+					     "(mount -t cgroup2 none /mnt/cgroup2)");
+	snprintf(why, why_len, "--cgroup %s is %s, and offcpu needs a cgroup v2 directory%s", dir,
+		 sfs.f_type == CGROUP_SUPER_MAGIC ? "on cgroup v1" : "not a cgroup directory",
+		 also);
+	return -ENOTDIR;
 }
 
 /* cgroup v2 id (the kernfs id a file handle carries) and depth of dir. */

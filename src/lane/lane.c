@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lane/lane.h"
@@ -68,49 +69,149 @@ int lane__parse_capture(const struct lane *l, struct profile *p, struct parse_st
 	return err;
 }
 
+/* ld->error for a failed parse of ld->path: where, and what is wrong. */
+static void parse_error(struct lane_load *ld, int err)
+{
+	const struct parse_stats *st = &ld->parse;
+	size_t cap = sizeof(ld->error);
+
+	switch (err) {
+	case -EBADMSG:
+		snprintf(ld->error, cap, "%s:%zu: %s", ld->path, st->error_line, st->error_reason);
+		break;
+	case -EOVERFLOW:
+		snprintf(ld->error, cap, "%s:%zu: a count or a sum of them does not fit in 64 bits",
+			 ld->path, st->error_line);
+		break;
+	case -EINVAL:
+		/* Only the profile text refuses a whole file, on its first line. */
+		snprintf(ld->error, cap, "%s:%zu: %s", ld->path, st->first_malformed_line,
+			 st->first_malformed_reason);
+		break;
+	default:
+		snprintf(ld->error, cap, "%s: %s", ld->path, strerror(-err));
+	}
+}
+
+/* lane__load_planned, keeping what the caller put in ld (the summary's integrity). */
+static int load_planned(const struct lane *l, struct profile **out, struct lane_load *ld)
+{
+	struct profile *p = NULL;
+	int err;
+
+	*out = NULL;
+	ld->from_profile = !access(l->profile_path, F_OK);
+	ld->capture_found = ld->from_profile || !access(l->capture_path, F_OK);
+	snprintf(ld->path, sizeof(ld->path), "%s",
+		 ld->from_profile ? l->profile_path : l->capture_path);
+	if (!ld->capture_found) {
+		snprintf(ld->error, sizeof(ld->error),
+			 "%s holds no capture (offcpu.time.txt or offcpu.stacks.txt); record one "
+			 "with 'offcpu record -o %s'",
+			 l->dir, l->dir);
+		return -ENOENT;
+	}
+	p = profile__new();
+	if (!p) {
+		snprintf(ld->error, sizeof(ld->error), "%s: %s", ld->path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = lane__parse_capture(l, p, &ld->parse);
+	if (err) {
+		/* Present a moment ago, gone now: still a file that cannot be read. */
+		if (err == -ENOENT)
+			err = -EIO;
+		parse_error(ld, err);
+		profile__free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int lane__load_planned(const struct lane *l, struct profile **out, struct lane_load *ld)
+{
+	memset(ld, 0, sizeof(*ld));
+	return load_planned(l, out, ld);
+}
+
 int lane__load(const char *dir, struct profile **out, struct lane *l, struct lane_load *ld)
 {
 	struct summary_meta meta;
-	struct profile *p = NULL;
 	enum lane_mode mode = LANE_TIME;
-	char probe[PATH_MAX];
+	char probe[PATH_MAX], why[256] = "";
+	struct stat sb;
 	int err;
 
 	*out = NULL;
 	memset(ld, 0, sizeof(*ld));
-	err = join(probe, sizeof(probe), dir, "offcpu.time.txt");
-	if (err)
+	if (stat(dir, &sb)) {
+		err = -errno;
+		snprintf(ld->error, sizeof(ld->error), "%s: %s", dir, strerror(-err));
 		return err;
-	if (access(probe, R_OK)) {
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(ld->error, sizeof(ld->error),
+			 "%s is not a directory; give the directory 'offcpu record -o' wrote", dir);
+		return -ENOTDIR;
+	}
+	err = join(probe, sizeof(probe), dir, "offcpu.time.txt");
+	if (err) {
+		snprintf(ld->error, sizeof(ld->error), "%s: %s", dir, strerror(-err));
+		return err;
+	}
+	if (access(probe, F_OK)) {
 		join(probe, sizeof(probe), dir, "offcpu.stacks.txt");
-		if (!access(probe, R_OK))
+		if (!access(probe, F_OK))
 			mode = LANE_STACKS;
 	}
 	err = lane__plan(l, dir, mode, NULL);
-	if (err)
+	if (err) {
+		snprintf(ld->error, sizeof(ld->error), "%s: %s", dir, strerror(-err));
 		return err;
+	}
 	/* The summary, when there is one, knows the tool and the kernel-side losses. */
-	if (!summary_json__read_path(l->summary_path, &meta)) {
+	err = summary_json__read_path(l->summary_path, &meta, why, sizeof(why));
+	if (!err) {
 		lane__plan(l, dir, mode, meta.tool[0] ? meta.tool : NULL);
 		ld->integrity = meta.integrity;
 		summary_meta__free(&meta);
+	} else if (err == -EPROTO) {
+		snprintf(ld->error, sizeof(ld->error), "%s: %s", l->summary_path, why);
+		return err;
+	} else if (err != -ENOENT) {
+		snprintf(ld->summary_problem, sizeof(ld->summary_problem), "%s: %s", l->summary_path,
+			 err == -EINVAL ? why : strerror(-err));
 	}
-	p = profile__new();
-	if (!p)
-		return -ENOMEM;
-	err = lane__parse_capture(l, p, &ld->parse);
-	if (err == -ENOENT) {
-		ld->capture_found = false;
-		err = -ENOENT;
-		goto cleanup;
-	}
-	ld->capture_found = true;
-	ld->from_profile = !access(l->profile_path, R_OK);
-	if (err)
-		goto cleanup;
-	*out = p;
-	return 0;
-cleanup:
-	profile__free(p);
-	return err;
+	return load_planned(l, out, ld);
+}
+
+/* s with control bytes as '?': a summary's text must not break lines or drive a terminal. */
+static const char *clean(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+void lane_load__warn(const struct lane_load *ld, const char *cmd, FILE *out)
+{
+	const struct parse_stats *st = &ld->parse;
+	char a[sizeof(ld->summary_problem)], b[sizeof(ld->integrity.message)];
+
+	if (ld->summary_problem[0])
+		fprintf(out,
+			"offcpu %s: warning: %s; read without it (tool and kernel-side losses "
+			"unknown)\n",
+			cmd, clean(ld->summary_problem, a, sizeof(a)));
+	if (st->malformed)
+		fprintf(out, "offcpu %s: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
+			cmd, clean(ld->path, a, sizeof(a)), st->first_malformed_line, st->malformed,
+			clean(st->first_malformed_reason, b, sizeof(b)));
+	if (ld->integrity.status == INTEGRITY_PARTIAL)
+		fprintf(out, "offcpu %s: warning: the capture is partial: %s\n", cmd,
+			clean(ld->integrity.message, b, sizeof(b)));
 }

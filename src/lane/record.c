@@ -191,6 +191,11 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 	const struct profile *p = res->profile;
 	char t[32];
 
+	if (p && !profile__nr_rows(p) && !strcmp(res->outcome.state, "summary_written")) {
+		fprintf(stderr, "offcpu: no off-CPU time: %s -> %s\n", res->outcome.caveat_message,
+			l->summary_path);
+		return;
+	}
 	if (!p || !profile__nr_rows(p)) {
 		fprintf(stderr, "offcpu: no capture (%s: %s): %s; see %s\n", res->outcome.state,
 			res->outcome.caveat_kind ? res->outcome.caveat_kind : "-",
@@ -334,6 +339,32 @@ static int exit_status(const struct record_opts *o, const struct rec *r)
 	return w->exit_code;
 }
 
+/*
+ * The target must exist before anything is created or truncated: a process
+ * or cgroup that is not there is a failed start (125), said in one line.
+ */
+static int check_target(struct rec *r)
+{
+	const struct record_opts *o = r->o;
+	char why[PATH_MAX + 256];
+	const char *s = o->target_arg;
+
+	if (o->target == TARGET_CGROUP && native__check_cgroup(s, why, sizeof(why))) {
+		note_failure(r, "start_failed", "%s; nothing was recorded", why);
+		return -ENOENT;
+	}
+	for (; o->target == TARGET_PIDS && *s; s += strspn(s, ",")) {
+		long pid = strtol(s, (char **)&s, 10);
+
+		if (kill((pid_t)pid, 0) && errno == ESRCH) {
+			note_failure(r, "start_failed", "-p %ld: no such process; nothing was recorded",
+				     pid);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
 static int prepare(struct rec *r)
 {
 	struct record_opts *o = r->o;
@@ -348,6 +379,8 @@ static int prepare(struct rec *r)
 	err = lane__plan(&r->l, o->out_dir, o->mode, o->tool ? o->tool : "native");
 	if (!err)
 		err = plan_staging(r);
+	if (!err && check_target(r))
+		return -ESRCH;
 	if (!err)
 		err = mkdir_p(o->out_dir, &r->dir_fd, &r->made_fds, &r->nr_made);
 	if (err) {
@@ -476,6 +509,7 @@ static int start_native(struct rec *r)
 	} else {
 		r->ev.collector.started = true;
 		r->ev.collector_ready = true;
+		r->ev.native_attached = true;
 	}
 	free(pids);
 	no->pids = NULL;
@@ -1126,6 +1160,9 @@ int record__run(struct record_opts *o)
 summary_failed:
 	/* Whatever happened to the summary, the workload's result is kept. */
 	status = exit_status(o, &r);
+	/* Watching -p/--cgroup/-a with a collector that never attached recorded nothing. */
+	if (o->target != TARGET_COMMAND && r.l.collector == COLLECTOR_NATIVE && !r.native)
+		status = EXIT_OFFCPU_FAILED;
 out:
 	if (o->json)
 		print_record(&r);

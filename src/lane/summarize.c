@@ -51,9 +51,7 @@ static int read_timeline(const struct lane *l, struct summary_timeline *st, bool
 	return err;
 }
 
-int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
-		    const struct summary_run *run, const struct sym_binary *bins, size_t nr_bins,
-		    struct lane_result *res)
+int lane__decide(const struct lane *l, const struct lane_evidence *ev, struct lane_result *res)
 {
 	struct outcome_input oi = {
 		.tool_available = ev->tool_available,
@@ -64,11 +62,9 @@ int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 		.collector_errno = ev->collector_errno,
 		.workload = ev->workload,
 		.interrupted = ev->interrupted,
+		.native_attached = ev->native_attached,
 	};
 	struct diagnostics diag;
-	struct summary_input si;
-	struct summary_timeline tl;
-	bool have_tl;
 	FILE *f;
 	int err;
 
@@ -93,9 +89,18 @@ int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 		oi.diag = &diag;
 	}
 	oi.rows = res->profile ? profile__nr_rows(res->profile) : 0;
-	err = outcome__decide(&oi, &res->integrity, &res->outcome);
-	if (!err)
-		err = read_timeline(l, &tl, &have_tl);
+	return outcome__decide(&oi, &res->integrity, &res->outcome);
+}
+
+int lane__write_summary(const struct lane *l, const struct summary_run *run,
+			const struct sym_binary *bins, size_t nr_bins, struct lane_result *res)
+{
+	struct summary_input si;
+	struct summary_timeline tl;
+	bool have_tl;
+	int err;
+
+	err = read_timeline(l, &tl, &have_tl);
 	if (err)
 		return err;
 	si = (struct summary_input){
@@ -110,6 +115,15 @@ int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
 		.timeline = have_tl ? &tl : NULL,
 	};
 	return atomic_file__write(l->summary_path, put_summary, &si);
+}
+
+int lane__summarize(const struct lane *l, const struct lane_evidence *ev,
+		    const struct summary_run *run, const struct sym_binary *bins, size_t nr_bins,
+		    struct lane_result *res)
+{
+	int err = lane__decide(l, ev, res);
+
+	return err ? err : lane__write_summary(l, run, bins, nr_bins, res);
 }
 
 void lane_result__free(struct lane_result *res)

@@ -20,9 +20,8 @@
 #include "model/profile.h"
 #include "model/timeline.h"
 #include "parse/parse.h"
+#include "parse/summary_json.h"
 #include "symbolize/symbolize.h"
-
-#define SUMMARY_SCHEMA_VERSION 1
 
 /* What was run or attached to. Strings are borrowed. */
 struct summary_run {

@@ -6,8 +6,10 @@
  *
  * A parser returns 0 when it read to EOF (malformed lines included), or -errno:
  * -EOVERFLOW a count or sum would wrap 64 bits (stats->error_line says where),
- * -ENOMEM, -EIO on a read error. On error the profile keeps what was added
- * before the failing line. A parser zeroes *stats first; stats may be NULL.
+ * -EBADMSG the input says where it ends and was cut short or does not add up
+ * (a format with a trailer: stats->error_line and error_reason say where and
+ * why), -ENOMEM, -EIO on a read error. On error the profile keeps what was
+ * added before the failing line. A parser zeroes *stats first; stats may be NULL.
  */
 #ifndef OFFCPU_PARSE_PARSE_H
 #define OFFCPU_PARSE_PARSE_H
@@ -22,7 +24,8 @@ struct parse_stats {
 	size_t malformed;  /* lines (or records) that could not be parsed */
 	size_t first_malformed_line; /* 0 when none */
 	char first_malformed_reason[96];
-	size_t error_line; /* line of a fatal error (-EOVERFLOW), 0 otherwise */
+	size_t error_line; /* line of a fatal error (-EOVERFLOW, -EBADMSG), 0 otherwise */
+	char error_reason[96]; /* why, for -EBADMSG; "" otherwise */
 };
 
 /* Count a malformed line; the first one keeps its line number and reason. */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,10 +348,11 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 			if ((err = next_u64(&c, &v[i])))
 				return -EINVAL;
 		ps->seen_end = true;
+		/* Rows lost in the middle make the file as unusable as rows cut from its end. */
 		if (v[0] != ps->rows || v[1] != ps->sum.count || v[2] != ps->sum.off_ns ||
 		    v[3] != ps->sum.runq_ns) {
-			*why = "truncated: the end line's sums differ from the rows read";
-			return -EINVAL;
+			*why = "truncated or damaged: the end line's sums differ from the rows read";
+			return -EBADMSG;
 		}
 		return 0;
 	}
@@ -408,11 +410,18 @@ int profile_text__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 			parse__malformed(st, st->lines, why);
 		} else if (err) {
 			st->error_line = st->lines;
+			if (err == -EBADMSG)
+				snprintf(st->error_reason, sizeof(st->error_reason), "%s", why);
 			goto cleanup;
 		}
 	}
-	if (!err && !ps.seen_end)
-		parse__malformed(st, st->lines, "truncated: no end line");
+	/* The writer ends every file with the end line: without it, the file was cut. */
+	if (!err && !ps.seen_end) {
+		err = -EBADMSG;
+		st->error_line = st->lines;
+		snprintf(st->error_reason, sizeof(st->error_reason),
+			 "truncated: the file stops before its end line");
+	}
 cleanup:
 	line_reader__free(lr);
 	free(ps.frames.ids);

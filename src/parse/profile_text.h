@@ -17,7 +17,8 @@
  * first use. Names escape '\\' as "\\\\", space as "\\s", tab, CR and LF as
  * "\\t", "\\r", "\\n", and other bytes below 0x20 and 0x7f as "\\xHH"; so a
  * record never holds a raw space inside a field, and trailing blanks carry no
- * meaning. The "end" line lets a reader tell a complete file from a cut one.
+ * meaning. The "end" line, written last, lets a reader tell a complete file
+ * from a cut one: the reader refuses a file without it (-EBADMSG).
  * Lines starting with '#' after the first are comments.
  *
  * Reading a file that profile_text__write() produced
@@ -30,10 +31,12 @@
  *
  * Malformed records (bad numbers or escapes, unknown or out-of-order ids,
  * runq_ns > off_ns) are counted in stats and skipped. A missing "end" line, or
- * one whose sums differ from the rows read, is counted as malformed on the
- * last line with the reason "truncated: ...". Returns 0 at EOF, -EINVAL when
- * the first line is not PROFILE_TEXT_MAGIC (nothing is added then),
- * -EOVERFLOW (stats->error_line), -ENOMEM or -EIO, as parse/parse.h says.
+ * one whose sums differ from the rows read, is -EBADMSG: the file was cut (or
+ * damaged) and is not the profile that was written; stats->error_line is the
+ * last line read (or the end line) and error_reason says which. Returns 0 at
+ * EOF, -EINVAL when the first line is not PROFILE_TEXT_MAGIC (nothing is added
+ * then), -EBADMSG, -EOVERFLOW (stats->error_line), -ENOMEM or -EIO, as
+ * parse/parse.h says.
  */
 #ifndef OFFCPU_PARSE_PROFILE_TEXT_H
 #define OFFCPU_PARSE_PROFILE_TEXT_H

@@ -117,6 +117,32 @@ static int read_workload(struct json_object *root, struct summary_meta *m)
 	return 0;
 }
 
+/*
+ * Whether root is an offcpu summary of the schema this offcpu reads: 0 (the
+ * version in *v), -EINVAL (not a summary) or -EPROTO (another or no version).
+ */
+static int check_summary(struct json_object *root, int64_t *v, char *why, size_t why_len)
+{
+	if (!json_object_is_type(root, json_type_object) || !get_str(root, "kind") ||
+	    strcmp(get_str(root, "kind"), "offcpu_time")) {
+		if (why)
+			snprintf(why, why_len, "not an offcpu summary (no \"kind\": \"offcpu_time\")");
+		return -EINVAL;
+	}
+	/* A version this offcpu does not know may mean anything: refuse it, never guess. */
+	if (!get_i64(root, "schema_version", v) || *v != SUMMARY_SCHEMA_VERSION) {
+		if (why && get_i64(root, "schema_version", v))
+			snprintf(why, why_len,
+				 "schema_version %lld is not %d, the one this offcpu reads",
+				 (long long)*v, SUMMARY_SCHEMA_VERSION);
+		else if (why)
+			snprintf(why, why_len, "no schema_version (this offcpu reads %d)",
+				 SUMMARY_SCHEMA_VERSION);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 int summary_json__read(FILE *in, struct summary_meta *m, char *why, size_t why_len)
 {
 	struct json_tokener *tok = json_tokener_new();
@@ -145,15 +171,10 @@ int summary_json__read(FILE *in, struct summary_meta *m, char *why, size_t why_l
 		err = ferror(in) ? -EIO : -EINVAL;
 		goto cleanup;
 	}
-	if (!json_object_is_type(root, json_type_object) || !get_str(root, "kind") ||
-	    strcmp(get_str(root, "kind"), "offcpu_time")) {
-		if (why)
-			snprintf(why, why_len, "not an offcpu summary (no \"kind\": \"offcpu_time\")");
-		err = -EINVAL;
+	err = check_summary(root, &v, why, why_len);
+	if (err)
 		goto cleanup;
-	}
-	if (get_i64(root, "schema_version", &v))
-		m->schema_version = (int)v;
+	m->schema_version = (int)v;
 	copy(m->tool, sizeof(m->tool), get_str(root, "tool"));
 	copy(m->mode, sizeof(m->mode), get_str(root, "mode"));
 	copy(m->collector, sizeof(m->collector), get_str(root, "collector"));
@@ -169,7 +190,7 @@ cleanup:
 	return err;
 }
 
-int summary_json__read_path(const char *path, struct summary_meta *m)
+int summary_json__read_path(const char *path, struct summary_meta *m, char *why, size_t why_len)
 {
 	FILE *f = fopen(path, "r");
 	int err;
@@ -178,7 +199,7 @@ int summary_json__read_path(const char *path, struct summary_meta *m)
 		memset(m, 0, sizeof(*m));
 		return -errno;
 	}
-	err = summary_json__read(f, m, NULL, 0);
+	err = summary_json__read(f, m, why, why_len);
 	fclose(f);
 	return err;
 }
@@ -303,6 +324,7 @@ int summary_json__read_weights(FILE *in, struct profile *p, struct summary_weigh
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *root = NULL, *totals, *arr, *wl;
 	char buf[65536];
+	int64_t ver;
 	size_t n;
 	int err = -ENOMEM;
 
@@ -325,6 +347,9 @@ int summary_json__read_weights(FILE *in, struct profile *p, struct summary_weigh
 		snprintf(why, why_len, "not JSON: the document ends early");
 		goto cleanup;
 	}
+	/* Whatever is wrong, the weights are unusable: one code for the caller. */
+	if (check_summary(root, &ver, why, why_len))
+		goto cleanup;
 	if (!json_object_object_get_ex(root, "totals", &totals) ||
 	    !json_object_is_type(totals, json_type_object)) {
 		snprintf(why, why_len, "not an offcpu summary: no \"totals\" object");

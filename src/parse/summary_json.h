@@ -16,6 +16,9 @@
 #include "model/profile.h"
 #include "model/run.h"
 
+/* The summary format this offcpu writes and the only one it reads (docs/summary.md). */
+#define SUMMARY_SCHEMA_VERSION 1
+
 struct summary_meta {
 	int schema_version;
 	char tool[PATH_MAX];
@@ -34,9 +37,13 @@ struct summary_meta {
 	int64_t started_unix_ns;
 };
 
-/* 0, -EINVAL (not JSON, or not a summary: the message says why), -errno. */
+/*
+ * 0, -EINVAL (not JSON, or not a summary), -EPROTO (a schema_version other
+ * than SUMMARY_SCHEMA_VERSION, or none), -errno; why (may be NULL) says what
+ * is wrong for -EINVAL and -EPROTO.
+ */
 int summary_json__read(FILE *in, struct summary_meta *m, char *why, size_t why_len);
-int summary_json__read_path(const char *path, struct summary_meta *m);
+int summary_json__read_path(const char *path, struct summary_meta *m, char *why, size_t why_len);
 void summary_meta__free(struct summary_meta *m);
 
 /* A weight as the summary has it; a field that is absent (or null) is not "has". */

@@ -80,5 +80,5 @@ fi
 t=cli_summarize_missing_dir_is_an_error
 "$OFFCPU_BIN" summarize "$SCRATCH/nope" 2>/dev/null
 rc=$?
-[ $rc -eq 1 ] && ok $t || fail $t "exit $rc"
+[ $rc -eq 3 ] && ok $t || fail $t "exit $rc, want 3 (an input cannot be used)"
 rm -rf "$SCRATCH"

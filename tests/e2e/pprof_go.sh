@@ -92,8 +92,8 @@ t=export_chrome_trace_without_timeline_says_why
 rm -f "$LANE/offcpu.timeline.txt"
 "$OFFCPU_BIN" export -f chrome-trace "$LANE" -o "$SCRATCH/c2.json" 2>"$SCRATCH/err"
 rc=$?
-if [ $rc -ne 1 ]; then
-	fail $t "exit status $rc, want 1"
+if [ $rc -ne 3 ]; then
+	fail $t "exit status $rc, want 3 (an input cannot be used)"
 elif ! grep -q "offcpu.timeline.txt" "$SCRATCH/err"; then
 	fail $t "message does not name offcpu.timeline.txt: $(head -n 1 "$SCRATCH/err")"
 elif [ -e "$SCRATCH/c2.json" ]; then
@@ -111,8 +111,8 @@ rc2=$?
 rc3=$?
 if [ $rc1 -ne 2 ] || [ $rc2 -ne 2 ]; then
 	fail $t "usage errors exit $rc1 and $rc2, want 2"
-elif [ $rc3 -ne 1 ] || [ -e "$SCRATCH/x.pb.gz" ]; then
-	fail $t "a missing directory exits $rc3 (want 1) or leaves a file"
+elif [ $rc3 -ne 3 ] || [ -e "$SCRATCH/x.pb.gz" ]; then
+	fail $t "a missing directory exits $rc3 (want 3) or leaves a file"
 else
 	ok $t
 fi

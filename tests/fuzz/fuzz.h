@@ -165,10 +165,14 @@ static inline void fuzz_check_stats_unread(const struct parse_stats *st, int err
 	FUZZ_CHECK(memchr(st->first_malformed_reason, '\0', sizeof(st->first_malformed_reason)));
 	FUZZ_CHECK(!st->malformed || st->first_malformed_reason[0]);
 	FUZZ_CHECK(st->error_line <= st->lines);
+	FUZZ_CHECK(memchr(st->error_reason, '\0', sizeof(st->error_reason)));
 	if (err == -EOVERFLOW)
 		FUZZ_CHECK(st->error_line > 0);
+	/* A cut file is an error at a line, with a reason. */
+	if (err == -EBADMSG)
+		FUZZ_CHECK(st->error_line > 0 && st->error_reason[0]);
 	if (!err)
-		FUZZ_CHECK(st->error_line == 0);
+		FUZZ_CHECK(st->error_line == 0 && !st->error_reason[0]);
 }
 
 static inline void fuzz_check_stats(const struct parse_stats *st, int err)

@@ -100,8 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fclose(f);
 	check_diff(data, size);
 	/* -ENOSPC and -EOVERFLOW: more losses than a summary can hold, or their sum wraps. */
-	FUZZ_CHECK(err == 0 || err == -EINVAL || err == -ENOSPC || err == -EOVERFLOW);
-	if (err == -EINVAL)
+	FUZZ_CHECK(err == 0 || err == -EINVAL || err == -EPROTO || err == -ENOSPC ||
+		   err == -EOVERFLOW);
+	if (err == -EINVAL || err == -EPROTO)
 		FUZZ_CHECK(why[0]);
 	if (err) {
 		FUZZ_CHECK(!m.argv);

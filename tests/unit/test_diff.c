@@ -299,7 +299,8 @@ TEST(diff_reads_a_summary)
 TEST(diff_summary_without_runq_split_counts_preempted_stacks_as_runq)
 {
 	FILE *f = unit_memfile(
-		"{\"totals\": {\"off_ns\": 100, \"blocked_ns\": 100, \"runq_ns\": null, \"count\": 3},"
+		"{\"schema_version\": 1, \"kind\": \"offcpu_time\","
+		" \"totals\": {\"off_ns\": 100, \"blocked_ns\": 100, \"runq_ns\": null, \"count\": 3},"
 		" \"top_stacks\": [{\"frames\": [{\"name\": \"spin\", \"kind\": \"user\"},"
 		" {\"name\": \"irqentry_exit_to_user_mode\", \"kind\": \"kernel\"}],"
 		" \"off_ns\": 30, \"blocked_ns\": 30, \"runq_ns\": null, \"count\": 1}]}");
@@ -330,9 +331,24 @@ TEST(diff_rejects_what_is_not_a_summary)
 	fclose(f);
 	f = unit_memfile("[1, 2]");
 	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), -EINVAL);
+	CHECK_CONTAINS(why, "not an offcpu summary");
+	fclose(f);
+	f = unit_memfile("{\"schema_version\": 1, \"kind\": \"offcpu_time\"}");
+	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), -EINVAL);
 	CHECK_CONTAINS(why, "totals");
 	fclose(f);
-	f = unit_memfile("{\"totals\": {\"off_ns\": 5}, \"top_stacks\": [{\"frames\": [{\"name\": \"x\"}]}]}");
+	/* A schema this offcpu does not know is refused, not read by guesswork. */
+	f = unit_memfile("{\"schema_version\": 99, \"kind\": \"offcpu_time\","
+			 " \"totals\": {\"off_ns\": 5, \"count\": 1}}");
+	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), -EINVAL);
+	CHECK_CONTAINS(why, "schema_version");
+	fclose(f);
+	f = unit_memfile("{\"kind\": \"offcpu_time\", \"totals\": {\"off_ns\": 5, \"count\": 1}}");
+	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), -EINVAL);
+	CHECK_CONTAINS(why, "schema_version");
+	fclose(f);
+	f = unit_memfile("{\"schema_version\": 1, \"kind\": \"offcpu_time\", \"totals\": {\"off_ns\": 5},"
+			 " \"top_stacks\": [{\"frames\": [{\"name\": \"x\"}]}]}");
 	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), -EINVAL);
 	CHECK_CONTAINS(why, "top_stacks[0]");
 	fclose(f);
@@ -415,7 +431,8 @@ int main(void)
 TEST(summary_weights_are_read_as_written)
 {
 	FILE *f = unit_memfile(
-		"{\"totals\": {\"off_ns\": 100, \"blocked_ns\": 60, \"runq_ns\": 40, \"count\": 3},"
+		"{\"schema_version\": 1, \"kind\": \"offcpu_time\","
+		" \"totals\": {\"off_ns\": 100, \"blocked_ns\": 60, \"runq_ns\": 40, \"count\": 3},"
 		" \"workload\": {\"wall_ns\": 500},"
 		" \"threads\": [{\"comm\": \"w\", \"off_ns\": 7, \"runq_ns\": null}, {\"off_ns\": 1}],"
 		" \"top_stacks\": [{\"frames\": [{\"name\": \"main\", \"kind\": \"user\"},"

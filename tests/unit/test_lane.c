@@ -332,3 +332,158 @@ TEST(collector_env_overrides_ours)
 	unsetenv("BPFTRACE_MAP_KEYS_MAX");
 	CHECK_INT(seen, 1);
 }
+
+/* The built-in collector knows it was attached: its empty profile is an answer, zero. */
+TEST(native_attached_empty_profile_is_no_off_cpu_time)
+{
+	struct lane_evidence ev = ran_ok;
+	struct lane_result res = {};
+	struct lane l;
+	char *dir = tmpdir(), *text;
+
+	CHECK(dir);
+	lane__plan(&l, dir, LANE_TIME, "native");
+	put(l.diagnostics_path, "");
+	ev.native_attached = true;
+	res.profile = profile__new();
+	res.integrity.evidence = 1;
+	CHECK(res.profile);
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "summary_written");
+	CHECK_STR(res.outcome.caveat_kind, "no_off_cpu_time");
+	text = unit_slurp(l.summary_path);
+	CHECK_CONTAINS(text, "\"no_off_cpu_time\"");
+	CHECK_CONTAINS(text, "\"off_ns\": 0");
+	free(text);
+	lane_result__free(&res);
+
+	/* Not attached, or attached but losing events: nothing is not an answer. */
+	ev.native_attached = false;
+	res = (struct lane_result){ .profile = profile__new() };
+	res.integrity.evidence = 1;
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_failed");
+	lane_result__free(&res);
+	ev.native_attached = true;
+	ev.interrupted = true;
+	res = (struct lane_result){ .profile = profile__new() };
+	res.integrity.evidence = 1;
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_failed");
+	lane_result__free(&res);
+	/* A workload that never ran has no off-CPU time to speak of: it did not start. */
+	ev.interrupted = false;
+	ev.workload = (struct proc_end){ .exec_errno = ENOENT };
+	res = (struct lane_result){ .profile = profile__new() };
+	res.integrity.evidence = 1;
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_failed");
+	CHECK_STR(res.outcome.caveat_kind, "workload_not_started");
+	lane_result__free(&res);
+}
+
+/* lane__load: what every subcommand reads a directory through. */
+static int load(const char *dir, struct lane_load *ld)
+{
+	struct profile *p = NULL;
+	struct lane l;
+	int err = lane__load(dir, &p, &l, ld);
+
+	if (!err != !!p)
+		err = -EFAULT;
+	profile__free(p);
+	return err;
+}
+
+#define PROFILE_HEAD "# offcpu profile v1\nframe 0 u main\nstack 0 0\nthread 0 1 1 a\n"
+
+TEST(load_refuses_a_truncated_profile_with_file_and_line)
+{
+	struct lane_load ld;
+	char path[512], want[640];
+	char *dir = tmpdir();
+
+	CHECK(dir);
+	snprintf(path, sizeof(path), "%s/offcpu.time.txt", dir);
+	put(path, "main 5\n");
+	snprintf(path, sizeof(path), "%s/offcpu.profile.txt", dir);
+	put(path, PROFILE_HEAD "row 0 0 S 1 5 0\nend 1 1 5 0\n");
+	CHECK_INT(load(dir, &ld), 0);
+	CHECK(ld.from_profile);
+	put(path, PROFILE_HEAD "row 0 0 S 1 5 0\n");
+	CHECK_INT(load(dir, &ld), -EBADMSG);
+	snprintf(want, sizeof(want), "%s/offcpu.profile.txt:5: truncated", dir);
+	CHECK(strstr(ld.error, want));
+	put(path, "sleep;main 5\n");
+	CHECK_INT(load(dir, &ld), -EINVAL);
+	snprintf(want, sizeof(want), "%s/offcpu.profile.txt:1: not an offcpu profile", dir);
+	CHECK(strstr(ld.error, want));
+}
+
+TEST(load_errors_name_the_file_and_the_line)
+{
+	struct lane_load ld;
+	char path[512], want[640];
+	char *dir = tmpdir();
+
+	CHECK(dir);
+	CHECK_INT(load(dir, &ld), -ENOENT);
+	CHECK(strstr(ld.error, "holds no capture"));
+	snprintf(path, sizeof(path), "%s/offcpu.time.txt", dir);
+	put(path, "a;b 1\na;c 18446744073709551615\n");
+	CHECK_INT(load(dir, &ld), -EOVERFLOW);
+	snprintf(want, sizeof(want), "%s/offcpu.time.txt:2: ", dir);
+	CHECK(strstr(ld.error, want));
+	snprintf(path, sizeof(path), "%s/nope", dir);
+	CHECK(load(path, &ld) == -ENOENT);
+	CHECK(strstr(ld.error, path));
+	snprintf(path, sizeof(path), "%s/offcpu.time.txt", dir);
+	CHECK_INT(load(path, &ld), -ENOTDIR);
+	CHECK(strstr(ld.error, path));
+}
+
+TEST(load_refuses_a_summary_schema_it_does_not_know)
+{
+	struct lane_load ld;
+	char path[PATH_MAX + 32];
+	char *dir = tmpdir();
+
+	CHECK(dir);
+	snprintf(path, sizeof(path), "%s/offcpu.time.txt", dir);
+	put(path, "a;b 1\n");
+	snprintf(path, sizeof(path), "%s/offcpu.summary.json", dir);
+	put(path, "{\"schema_version\": 99, \"kind\": \"offcpu_time\", \"tool\": \"native\"}\n");
+	CHECK_INT(load(dir, &ld), -EPROTO);
+	CHECK(strstr(ld.error, path));
+	CHECK(strstr(ld.error, "schema_version 99"));
+	/* A summary that is not JSON is a warning: the capture is still read. */
+	put(path, "{\"schema_version\": 1, \"kind\"");
+	CHECK_INT(load(dir, &ld), 0);
+	CHECK(strstr(ld.summary_problem, path));
+}
+
+TEST(load_warnings_name_the_file_line_and_reason)
+{
+	struct lane_load ld;
+	struct profile *p = NULL;
+	struct lane l;
+	char path[512], want[640], *out = NULL;
+	char *dir = tmpdir();
+	size_t len = 0;
+	FILE *f;
+
+	CHECK(dir);
+	snprintf(path, sizeof(path), "%s/offcpu.time.txt", dir);
+	/* Negative and fractional counts are not weights: counted, never dropped silently. */
+	put(path, "a;b 1\na;c -5\na;d 1.5\n");
+	CHECK_INT(lane__load(dir, &p, &l, &ld), 0);
+	CHECK_INT(ld.parse.malformed, 2);
+	f = open_memstream(&out, &len);
+	CHECK(f);
+	lane_load__warn(&ld, "report", f);
+	fclose(f);
+	snprintf(want, sizeof(want), "offcpu report: %s:2: 2 malformed line(s) skipped", path);
+	CHECK(strstr(out, want));
+	free(out);
+	profile__free(p);
+}

@@ -220,16 +220,43 @@ TEST(profile_text_detects_truncation)
 {
 	struct profile *p = profile__new();
 	struct parse_stats st;
+	const char *whole = "# offcpu profile v1\nframe 0 u main\nstack 0 0\nthread 0 1 1 a\n"
+			    "row 0 0 S 1 5 0\nrow 0 0 D 2 7 0\nend 2 3 12 0\n";
+	char cut[256];
+	int err;
 
+	CHECK(p);
+	CHECK_INT(read_str(whole, p, &st), 0);
+	profile__free(p);
+	/* Cut anywhere before the end line's last digit: always an error, never a shorter profile. */
+	for (size_t n = 0; n + 2 < strlen(whole); n++) {
+		p = profile__new();
+		CHECK(p);
+		snprintf(cut, sizeof(cut), "%.*s", (int)n, whole);
+		err = read_str(cut, p, &st);
+
+		profile__free(p);
+		if (err != -EBADMSG && err != -EINVAL) {
+			UNIT_FAIL("cut at byte %zu: %d, want -EBADMSG", n, err);
+			return;
+		}
+		if (err == -EBADMSG && (!st.error_line || strncmp(st.error_reason, "truncated", 9))) {
+			UNIT_FAIL("cut at byte %zu: line %zu, reason '%s'", n, st.error_line,
+				  st.error_reason);
+			return;
+		}
+	}
+
+	p = profile__new();
 	CHECK(p);
 	CHECK_INT(read_str("# offcpu profile v1\nframe 0 u main\nstack 0 0\nthread 0 1 1 a\n"
 			   "row 0 0 S 1 5 0\n",
 			   p, &st),
-		  0);
+		  -EBADMSG);
 	CHECK_INT(st.records, 1);
-	CHECK_INT(st.malformed, 1);
-	CHECK_INT(st.first_malformed_line, 5);
-	CHECK_STR(st.first_malformed_reason, "truncated: no end line");
+	CHECK_INT(st.malformed, 0);
+	CHECK_INT(st.error_line, 5);
+	CHECK(!strncmp(st.error_reason, "truncated:", 10));
 	profile__free(p);
 
 	p = profile__new();
@@ -237,10 +264,9 @@ TEST(profile_text_detects_truncation)
 	CHECK_INT(read_str("# offcpu profile v1\r\nframe 0 u main\r\nstack 0 0\r\n"
 			   "thread 0 1 1 a\r\nrow 0 0 S 1 5 0\r\nend 2 2 10 0\r\n",
 			   p, &st),
-		  0);
-	CHECK_INT(st.malformed, 1);
-	CHECK_INT(st.first_malformed_line, 6);
-	CHECK(!strncmp(st.first_malformed_reason, "truncated:", 10));
+		  -EBADMSG);
+	CHECK_INT(st.error_line, 6);
+	CHECK(!strncmp(st.error_reason, "truncated or damaged:", 21));
 	profile__free(p);
 }
 
