@@ -19,6 +19,7 @@
 #include "collect/identity.h"
 #include "collect/proc.h"
 #include "lane/record.h"
+#include "lane/record_priv.h"
 #include "output/timeline.h"
 #include "output/folded.h"
 #include "output/profile_text.h"
@@ -28,7 +29,6 @@
 #include "util/atomic_file.h"
 #include "util/vec.h"
 
-#define EXIT_OFFCPU_FAILED 125
 
 static volatile sig_atomic_t got_signal, nr_signals;
 static volatile pid_t forward_pgid;
@@ -81,111 +81,6 @@ static void install_handlers(void)
 	signal(SIGCHLD, SIG_DFL);
 }
 
-/*
- * Create dir and its missing parents, walking from / (or .) by directory fd,
- * and leave dir open in *dir_fd. Each directory made here is kept open in
- * made[] (opened O_NOFOLLOW right after mkdirat): only those may later be
- * given to the user, by fd, never a directory that existed before. Existing
- * components are followed as the user named them (symlinks included).
- */
-static int mkdir_p(const char *dir, int *dir_fd, int **made, size_t *nr_made)
-{
-	char buf[PATH_MAX], *save = NULL, *comp;
-	int fd, nfd, err = 0;
-
-	if (strlen(dir) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, dir);
-	fd = open(*dir == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
-		bool created = false;
-
-		nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (nfd < 0 && errno == ENOENT) {
-			created = !mkdirat(fd, comp, 0755);
-			if (!created && errno != EEXIST) {
-				err = -errno;
-				break;
-			}
-			nfd = openat(fd, comp,
-				     (created ? O_RDONLY | O_NOFOLLOW : O_PATH) | O_DIRECTORY | O_CLOEXEC);
-		}
-		if (nfd < 0) {
-			err = -errno;
-			break;
-		}
-		close(fd);
-		fd = nfd;
-		if (created) {
-			int *v = realloc(*made, (*nr_made + 1) * sizeof(**made));
-			int kept = dup(fd);
-
-			if (!v || kept < 0) {
-				if (kept >= 0)
-					close(kept);
-				err = -ENOMEM;
-				break;
-			}
-			*made = v;
-			(*made)[(*nr_made)++] = kept;
-		}
-	}
-	if (!err) {
-		*dir_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (*dir_fd < 0)
-			err = -errno;
-	}
-	close(fd);
-	return err;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/*
- * Create a staged lane file in the (locked) lane directory: a planted
- * symlink or an old staged file is removed, never followed or truncated.
- */
-static int open_out(int dir_fd, const char *path)
-{
-	int fd;
-
-	if (unlinkat(dir_fd, base_name(path), 0) && errno != ENOENT)
-		return -errno;
-	fd = openat(dir_fd, base_name(path), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
-	return fd < 0 ? -errno : fd;
-}
-
-/* The pid holding an flock on the file open in fd, from /proc/locks; 0: unknown. */
-static int lock_holder(int fd)
-{
-	unsigned int maj, min;
-	unsigned long ino;
-	struct stat st;
-	char line[256];
-	int pid, found = 0;
-	FILE *f;
-
-	if (fstat(fd, &st))
-		return 0;
-	f = fopen("/proc/locks", "re");
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%lu", &pid, &maj, &min, &ino) == 4 &&
-		    maj == major(st.st_dev) && min == minor(st.st_dev) && ino == st.st_ino)
-			found = pid;
-	fclose(f);
-	return found;
-}
-
 static void print_human(const struct lane *l, const struct lane_result *res)
 {
 	const struct profile *p = res->profile;
@@ -230,98 +125,6 @@ static void stop_external(struct proc *c, int timeout_ms, struct lane_evidence *
 	ev->collector.started = true;
 }
 
-/* Everything one run holds, so the steps below stay small. */
-struct rec {
-	struct record_opts *o;
-	struct lane l;
-	struct lane_evidence ev;
-	struct lane_result res;
-	struct summary_run run;
-	struct identity id;
-	struct proc work, coll;
-	char **cargv, **cenv, **wenv;
-	int cap_fd, diag_fd;
-	/*
-	 * The lane directory, open and flocked for the whole run. The new
-	 * capture is written under staged names (st: the lane's paths + ".new")
-	 * and renamed into place only once it is whole (commit_files): a record
-	 * that fails before leaves the directory's earlier capture as it was.
-	 */
-	int dir_fd;
-	int *made_fds; /* directories mkdir_p created: the only ones given away */
-	size_t nr_made;
-	struct lane st;
-	bool locked; /* the staged names are ours only while we hold the lock */
-	bool committed;
-	/* Why the record failed, for the --json record (NULL: it did not). */
-	const char *fail_kind;
-	char fail_msg[512];
-	FILE *diag;
-	struct native *native;
-	struct symbolizer *sym;
-	struct timeline *timeline; /* record --timeline */
-	int interrupted_by;	   /* the first signal that asked offcpu to stop */
-	int tty;		   /* offcpu's terminal, -1: none */
-	bool gave_tty;		   /* the workload's group holds its foreground */
-	uint64_t t0;		   /* when the workload was released */
-};
-
-/* Say on stderr why the record failed and keep it for the --json record. */
-static void note_failure(struct rec *r, const char *kind, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->fail_msg, sizeof(r->fail_msg), fmt, ap);
-	va_end(ap);
-	r->fail_kind = kind;
-	fprintf(stderr, "offcpu: %s\n", r->fail_msg);
-}
-
-/* The staged lane: the same files with ".new" appended, beside them. */
-static int plan_staging(struct rec *r)
-{
-	char *paths[] = { r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
-			  r->st.timeline_path };
-
-	r->st = r->l;
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		size_t len = strlen(paths[i]);
-
-		if (len + sizeof(".new") > PATH_MAX)
-			return -ENAMETOOLONG;
-		memcpy(paths[i] + len, ".new", sizeof(".new"));
-	}
-	return 0;
-}
-
-/* One record at a time per directory: the second would mix its files with the first's. */
-static int lock_dir(struct rec *r)
-{
-	int pid;
-
-	if (!flock(r->dir_fd, LOCK_EX | LOCK_NB)) {
-		r->locked = true;
-		return 0;
-	}
-	if (errno != EWOULDBLOCK) {
-		note_failure(r, "start_failed", "cannot lock %s: %s", r->o->out_dir,
-			     strerror(errno));
-		return -errno;
-	}
-	pid = lock_holder(r->dir_fd);
-	if (pid > 0)
-		note_failure(r, "directory_busy",
-			     "%s is in use by another offcpu record (pid %d); wait for it or "
-			     "choose another -o",
-			     r->o->out_dir, pid);
-	else
-		note_failure(r, "directory_busy",
-			     "%s is in use by another offcpu record; wait for it or choose "
-			     "another -o",
-			     r->o->out_dir);
-	return -EBUSY;
-}
 
 static int exit_status(const struct record_opts *o, const struct rec *r)
 {
@@ -337,69 +140,6 @@ static int exit_status(const struct record_opts *o, const struct rec *r)
 	if (w->signal)
 		return 128 + w->signal;
 	return w->exit_code;
-}
-
-/*
- * The target must exist before anything is created or truncated: a process
- * or cgroup that is not there is a failed start (125), said in one line.
- */
-static int check_target(struct rec *r)
-{
-	const struct record_opts *o = r->o;
-	char why[PATH_MAX + 256];
-	const char *s = o->target_arg;
-
-	if (o->target == TARGET_CGROUP && native__check_cgroup(s, why, sizeof(why))) {
-		note_failure(r, "start_failed", "%s; nothing was recorded", why);
-		return -ENOENT;
-	}
-	for (; o->target == TARGET_PIDS && *s; s += strspn(s, ",")) {
-		long pid = strtol(s, (char **)&s, 10);
-
-		if (kill((pid_t)pid, 0) && errno == ESRCH) {
-			note_failure(r, "start_failed", "-p %ld: no such process; nothing was recorded",
-				     pid);
-			return -ESRCH;
-		}
-	}
-	return 0;
-}
-
-static int prepare(struct rec *r)
-{
-	struct record_opts *o = r->o;
-	char msg[256] = "";
-	int err;
-
-	err = identity__resolve(&r->id, o->user, o->as_root, msg, sizeof(msg));
-	if (err) {
-		fprintf(stderr, "offcpu: %s\n", msg);
-		return err;
-	}
-	err = lane__plan(&r->l, o->out_dir, o->mode, o->tool ? o->tool : "native");
-	if (!err)
-		err = plan_staging(r);
-	if (!err && check_target(r))
-		return -ESRCH;
-	if (!err)
-		err = mkdir_p(o->out_dir, &r->dir_fd, &r->made_fds, &r->nr_made);
-	if (err) {
-		note_failure(r, "start_failed", "cannot create output directory %s: %s",
-			     o->out_dir, strerror(-err));
-		return err;
-	}
-	err = lock_dir(r);
-	if (err)
-		return err;
-	r->diag_fd = open_out(r->dir_fd, r->st.diagnostics_path);
-	r->cap_fd = r->diag_fd < 0 ? r->diag_fd : open_out(r->dir_fd, r->st.capture_path);
-	if (r->diag_fd < 0 || r->cap_fd < 0) {
-		err = r->diag_fd < 0 ? r->diag_fd : r->cap_fd;
-		note_failure(r, "start_failed", "cannot write in %s: %s", o->out_dir,
-			     strerror(-err));
-		return err;
-	}
-	return 0;
 }
 
 static int spawn_workload(struct rec *r)
@@ -808,14 +548,6 @@ static int put_timeline(FILE *f, const void *arg)
 	return timeline__write(f, lf->t, lf->p);
 }
 
-/* Writes failed with what ferror() cannot tell: a full disk is said as such. */
-static bool disk_full(const struct rec *r)
-{
-	struct statvfs sv;
-
-	return !fstatvfs(r->dir_fd, &sv) && (sv.f_bavail == 0 || (sv.f_files && !sv.f_favail));
-}
-
 static int stop_native(struct rec *r)
 {
 	const char *failed;
@@ -850,96 +582,13 @@ static int stop_native(struct rec *r)
 		failed = r->l.timeline_path;
 		err = atomic_file__write(r->st.timeline_path, put_timeline, &lf);
 	}
-	if (err == -EIO && disk_full(r))
+	if (err == -EIO && rec__disk_full(r))
 		err = -ENOSPC;
 	if (err)
-		note_failure(r, "write_failed",
+		rec__fail(r, "write_failed",
 			     "cannot write %s: %s; nothing in %s was replaced", failed,
 			     atomic_file__strerror(err), r->o->out_dir);
 	return err;
-}
-
-/*
- * Put the staged capture in place. The old summary goes first: from here
- * until the new one is written, a summary would describe the wrong files.
- * Each lane file is the staged one or nothing, so no file of an earlier
- * capture (the other mode's, a profile an external collector does not
- * write, a timeline not asked for) is left for summarize to read.
- */
-static int commit_files(struct rec *r)
-{
-	const char *final[] = { r->l.capture_path, r->l.diagnostics_path, r->l.profile_path,
-				r->l.timeline_path };
-	const char *staged[] = { r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
-				 r->st.timeline_path };
-	const char *other = r->o->mode == LANE_STACKS ? "offcpu.time.txt" : "offcpu.stacks.txt";
-	const char *failed = r->l.summary_path;
-	int err = 0;
-
-	if (unlinkat(r->dir_fd, base_name(r->l.summary_path), 0) && errno != ENOENT)
-		err = -errno;
-	for (size_t i = 0; !err && i < sizeof(final) / sizeof(final[0]); i++) {
-		failed = final[i];
-		if (!renameat(r->dir_fd, base_name(staged[i]), r->dir_fd, base_name(final[i])))
-			continue;
-		if (errno != ENOENT || (unlinkat(r->dir_fd, base_name(final[i]), 0) &&
-					errno != ENOENT))
-			err = -errno;
-	}
-	r->committed = true;
-	if (!err && unlinkat(r->dir_fd, other, 0) && errno != ENOENT) {
-		failed = other;
-		err = -errno;
-	}
-	if (err)
-		note_failure(r, "write_failed", "cannot replace %s: %s", failed, strerror(-err));
-	return err;
-}
-
-/*
- * Under sudo (or --user) the files this record wrote and the directories it
- * created belong to the user; nothing that existed before changes owner.
- * Files are opened O_NOFOLLOW relative to the locked directory and given
- * away by fd only when they are still what offcpu wrote: a regular file of
- * ours with one link (a hard link planted to another file has two).
- */
-static void give_files_to_user(struct rec *r)
-{
-	const char *paths[] = { r->l.capture_path, r->l.diagnostics_path, r->l.summary_path,
-				r->l.profile_path, r->l.timeline_path };
-	struct stat st;
-
-	if (!r->id.drop || !r->locked)
-		return;
-	for (size_t i = 0; i < r->nr_made; i++)
-		if (!fstat(r->made_fds[i], &st) && st.st_uid == geteuid() &&
-		    fchown(r->made_fds[i], r->id.uid, r->id.gid))
-			fprintf(stderr, "offcpu: cannot give a directory to uid %u: %s\n",
-				(unsigned int)r->id.uid, strerror(errno));
-	for (size_t i = 0; r->committed && i < sizeof(paths) / sizeof(paths[0]); i++) {
-		int fd = openat(r->dir_fd, base_name(paths[i]),
-				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-		if (fd < 0)
-			continue;
-		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-		    st.st_uid == geteuid() && fchown(fd, r->id.uid, r->id.gid))
-			fprintf(stderr, "offcpu: cannot give %s to uid %u: %s\n", paths[i],
-				(unsigned int)r->id.uid, strerror(errno));
-		close(fd);
-	}
-}
-
-/* Staged files of a record that did not commit; nothing else is removed. */
-static void remove_staged(struct rec *r)
-{
-	const char *staged[] = { r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
-				 r->st.timeline_path };
-
-	if (!r->locked)
-		return;
-	for (size_t i = 0; i < sizeof(staged) / sizeof(staged[0]); i++)
-		unlinkat(r->dir_fd, base_name(staged[i]), 0);
 }
 
 static void cleanup(struct rec *r)
@@ -961,13 +610,7 @@ static void cleanup(struct rec *r)
 		close(r->diag_fd);
 	if (r->diag)
 		fclose(r->diag);
-	remove_staged(r);
-	give_files_to_user(r);
-	for (size_t i = 0; i < r->nr_made; i++)
-		close(r->made_fds[i]);
-	free(r->made_fds);
-	if (r->dir_fd >= 0)
-		close(r->dir_fd); /* releases the lock */
+	rec__close_dir(r);
 	native__free(r->native);
 	timeline__free(r->timeline);
 	symbolizer__free(r->sym);
@@ -975,107 +618,6 @@ static void cleanup(struct rec *r)
 	external__envp_free(r->cenv);
 	identity__env_free(r->wenv);
 	lane_result__free(&r->res);
-}
-
-static int put_record(FILE *f, const void *si)
-{
-	return summary__write_record(f, si);
-}
-
-/*
- * A dup of the descriptor that /dev/stdout, /dev/stderr, /dev/fd/N or
- * /proc/self/fd/N names; -ENOENT when path names none, -EBADF when it is
- * not open. The descriptor is used, the path never opened: nothing is
- * followed that someone else could have planted.
- */
-static int path_fd(const char *path)
-{
-	const char *n = NULL;
-	char *end;
-	long v = 0;
-	int fd;
-
-	if (!strcmp(path, "/dev/stdout"))
-		v = 1;
-	else if (!strcmp(path, "/dev/stderr"))
-		v = 2;
-	else if (!strncmp(path, "/dev/fd/", 8))
-		n = path + 8;
-	else if (!strncmp(path, "/proc/self/fd/", 14))
-		n = path + 14;
-	else
-		return -ENOENT;
-	if (n) {
-		v = strtol(n, &end, 10);
-		if (!*n || *end || v < 0 || v > INT32_MAX)
-			return -ENOENT;
-	}
-	fd = fcntl((int)v, F_DUPFD_CLOEXEC, 3);
-	return fd < 0 ? -EBADF : fd;
-}
-
-/*
- * The --json record: always one, after the workload ended. When no summary
- * was written, its state is "record_failed" and the caveat says why.
- */
-static void print_record(struct rec *r)
-{
-	struct outcome failed = { .state = "record_failed", .caveat_kind = r->fail_kind };
-	struct integrity unknown = { .status = INTEGRITY_UNKNOWN };
-	struct summary_input si = { .lane = &r->l, .outcome = &r->res.outcome,
-				    .integrity = &r->res.integrity, .run = &r->run };
-	const char *path = r->o->json_path;
-	struct stat st;
-	bool existed;
-	int err, fd;
-
-	if (r->fail_kind || !r->res.outcome.state) {
-		if (!r->fail_kind) {
-			failed.caveat_kind = "start_failed";
-			snprintf(r->fail_msg, sizeof(r->fail_msg),
-				 "offcpu could not start the record (exit 125)");
-		}
-		snprintf(failed.caveat_message, sizeof(failed.caveat_message), "%s", r->fail_msg);
-		si.outcome = &failed;
-		si.integrity = &unknown;
-	}
-	if (!path || !strcmp(path, "-")) {
-		summary__write_record(stdout, &si);
-		fflush(stdout);
-		return;
-	}
-	/* A descriptor named as a file (/dev/fd/3, /dev/stderr) is written to, never replaced. */
-	fd = path_fd(path);
-	if (fd == -EBADF) {
-		fprintf(stderr, "offcpu: cannot write %s: the descriptor is not open\n", path);
-		return;
-	}
-	if (fd >= 0) {
-		FILE *f = fdopen(fd, "w");
-
-		if (!f)
-			close(fd);
-		err = f ? summary__write_record(f, &si) : -errno;
-		if (f && fclose(f) && !err)
-			err = -errno;
-		if (err)
-			fprintf(stderr, "offcpu: cannot write %s: %s\n", path, strerror(-err));
-		return;
-	}
-	existed = !lstat(path, &st);
-	err = atomic_file__write(path, put_record, &si);
-	if (err) {
-		fprintf(stderr, "offcpu: cannot write %s: %s\n", path, atomic_file__strerror(err));
-		return;
-	}
-	/* A record file offcpu created is the user's, like the lane's files. */
-	fd = existed || !r->id.drop ? -1 : open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-	    st.st_uid == geteuid() && fchown(fd, r->id.uid, r->id.gid))
-		fprintf(stderr, "offcpu: cannot give %s to uid %u: %s\n", path,
-			(unsigned int)r->id.uid, strerror(errno));
-	if (fd >= 0)
-		close(fd);
 }
 
 /* offcpu's terminal, when one of its standard streams is one: -1 when none. */
@@ -1101,7 +643,7 @@ int record__run(struct record_opts *o)
 	r.run.target = target_names[o->target];
 	r.run.target_arg = o->target_arg;
 	r.run.argv = o->target == TARGET_COMMAND ? o->argv : NULL;
-	if (prepare(&r))
+	if (rec__prepare(&r))
 		goto out;
 	install_handlers();
 	if (o->target == TARGET_COMMAND && spawn_workload(&r))
@@ -1135,21 +677,21 @@ int record__run(struct record_opts *o)
 		 * The collector's writes fail where we cannot see them: on a full
 		 * disk its capture may be cut short, and is not put in place.
 		 */
-		if (disk_full(&r)) {
-			note_failure(&r, "write_failed",
+		if (rec__disk_full(&r)) {
+			rec__fail(&r, "write_failed",
 				     "cannot write %s: %s (the collector's capture may be cut "
 				     "short); nothing in %s was replaced",
 				     r.l.capture_path, strerror(ENOSPC), o->out_dir);
 			goto summary_failed;
 		}
 	}
-	if (commit_files(&r))
+	if (rec__commit(&r))
 		goto summary_failed;
 	err = lane__summarize(&r.l, &r.ev, &r.run, bins, nr_bins, &r.res);
 	if (err) {
-		if (err == -EIO && disk_full(&r))
+		if (err == -EIO && rec__disk_full(&r))
 			err = -ENOSPC;
-		note_failure(&r, "write_failed",
+		rec__fail(&r, "write_failed",
 			     "cannot write %s: %s; the capture is in place, 'offcpu summarize %s' "
 			     "writes the summary when there is room",
 			     r.l.summary_path, atomic_file__strerror(err), o->out_dir);
@@ -1165,7 +707,7 @@ summary_failed:
 		status = EXIT_OFFCPU_FAILED;
 out:
 	if (o->json)
-		print_record(&r);
+		rec__print_record(&r);
 	cleanup(&r);
 	return status;
 }
