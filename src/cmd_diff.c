@@ -102,8 +102,10 @@ static int load_side(const char *path, struct diff_side **out, struct profile **
 	FILE *f;
 
 	if (keep) {
-		fprintf(stderr, "offcpu diff: --flamegraph needs capture directories, and %s is a "
-				"summary (it has only the top stacks); give its directory\n", path);
+		fprintf(stderr,
+			"offcpu diff: --flamegraph needs capture directories, and %s is a "
+			"summary (it has only the top stacks); give its directory\n",
+			path);
 		return -EINVAL;
 	}
 	f = fopen(path, "r");
@@ -114,7 +116,9 @@ static int load_side(const char *path, struct diff_side **out, struct profile **
 	err = diff_side__read_summary(f, out, why, sizeof(why));
 	fclose(f);
 	if (err == -EINVAL)
-		fprintf(stderr, "offcpu diff: %s: %s; give a capture directory or its offcpu.summary.json\n",
+		fprintf(stderr,
+			"offcpu diff: %s: %s; give a capture directory or its "
+			"offcpu.summary.json\n",
 			path, why);
 	else if (err)
 		fprintf(stderr, "offcpu diff: %s: %s\n", path, strerror(-err));
@@ -123,12 +127,12 @@ static int load_side(const char *path, struct diff_side **out, struct profile **
 
 /* The differential flame graph, through util/atomic_file: never half an SVG. */
 static int write_flamegraph(const char *path, const struct profile *base, const struct profile *new,
-			    const struct diff_side *bs, const struct diff_side *ns, enum diff_norm norm,
-			    const char *base_label, const char *new_label)
+			    const struct diff_side *bs, const struct diff_side *ns,
+			    enum diff_norm norm, const char *base_label, const char *new_label)
 {
 	struct flamegraph_opts o = {
 		.base = base,
-		.diff = norm == DIFF_NORM_TOTAL	  ? FLAMEGRAPH_DIFF_SHARE
+		.diff = norm == DIFF_NORM_TOTAL	 ? FLAMEGRAPH_DIFF_SHARE
 			: norm == DIFF_NORM_WALL ? FLAMEGRAPH_DIFF_WALL
 						 : FLAMEGRAPH_DIFF_ABSOLUTE,
 		.base_wall_ns = diff_side__wall_ns(bs),
@@ -160,20 +164,20 @@ cleanup:
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "normalize", optional_argument, NULL, 'n' },
-		{ "fail-on", required_argument, NULL, 'f' },
-		{ "flamegraph", required_argument, NULL, 'g' },
-		{ "top", required_argument, NULL, 't' },
-		{ "width", required_argument, NULL, 'w' },
-		{ "color", optional_argument, NULL, 'c' },
-		{ "colour", optional_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"normalize", optional_argument, NULL, 'n'},
+		{"fail-on", required_argument, NULL, 'f'},
+		{"flamegraph", required_argument, NULL, 'g'},
+		{"top", required_argument, NULL, 't'},
+		{"width", required_argument, NULL, 'w'},
+		{"color", optional_argument, NULL, 'c'},
+		{"colour", optional_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	struct diff_gate gates[MAX_GATES];
 	struct diff_gate_result results[MAX_GATES];
-	struct diff_report_opts o = { 0 };
+	struct diff_report_opts o = {0};
 	struct diff_side *base = NULL, *new = NULL;
 	struct profile *base_p = NULL, *new_p = NULL;
 	enum diff_norm norm = DIFF_NORM_NONE;
@@ -194,13 +198,16 @@ int cmd_diff(int argc, char **argv)
 			else if (!strcmp(optarg, "none"))
 				norm = DIFF_NORM_NONE;
 			else {
-				fprintf(stderr, "offcpu diff: --normalize is total or wall, not '%s'\n", optarg);
+				fprintf(stderr,
+					"offcpu diff: --normalize is total or wall, not '%s'\n",
+					optarg);
 				goto cleanup;
 			}
 			break;
 		case 'f':
 			if (ng == MAX_GATES) {
-				fprintf(stderr, "offcpu diff: at most %d --fail-on gates\n", MAX_GATES);
+				fprintf(stderr, "offcpu diff: at most %d --fail-on gates\n",
+					MAX_GATES);
 				goto cleanup;
 			}
 			if (diff_gate__parse(optarg, &gates[ng], why, sizeof(why))) {
@@ -214,13 +221,17 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 't':
 			if (term_opts__int(optarg, 1, 100000, &o.top)) {
-				fprintf(stderr, "offcpu diff: --top wants a number from 1, not '%s'\n", optarg);
+				fprintf(stderr,
+					"offcpu diff: --top wants a number from 1, not '%s'\n",
+					optarg);
 				goto cleanup;
 			}
 			break;
 		case 'w':
 			if (term_opts__int(optarg, 40, 10000, &o.width)) {
-				fprintf(stderr, "offcpu diff: --width wants a number from 40, not '%s'\n", optarg);
+				fprintf(stderr,
+					"offcpu diff: --width wants a number from 40, not '%s'\n",
+					optarg);
 				goto cleanup;
 			}
 			break;
@@ -261,8 +272,9 @@ int cmd_diff(int argc, char **argv)
 		struct stat sb;
 
 		if (!stat(argv[optind + i], &sb) && !S_ISDIR(sb.st_mode)) {
-			fprintf(stderr, "offcpu diff: --flamegraph needs capture directories, and %s "
-					"is a summary (it has only the top stacks); give its directory\n",
+			fprintf(stderr,
+				"offcpu diff: --flamegraph needs capture directories, and %s "
+				"is a summary (it has only the top stacks); give its directory\n",
 				argv[optind + i]);
 			goto cleanup;
 		}
@@ -273,8 +285,9 @@ int cmd_diff(int argc, char **argv)
 		goto cleanup;
 	err = diff__new(base, new, norm, &d);
 	if (err == -EINVAL) {
-		fprintf(stderr, "offcpu diff: --normalize=wall needs both sides' wall time (schedstat or "
-				"a summary with a workload); use --normalize=total\n");
+		fprintf(stderr,
+			"offcpu diff: --normalize=wall needs both sides' wall time (schedstat or "
+			"a summary with a workload); use --normalize=total\n");
 		goto cleanup;
 	}
 	if (err) {

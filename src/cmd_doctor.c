@@ -16,8 +16,10 @@ int cmd_doctor(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			printf("usage: offcpu doctor [--binary PATH]\n\n"
-			       "One line per check: ok, warn, FAIL or info, what was seen, and the fix.\n"
-			       "Exit status 0 when the native collector can run here, 1 otherwise.\n");
+			       "One line per check: ok, warn, FAIL or info, what was seen, and the "
+			       "fix.\n"
+			       "Exit status 0 when the native collector can run here, 1 "
+			       "otherwise.\n");
 			return 0;
 		}
 		if (!strcmp(argv[i], "--binary") && i + 1 < argc) {
@@ -37,7 +39,7 @@ int cmd_doctor(int argc, char **argv)
 		if (res[i].verdict == PROBE_FAIL && res[i].needed_by_native)
 			native_ok = 0;
 	}
-	printf("%s\n", native_ok ? "native collector: can run here" :
-				   "native collector: cannot run here (see FAIL lines)");
+	printf("%s\n", native_ok ? "native collector: can run here"
+				 : "native collector: cannot run here (see FAIL lines)");
 	return native_ok ? 0 : 1;
 }

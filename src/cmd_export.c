@@ -92,7 +92,8 @@ static int load_timeline(const char *dir, struct profile *p, struct timeline **o
 		fprintf(stderr, "offcpu export: %s: %s\n", path, strerror(-err));
 	else if (st.malformed)
 		/* The same words as the capture's warnings (lane_load__warn). */
-		fprintf(stderr, "offcpu export: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
+		fprintf(stderr,
+			"offcpu export: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
 			path, st.first_malformed_line, st.malformed, st.first_malformed_reason);
 cleanup:
 	fclose(f);

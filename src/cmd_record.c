@@ -20,9 +20,11 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: offcpu record [OPTIONS] -- COMMAND [ARGS...]\n"
-		"       offcpu record [OPTIONS] -p PID[,PID...] | -a | --cgroup DIR  [-d DURATION]\n"
+		"       offcpu record [OPTIONS] -p PID[,PID...] | -a | --cgroup DIR  [-d "
+		"DURATION]\n"
 		"\n"
-		"Capture off-CPU time; write DIR/offcpu.{time,stacks}.txt, DIR/offcpu.diagnostics.txt\n"
+		"Capture off-CPU time; write DIR/offcpu.{time,stacks}.txt, "
+		"DIR/offcpu.diagnostics.txt\n"
 		"and DIR/offcpu.summary.json.\n"
 		"\n"
 		"Target:\n"
@@ -39,23 +41,28 @@ static void usage(FILE *out)
 		"Collector:\n"
 		"  -o, --output DIR       lane directory (default: offcpu-out)\n"
 		"      --mode time|stacks time: folded blocked time; stacks: bpftrace-style dump\n"
-		"      --tool NAME|PATH   native (default), offcputime-bpfcc, bpftrace, or a path to\n"
+		"      --tool NAME|PATH   native (default), offcputime-bpfcc, bpftrace, or a path "
+		"to\n"
 		"                         a compatible tool\n"
 		"  -m, --min-block US     only intervals of at least US microseconds\n"
 		"  -M, --max-block US     only intervals of at most US microseconds\n"
 		"      --state MASK       only these states: letters of S, D, R (e.g. SD)\n"
-		"      --timeline[=MIN]   also keep each interval of at least MIN (default 1ms; 0:\n"
+		"      --timeline[=MIN]   also keep each interval of at least MIN (default 1ms; "
+		"0:\n"
 		"                         all) with its waker: DIR/offcpu.timeline.txt, for\n"
 		"                         'offcpu export --format chrome-trace' (native only)\n"
 		"      --kernel-threads   include kernel threads\n"
 		"      --no-user-stacks, --no-kernel-stacks\n"
-		"      --no-stack-cache   walk every stack (the cache is exact; this is for benchmarks)\n"
+		"      --no-stack-cache   walk every stack (the cache is exact; this is for "
+		"benchmarks)\n"
 		"      --raw-tp           use the raw_tp programs even where tp_btf works\n"
 		"      --stack-entries N, --agg-entries N, --thread-entries N   map sizes\n"
-		"      --ready-timeout T  wait at most T for an external collector to attach (60s)\n"
+		"      --ready-timeout T  wait at most T for an external collector to attach "
+		"(60s)\n"
 		"      --stop-timeout T   wait at most T for it to flush at the end (10s)\n"
 		"Workload:\n"
-		"      --user NAME        run the command as NAME (default under sudo: the invoking\n"
+		"      --user NAME        run the command as NAME (default under sudo: the "
+		"invoking\n"
 		"                         user)\n"
 		"      --as-root          under sudo, run the command as root\n"
 		"Output:\n"
@@ -84,8 +91,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end != s + digits + (s[digits] == '.') + frac || v < 0 ||
-	    v > 86400.0 * 365)
+	if (errno || end != s + digits + (s[digits] == '.') + frac || v < 0 || v > 86400.0 * 365)
 		return -EINVAL;
 	if (!strcmp(end, "ms"))
 		v /= 1000;
@@ -184,50 +190,66 @@ static int check_pids(const char *s)
 	return s[-1] == ',' ? -EINVAL : 0;
 }
 
-#define BAD(...)                                                                                 \
-	do {                                                                                     \
-		fprintf(stderr, "offcpu record: " __VA_ARGS__);                                  \
-		fputc('\n', stderr);                                                             \
-		return -EINVAL;                                                                  \
+#define BAD(...)                                                \
+	do {                                                    \
+		fprintf(stderr, "offcpu record: " __VA_ARGS__); \
+		fputc('\n', stderr);                            \
+		return -EINVAL;                                 \
 	} while (0)
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum {
-		OPT_MODE = 256, OPT_TOOL, OPT_JSON, OPT_READY, OPT_STOP, OPT_CGROUP, OPT_STATE,
-		OPT_KTHREADS, OPT_NO_USTACK, OPT_NO_KSTACK, OPT_NO_CACHE, OPT_RAWTP, OPT_STACK_N,
-		OPT_AGG_N, OPT_THREAD_N, OPT_USER, OPT_AS_ROOT, OPT_TIMELINE, OPT_DEADLINE_SIG,
+		OPT_MODE = 256,
+		OPT_TOOL,
+		OPT_JSON,
+		OPT_READY,
+		OPT_STOP,
+		OPT_CGROUP,
+		OPT_STATE,
+		OPT_KTHREADS,
+		OPT_NO_USTACK,
+		OPT_NO_KSTACK,
+		OPT_NO_CACHE,
+		OPT_RAWTP,
+		OPT_STACK_N,
+		OPT_AGG_N,
+		OPT_THREAD_N,
+		OPT_USER,
+		OPT_AS_ROOT,
+		OPT_TIMELINE,
+		OPT_DEADLINE_SIG,
 		OPT_KILL_AFTER,
 	};
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "tool", required_argument, NULL, OPT_TOOL },
-		{ "json", optional_argument, NULL, OPT_JSON },
-		{ "ready-timeout", required_argument, NULL, OPT_READY },
-		{ "stop-timeout", required_argument, NULL, OPT_STOP },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "deadline-signal", required_argument, NULL, OPT_DEADLINE_SIG },
-		{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
-		{ "min-block", required_argument, NULL, 'm' },
-		{ "max-block", required_argument, NULL, 'M' },
-		{ "state", required_argument, NULL, OPT_STATE },
-		{ "kernel-threads", no_argument, NULL, OPT_KTHREADS },
-		{ "no-user-stacks", no_argument, NULL, OPT_NO_USTACK },
-		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACK },
-		{ "no-stack-cache", no_argument, NULL, OPT_NO_CACHE },
-		{ "raw-tp", no_argument, NULL, OPT_RAWTP },
-		{ "stack-entries", required_argument, NULL, OPT_STACK_N },
-		{ "agg-entries", required_argument, NULL, OPT_AGG_N },
-		{ "thread-entries", required_argument, NULL, OPT_THREAD_N },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
-		{ "timeline", optional_argument, NULL, OPT_TIMELINE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		{"output", required_argument, NULL, 'o'},
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"tool", required_argument, NULL, OPT_TOOL},
+		{"json", optional_argument, NULL, OPT_JSON},
+		{"ready-timeout", required_argument, NULL, OPT_READY},
+		{"stop-timeout", required_argument, NULL, OPT_STOP},
+		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
+		{"cgroup", required_argument, NULL, OPT_CGROUP},
+		{"duration", required_argument, NULL, 'd'},
+		{"deadline-signal", required_argument, NULL, OPT_DEADLINE_SIG},
+		{"kill-after", required_argument, NULL, OPT_KILL_AFTER},
+		{"min-block", required_argument, NULL, 'm'},
+		{"max-block", required_argument, NULL, 'M'},
+		{"state", required_argument, NULL, OPT_STATE},
+		{"kernel-threads", no_argument, NULL, OPT_KTHREADS},
+		{"no-user-stacks", no_argument, NULL, OPT_NO_USTACK},
+		{"no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACK},
+		{"no-stack-cache", no_argument, NULL, OPT_NO_CACHE},
+		{"raw-tp", no_argument, NULL, OPT_RAWTP},
+		{"stack-entries", required_argument, NULL, OPT_STACK_N},
+		{"agg-entries", required_argument, NULL, OPT_AGG_N},
+		{"thread-entries", required_argument, NULL, OPT_THREAD_N},
+		{"user", required_argument, NULL, OPT_USER},
+		{"as-root", no_argument, NULL, OPT_AS_ROOT},
+		{"timeline", optional_argument, NULL, OPT_TIMELINE},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
 		{},
 	};
 	bool mode_given = false;
@@ -331,9 +353,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (parse_u64(optarg, 1u << 26, &v) || !v)
 				BAD("map sizes are whole numbers from 1 to %u, not '%s'", 1u << 26,
 				    optarg);
-			*(c == OPT_STACK_N ? &o->native.stack_entries :
-			  c == OPT_AGG_N   ? &o->native.agg_entries :
-					     &o->native.thread_entries) = (uint32_t)v;
+			*(c == OPT_STACK_N ? &o->native.stack_entries
+			  : c == OPT_AGG_N ? &o->native.agg_entries
+					   : &o->native.thread_entries) = (uint32_t)v;
 			break;
 		case OPT_USER:
 			o->user = optarg;
@@ -345,7 +367,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->timeline = true;
 			o->timeline_min_ns = 1000000;
 			if (optarg && parse_duration(optarg, &o->timeline_min_ns))
-				BAD("--timeline=MIN takes a duration (e.g. 0, 500us, 10ms), not '%s'",
+				BAD("--timeline=MIN takes a duration (e.g. 0, 500us, 10ms), not "
+				    "'%s'",
 				    optarg);
 			break;
 		case 'q':

@@ -24,7 +24,8 @@ static void usage(FILE *out)
 		"\n"
 		"  --top N              stacks to show (default 10)\n"
 		"  --width N            columns (default: the terminal's, else 80)\n"
-		"  --color=WHEN         auto (default: a terminal and NO_COLOR unset), always, never\n"
+		"  --color=WHEN         auto (default: a terminal and NO_COLOR unset), always, "
+		"never\n"
 		"  --json               the same content as JSON\n"
 		"  -h, --help           this help\n"
 		"\n"
@@ -35,12 +36,15 @@ static void usage(FILE *out)
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "top", required_argument, NULL, 't' },   { "width", required_argument, NULL, 'w' },
-		{ "color", optional_argument, NULL, 'c' }, { "colour", optional_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },	   { "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"top", required_argument, NULL, 't'},
+		{"width", required_argument, NULL, 'w'},
+		{"color", optional_argument, NULL, 'c'},
+		{"colour", optional_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
-	struct report_opts o = { 0 };
+	struct report_opts o = {0};
 	const char *color = "auto";
 	struct profile *p = NULL;
 	struct lane lane;
@@ -52,13 +56,17 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 't':
 			if (term_opts__int(optarg, 1, 100000, &o.top)) {
-				fprintf(stderr, "offcpu report: --top wants a number from 1, not '%s'\n", optarg);
+				fprintf(stderr,
+					"offcpu report: --top wants a number from 1, not '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
 		case 'w':
 			if (term_opts__int(optarg, 40, 10000, &o.width)) {
-				fprintf(stderr, "offcpu report: --width wants a number from 40, not '%s'\n", optarg);
+				fprintf(stderr,
+					"offcpu report: --width wants a number from 40, not '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -77,11 +85,13 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "offcpu report: expected one capture directory; try 'offcpu report --help'\n");
+		fprintf(stderr, "offcpu report: expected one capture directory; try 'offcpu report "
+				"--help'\n");
 		return 2;
 	}
 	if (term_opts__color(color, &o.color)) {
-		fprintf(stderr, "offcpu report: --color is auto, always or never, not '%s'\n", color);
+		fprintf(stderr, "offcpu report: --color is auto, always or never, not '%s'\n",
+			color);
 		return 2;
 	}
 	if (!o.width)

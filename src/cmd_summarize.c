@@ -36,17 +36,17 @@ int cmd_summarize(int argc, char **argv)
 {
 	enum { OPT_MODE = 256, OPT_TOOL, OPT_JSON, OPT_EXIT };
 	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "tool", required_argument, NULL, OPT_TOOL },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "exit-code", required_argument, NULL, OPT_EXIT },
-		{ "help", no_argument, NULL, 'h' },
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"tool", required_argument, NULL, OPT_TOOL},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"exit-code", required_argument, NULL, OPT_EXIT},
+		{"help", no_argument, NULL, 'h'},
 		{},
 	};
 	const char *tool = NULL, *dir;
 	enum lane_mode mode = LANE_TIME;
 	bool mode_given = false, json = false, have_meta = false;
-	struct lane_evidence ev = { .tool_available = true, .collector_ready = true };
+	struct lane_evidence ev = {.tool_available = true, .collector_ready = true};
 	struct summary_meta meta;
 	struct summary_run run = {};
 	struct lane_result res = {};
@@ -78,8 +78,10 @@ int cmd_summarize(int argc, char **argv)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || v < 0 || v > 255) {
-				fprintf(stderr, "offcpu summarize: --exit-code takes a status from 0 "
-						"to 255, not '%s'\n", optarg);
+				fprintf(stderr,
+					"offcpu summarize: --exit-code takes a status from 0 "
+					"to 255, not '%s'\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			exit_code = (int)v;
@@ -94,8 +96,9 @@ int cmd_summarize(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "offcpu summarize: give one lane directory; usage: offcpu summarize "
-				"[OPTIONS] DIR\n");
+		fprintf(stderr,
+			"offcpu summarize: give one lane directory; usage: offcpu summarize "
+			"[OPTIONS] DIR\n");
 		return 2;
 	}
 	dir = argv[optind];
@@ -122,7 +125,8 @@ int cmd_summarize(int argc, char **argv)
 			return EXIT_INPUT;
 		}
 		if (err && err != -ENOENT)
-			fprintf(stderr, "offcpu summarize: warning: %s: %s; summarizing without it\n",
+			fprintf(stderr,
+				"offcpu summarize: warning: %s: %s; summarizing without it\n",
 				l.summary_path, err == -EINVAL ? why : strerror(-err));
 		err = 0;
 	}
@@ -143,13 +147,15 @@ int cmd_summarize(int argc, char **argv)
 			const struct integrity_loss *x = &meta.integrity.losses[i];
 
 			if (strcmp(x->name, "lost_stack_traces") && strcmp(x->name, "lost_events"))
-				integrity__add_loss(&res.integrity, x->name, x->count, x->affected_ns);
+				integrity__add_loss(&res.integrity, x->name, x->count,
+						    x->affected_ns);
 		}
 		res.integrity.evidence = l.collector == COLLECTOR_NATIVE && meta.integrity.evidence;
 		ev.tool_available = strcmp(meta.state, "tool_missing") != 0;
-		/* A native lane summarized as written was attached: its empty profile is a result. */
-		ev.native_attached = l.collector == COLLECTOR_NATIVE &&
-				     !strcmp(meta.state, "summary_written");
+		/* A native lane summarized as written was attached: its empty profile is a result.
+		 */
+		ev.native_attached =
+			l.collector == COLLECTOR_NATIVE && !strcmp(meta.state, "summary_written");
 		if (meta.has_workload) {
 			run.target = meta.target[0] ? meta.target : "command";
 			run.argv = meta.argv;
@@ -161,7 +167,7 @@ int cmd_summarize(int argc, char **argv)
 			ev.workload = meta.workload;
 		}
 	}
-	ev.collector = (struct proc_end){ .started = true, .exited = true, .exit_code = exit_code };
+	ev.collector = (struct proc_end){.started = true, .exited = true, .exit_code = exit_code};
 	if (ev.tool_available) {
 		/* The one loader every subcommand uses: the same errors, named by file and line. */
 		err = lane__load_planned(&l, &res.profile, &ld);
@@ -210,8 +216,8 @@ int cmd_summarize(int argc, char **argv)
 		res.outcome.caveat_kind ? ", " : "",
 		res.outcome.caveat_kind ? res.outcome.caveat_kind : "");
 	if (json) {
-		struct summary_input si = { .lane = &l, .outcome = &res.outcome,
-					    .integrity = &res.integrity };
+		struct summary_input si = {
+			.lane = &l, .outcome = &res.outcome, .integrity = &res.integrity};
 
 		summary__write_record(stdout, &si);
 	}

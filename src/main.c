@@ -12,13 +12,16 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, "run a command (or attach to pids, a cgroup, the host) and capture off-CPU time" },
-	{ "summarize", cmd_summarize, "re-read a capture directory and rewrite its summary" },
-	{ "doctor", cmd_doctor, "check what works on this host for off-CPU collection, and why not" },
-	{ "report", cmd_report, "where and why a capture's threads waited: budget, reasons, top stacks" },
-	{ "diff", cmd_diff, "compare two captures; --fail-on gates for CI (exit 1 when crossed)" },
-	{ "export", cmd_export, "write a capture as pprof, speedscope or a Chrome trace (Perfetto)" },
-	{ "flamegraph", cmd_flamegraph, "draw a capture's off-CPU flame graph as an interactive SVG" },
+	{"record", cmd_record,
+	 "run a command (or attach to pids, a cgroup, the host) and capture off-CPU time"},
+	{"summarize", cmd_summarize, "re-read a capture directory and rewrite its summary"},
+	{"doctor", cmd_doctor, "check what works on this host for off-CPU collection, and why not"},
+	{"report", cmd_report,
+	 "where and why a capture's threads waited: budget, reasons, top stacks"},
+	{"diff", cmd_diff, "compare two captures; --fail-on gates for CI (exit 1 when crossed)"},
+	{"export", cmd_export, "write a capture as pprof, speedscope or a Chrome trace (Perfetto)"},
+	{"flamegraph", cmd_flamegraph,
+	 "draw a capture's off-CPU flame graph as an interactive SVG"},
 };
 
 static void usage(FILE *out)

@@ -38,22 +38,23 @@
 #include "model/profile.h"
 
 struct budget_entry {
-	int pid;	  /* 0 when unknown */
-	int tid;	  /* 0 for a process or the total */
-	const char *comm; /* the profile's; a process: its main thread's (tid == pid), else its first */
+	int pid; /* 0 when unknown */
+	int tid; /* 0 for a process or the total */
+	const char *
+		comm; /* the profile's; a process: its main thread's (tid == pid), else its first */
 	size_t nr_threads;
-	bool time_known;     /* wall/oncpu from schedstat for every thread here */
+	bool time_known; /* wall/oncpu from schedstat for every thread here */
 	uint64_t wall_ns;
 	uint64_t oncpu_ns;
-	uint64_t runq_ns;    /* schedstat's when time_known, else the rows' */
+	uint64_t runq_ns; /* schedstat's when time_known, else the rows' */
 	uint64_t blocked_ns[REASON__COUNT];
 	uint64_t blocked_total_ns;
 	uint64_t unaccounted_ns;
 	uint64_t excess_ns;
-	uint64_t off_ns;     /* the rows' off-CPU time (run-queue part included) */
+	uint64_t off_ns;       /* the rows' off-CPU time (run-queue part included) */
 	uint64_t rows_runq_ns; /* the rows' run-queue part */
-	uint64_t count;	     /* off-CPU intervals */
-	double coverage;     /* 0..1, or -1 when not known */
+	uint64_t count;	       /* off-CPU intervals */
+	double coverage;       /* 0..1, or -1 when not known */
 };
 
 struct budget {

@@ -166,7 +166,9 @@ struct diff_side *diff_side__from_profile(const struct profile *p)
 		const struct profile_row *row = profile__row_at(p, i);
 		struct entry *e = &per_stack[row->stack];
 		enum reason r = reasons__get(rs, row->stack, row->state);
-		uint64_t rq = r == REASON_RUNQUEUE ? row->w.off_ns : runq_known ? row->w.runq_ns : 0;
+		uint64_t rq = r == REASON_RUNQUEUE ? row->w.off_ns
+			      : runq_known	   ? row->w.runq_ns
+						   : 0;
 
 		e->off += row->w.off_ns;
 		e->runq += rq;
@@ -238,7 +240,7 @@ static bool read_weight(const struct summary_weight *sw, struct entry *e)
 static int add_summary_stack(struct diff_side *s, const struct profile *scratch,
 			     const struct summary_stack *st)
 {
-	struct entry w = { 0 };
+	struct entry w = {0};
 	int err;
 
 	read_weight(&st->w, &w);
@@ -258,8 +260,8 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 {
 	struct profile *scratch = profile__new();
 	struct diff_side *s = calloc(1, sizeof(*s));
-	struct summary_weights sw = { 0 };
-	struct entry t = { 0 };
+	struct summary_weights sw = {0};
+	struct entry t = {0};
 	int err = -ENOMEM;
 	bool split;
 
@@ -555,7 +557,7 @@ int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t wh
 	static const struct {
 		const char *suffix;
 		uint64_t ns;
-	} units[] = { { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 } };
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
 	const char *gt = strrchr(expr, '>'), *num;
 	char metric[256], *end;
 	double v;
@@ -564,7 +566,8 @@ int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t wh
 	memset(g, 0, sizeof(*g));
 	snprintf(g->expr, sizeof(g->expr), "%s", expr);
 	if (!gt)
-		return gate_fail(why, why_len, expr, "expected METRIC>+THRESHOLD, e.g. 'blocked>+10%'");
+		return gate_fail(why, why_len, expr,
+				 "expected METRIC>+THRESHOLD, e.g. 'blocked>+10%'");
 	mlen = (size_t)(gt - expr);
 	if (mlen >= sizeof(metric))
 		return gate_fail(why, why_len, expr, "metric too long");
@@ -581,9 +584,10 @@ int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t wh
 	} else if (!strncmp(metric, "reason:", 7)) {
 		g->metric = DIFF_METRIC_REASON;
 		if (reason__parse(metric + 7, &g->reason))
-			return gate_fail(why, why_len, expr,
-					 "unknown reason (lock, sleep, disk_io, network, poll, pipe, "
-					 "child, memory, runqueue, other)");
+			return gate_fail(
+				why, why_len, expr,
+				"unknown reason (lock, sleep, disk_io, network, poll, pipe, "
+				"child, memory, runqueue, other)");
 	} else if (!strncmp(metric, "stack:", 6)) {
 		char msg[128];
 		int rc;
@@ -600,14 +604,16 @@ int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t wh
 		}
 		g->has_re = true;
 	} else {
-		return gate_fail(why, why_len, expr,
-				 "unknown metric (blocked, runq, off, count, reason:NAME, stack:REGEX)");
+		return gate_fail(
+			why, why_len, expr,
+			"unknown metric (blocked, runq, off, count, reason:NAME, stack:REGEX)");
 	}
 
 	num = gt + 1;
 	if (*num != '+') {
 		diff_gate__free(g);
-		return gate_fail(why, why_len, expr, "the threshold is a growth and starts with '+'");
+		return gate_fail(why, why_len, expr,
+				 "the threshold is a growth and starts with '+'");
 	}
 	num++;
 	errno = 0;
@@ -624,7 +630,8 @@ int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t wh
 	if (!*end) {
 		if (g->metric != DIFF_METRIC_COUNT) {
 			diff_gate__free(g);
-			return gate_fail(why, why_len, expr, "a time threshold needs a unit: ns, us, ms or s");
+			return gate_fail(why, why_len, expr,
+					 "a time threshold needs a unit: ns, us, ms or s");
 		}
 		g->abs = (uint64_t)v;
 		return 0;

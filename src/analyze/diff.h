@@ -131,9 +131,9 @@ struct diff_gate {
 	enum reason reason; /* DIFF_METRIC_REASON */
 	regex_t re;	    /* DIFF_METRIC_STACK */
 	bool has_re;
-	bool percent;	    /* threshold is relative */
-	double pct;	    /* +N% */
-	uint64_t abs;	    /* +N in ns (time metrics) or intervals (count) */
+	bool percent; /* threshold is relative */
+	double pct;   /* +N% */
+	uint64_t abs; /* +N in ns (time metrics) or intervals (count) */
 };
 
 /* Parse one expression. 0, or -EINVAL with why set to a one-line message. */

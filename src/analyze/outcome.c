@@ -33,11 +33,9 @@ static const struct {
 	enum diag_kind kind;
 	const char *caveat;
 } diag_causes[] = {
-	{ DIAG_KERNEL_HEADERS, "kernel_headers_missing" },
-	{ DIAG_LOCKDOWN, "bpf_locked_down" },
-	{ DIAG_PERMISSION, "permission_denied" },
-	{ DIAG_BPF_UNSUPPORTED, "bpf_unsupported" },
-	{ DIAG_ATTACH_FAILED, "attach_failed" },
+	{DIAG_KERNEL_HEADERS, "kernel_headers_missing"}, {DIAG_LOCKDOWN, "bpf_locked_down"},
+	{DIAG_PERMISSION, "permission_denied"},		 {DIAG_BPF_UNSUPPORTED, "bpf_unsupported"},
+	{DIAG_ATTACH_FAILED, "attach_failed"},
 };
 
 static void set_caveat(struct outcome *out, const char *kind, const char *fmt, ...)
@@ -82,7 +80,8 @@ static void integrity_message(struct integrity *in)
 			n = snprintf(m + used, cap - used, "%s%" PRIu64 " event(s) lost", sep,
 				     l->count);
 		else
-			n = snprintf(m + used, cap - used, "%s%s: %" PRIu64, sep, l->name, l->count);
+			n = snprintf(m + used, cap - used, "%s%s: %" PRIu64, sep, l->name,
+				     l->count);
 		if (n < 0)
 			break;
 		used += (size_t)n;
@@ -143,8 +142,9 @@ static void classify_failure(const struct outcome_input *oi, struct outcome *out
 	}
 	if (oi->collector.exited && oi->collector.exit_code == 0 && !oi->collector.signal) {
 		/* The seed's rule: exit 0 with nothing captured is a failure too. */
-		set_caveat(out, "empty_capture", "the collector exited 0 but captured no off-CPU "
-						 "rows%s",
+		set_caveat(out, "empty_capture",
+			   "the collector exited 0 but captured no off-CPU "
+			   "rows%s",
 			   oi->collector_ready ? "" : " (it never attached)");
 		return;
 	}
@@ -153,8 +153,9 @@ static void classify_failure(const struct outcome_input *oi, struct outcome *out
 	else if (d && d->count[DIAG_TEXT])
 		set_caveat(out, "collector_failed", "%s", d->first[DIAG_TEXT]);
 	else
-		set_caveat(out, "collector_failed", "the collector exited with status %d and said "
-						    "nothing",
+		set_caveat(out, "collector_failed",
+			   "the collector exited with status %d and said "
+			   "nothing",
 			   oi->collector.exit_code ? oi->collector.exit_code : 1);
 }
 
@@ -165,8 +166,9 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	memset(out, 0, sizeof(*out));
 	if (!oi->tool_available) {
 		out->state = "tool_missing";
-		set_caveat(out, "tool_unavailable", "the off-CPU profiler is not runnable on this "
-						    "host; blocked time was not captured");
+		set_caveat(out, "tool_unavailable",
+			   "the off-CPU profiler is not runnable on this "
+			   "host; blocked time was not captured");
 		in->status = INTEGRITY_UNKNOWN;
 		integrity_message(in);
 		return 0;

@@ -40,19 +40,18 @@
 #include "model/run.h"
 #include "parse/diagnostics.h"
 
-
 struct outcome_input {
 	bool tool_available;
 	/* NULL when the collector left no diagnostics file at all. */
 	const struct diagnostics *diag;
-	size_t rows;		  /* rows in the capture */
+	size_t rows; /* rows in the capture */
 	struct proc_end collector;
 	bool collector_ready;	  /* it attached before the workload ran */
 	bool collector_stopped;	  /* we sent the stop signal (SIGINT) ourselves */
 	bool collector_timed_out; /* it ignored the stop and was killed */
 	int collector_errno;	  /* native collector: why it could not start (0: it did) */
 	struct proc_end workload;
-	bool interrupted;	  /* the user interrupted the run */
+	bool interrupted; /* the user interrupted the run */
 	/* The built-in collector attached and drained: no rows is a measurement. */
 	bool native_attached;
 };

@@ -13,7 +13,8 @@
 enum match {
 	EXACT,	 /* the cleaned name equals the pattern */
 	PREFIX,	 /* the cleaned name starts with the pattern */
-	SYSCALL, /* a syscall wrapper of that name: __x64_sys_X, __do_sys_X, __se_sys_X, ksys_X, ... */
+	SYSCALL, /* a syscall wrapper of that name: __x64_sys_X, __do_sys_X, __se_sys_X, ksys_X, ...
+		  */
 };
 
 enum tier {
@@ -30,10 +31,22 @@ struct rule {
 	enum reason reason;
 };
 
-#define K(pat, how, r) { pat, how, SPECIFIC, REASON_##r }
-#define G(pat, how, r) { pat, how, GENERIC, REASON_##r }
-#define U(pat, how, r) { pat, how, USER, REASON_##r }
-#define P(pat, how) { pat, how, PLUMBING, REASON_OTHER }
+#define K(pat, how, r)                         \
+	{                                      \
+		pat, how, SPECIFIC, REASON_##r \
+	}
+#define G(pat, how, r)                        \
+	{                                     \
+		pat, how, GENERIC, REASON_##r \
+	}
+#define U(pat, how, r)                     \
+	{                                  \
+		pat, how, USER, REASON_##r \
+	}
+#define P(pat, how)                              \
+	{                                        \
+		pat, how, PLUMBING, REASON_OTHER \
+	}
 
 /*
  * The one table. Within a tier a frame takes the first rule it matches, so a
@@ -399,9 +412,9 @@ static const char *user_name(const char *name)
 /* The X of a syscall wrapper (__x64_sys_X, __do_sys_X, __se_sys_X, __sys_X, ksys_X, sys_X). */
 static const char *syscall_name(const char *name)
 {
-	static const char *const wrappers[] = { "__x64_sys_", "__ia32_sys_", "__arm64_sys_",
-						"__riscv_sys_", "__s390x_sys_", "__do_sys_",
-						"__se_sys_", "__sys_", "ksys_", "sys_" };
+	static const char *const wrappers[] = {
+		"__x64_sys_", "__ia32_sys_", "__arm64_sys_", "__riscv_sys_", "__s390x_sys_",
+		"__do_sys_",  "__se_sys_",   "__sys_",	     "ksys_",	     "sys_"};
 
 	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
 		size_t n = strlen(wrappers[i]);
@@ -488,11 +501,11 @@ static void decide(const struct profile *p, uint32_t stack, enum offcpu_state st
 		   const struct rule *(*rule_of)(void *ctx, uint32_t frame), void *ctx,
 		   struct reason_match *m)
 {
-	static const enum tier passes[] = { SPECIFIC, GENERIC, USER };
+	static const enum tier passes[] = {SPECIFIC, GENERIC, USER};
 	const uint32_t *frames;
 	size_t n = 0;
 
-	*m = (struct reason_match){ .reason = REASON_OTHER, .step = REASON_BY_NOTHING, .frame = -1 };
+	*m = (struct reason_match){.reason = REASON_OTHER, .step = REASON_BY_NOTHING, .frame = -1};
 	if (st == OFFCPU_STATE_PREEMPT || st == OFFCPU_STATE_OTHER) {
 		m->reason = st == OFFCPU_STATE_PREEMPT ? REASON_RUNQUEUE : REASON_OTHER;
 		m->step = REASON_BY_STATE;

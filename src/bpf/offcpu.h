@@ -165,9 +165,9 @@ struct offcpu_thread {
 	__u32 clock; /* sites made: the next one replaces sites[clock % OFFCPU_CACHE_WAYS] */
 	__u8 state;
 	__u8 flags;
-	__u8 site; /* cache entry of the current interval, or OFFCPU_NO_SITE */
-	__u8 held;   /* the follow_pid root before its exec: nothing recorded yet */
-	__u8 woken;  /* timeline: the current interval's waking was seen */
+	__u8 site;  /* cache entry of the current interval, or OFFCPU_NO_SITE */
+	__u8 held;  /* the follow_pid root before its exec: nothing recorded yet */
+	__u8 woken; /* timeline: the current interval's waking was seen */
 	__u8 pad[3];
 	__u32 waker; /* timeline: the thread that woke it in this interval; 0 unknown */
 	__u32 pad2;
@@ -266,7 +266,7 @@ struct offcpu_stats {
 	__u64 inflight_start_ns;
 	__u64 cache_mismatch; /* intervals attributed by a cache entry that then failed its check */
 	__u64 cache_mismatch_ns;
-	__u64 lost_records; /* thread exit records dropped: ring buffer full */
+	__u64 lost_records;  /* thread exit records dropped: ring buffer full */
 	__u64 timeline_lost; /* timeline intervals dropped: ring buffer full (in the profile) */
 	__u64 timeline_lost_ns;
 	/* diagnostics */

@@ -65,7 +65,7 @@ int identity__resolve(struct identity *id, const char *user, bool as_root, char 
 
 char **identity__env(const struct identity *id)
 {
-	static const char *const keys[] = { "HOME=", "USER=", "LOGNAME=" };
+	static const char *const keys[] = {"HOME=", "USER=", "LOGNAME="};
 	size_t n = 0, k = 0;
 	char **env;
 

@@ -16,8 +16,9 @@ static bool is_sched(const char *name, size_t len)
 static bool is_irq_entry(const char *name, size_t len)
 {
 	static const char *const exact[] = {
-		"asm_common_interrupt", "asm_spurious_interrupt", "irq_entries_start",
-		"spurious_entries_start", "asm_exc_nmi", "__do_softirq",
+		"asm_common_interrupt", "asm_spurious_interrupt",
+		"irq_entries_start",	"spurious_entries_start",
+		"asm_exc_nmi",		"__do_softirq",
 	};
 
 	if (len > 11 && !strncmp(name, "asm_sysvec_", 11))

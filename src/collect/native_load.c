@@ -146,8 +146,9 @@ int native__check_cgroup(const char *dir, char *why, size_t why_len)
 	if (where[0])
 		snprintf(also, sizeof(also), "; cgroup v2 is mounted at %s", where);
 	else
-		snprintf(also, sizeof(also), "; cgroup v2 is not mounted here "
-					     "(mount -t cgroup2 none /mnt/cgroup2)");
+		snprintf(also, sizeof(also),
+			 "; cgroup v2 is not mounted here "
+			 "(mount -t cgroup2 none /mnt/cgroup2)");
 	snprintf(why, why_len, "--cgroup %s is %s, and offcpu needs a cgroup v2 directory%s", dir,
 		 sfs.f_type == CGROUP_SUPER_MAGIC ? "on cgroup v1" : "not a cgroup directory",
 		 also);

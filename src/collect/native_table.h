@@ -17,14 +17,14 @@
 #include "util/hmap.h"
 
 struct ntable {
-	struct hmap idx;      /* hash of a key -> its entry's index */
+	struct hmap idx;       /* hash of a key -> its entry's index */
 	unsigned char **slots; /* chunks of entries (key, then value at voff); NULL while empty */
 	size_t nr_chunks, chunks_cap;
-	size_t n;	       /* entries */
-	size_t ksz;	      /* key bytes */
-	size_t vsz;	      /* value bytes */
-	size_t voff;	      /* value offset in an entry (8-aligned) */
-	size_t stride;	      /* bytes per entry, aligned to 8 */
+	size_t n;      /* entries */
+	size_t ksz;    /* key bytes */
+	size_t vsz;    /* value bytes */
+	size_t voff;   /* value offset in an entry (8-aligned) */
+	size_t stride; /* bytes per entry, aligned to 8 */
 };
 
 /* 0 or -ENOMEM. */

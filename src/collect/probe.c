@@ -33,7 +33,7 @@ const char *probe__btf_path(void)
 
 const char *probe_verdict__name(enum probe_verdict v)
 {
-	static const char *const names[] = { "ok", "warn", "FAIL", "info" };
+	static const char *const names[] = {"ok", "warn", "FAIL", "info"};
 
 	return v <= PROBE_INFO ? names[v] : "?";
 }
@@ -78,7 +78,7 @@ static int read_small(const char *path, char *buf, size_t len)
 
 static void check_privilege(struct probe_result *r)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
 	unsigned long long eff;
 	int bpf, perfmon, admin;
@@ -93,7 +93,7 @@ static void check_privilege(struct probe_result *r)
 	perfmon = !!(eff & (1ull << CAP_PERFMON));
 	admin = !!(eff & (1ull << CAP_SYS_ADMIN));
 	probe__say(r->seen, "uid %d; CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s", (int)geteuid(),
-	    bpf ? "yes" : "no", perfmon ? "yes" : "no", admin ? "yes" : "no");
+		   bpf ? "yes" : "no", perfmon ? "yes" : "no", admin ? "yes" : "no");
 	if (admin || (bpf && perfmon))
 		return;
 	r->verdict = PROBE_FAIL;
@@ -115,8 +115,8 @@ static void check_file(struct probe_result *r, const char *path, const char *fix
 
 /* A program that returns 0: enough to prove a type loads and attaches. */
 static const struct bpf_insn ret0[] = {
-	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-	{ .code = BPF_JMP | BPF_EXIT },
+	{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	{.code = BPF_JMP | BPF_EXIT},
 };
 
 /*
@@ -135,8 +135,8 @@ static void check_sched_switch_attach(struct probe_result *r, bool btf)
 
 		vmlinux = btf__load_vmlinux_btf();
 		id = vmlinux ? btf__find_by_name_kind(vmlinux, "btf_trace_sched_switch",
-						      BTF_KIND_TYPEDEF) :
-			       -ENOENT;
+						      BTF_KIND_TYPEDEF)
+			     : -ENOENT;
 		if (id < 0) {
 			err = id;
 			goto out;
@@ -165,8 +165,8 @@ out:
 	}
 	r->verdict = btf ? PROBE_WARN : PROBE_FAIL;
 	probe__say(r->seen, "%s does not attach: %s", what, strerror(-err));
-	probe__say(r->fix, btf ? "offcpu falls back to raw_tp; nothing to do" :
-			  "needs a kernel with BPF raw tracepoints (4.17+) and privilege");
+	probe__say(r->fix, btf ? "offcpu falls back to raw_tp; nothing to do"
+			       : "needs a kernel with BPF raw tracepoints (4.17+) and privilege");
 }
 
 static void check_kprobes(struct probe_result *r)
@@ -182,7 +182,7 @@ static void check_kprobes(struct probe_result *r)
 	r->verdict = PROBE_WARN;
 	probe__say(r->seen, "no kprobes in this kernel (no kprobe PMU, no kprobe_events)");
 	probe__say(r->fix, "offcpu's native collector does not need them; BCC's offcputime does "
-		    "(CONFIG_KPROBES, CONFIG_KPROBE_EVENTS)");
+			   "(CONFIG_KPROBES, CONFIG_KPROBE_EVENTS)");
 }
 
 static void check_tracefs(struct probe_result *r)
@@ -210,15 +210,16 @@ static void check_lockdown(struct probe_result *r)
 	probe__say(r->seen, "%s", buf);
 	if (strstr(buf, "[integrity]") || strstr(buf, "[confidentiality]")) {
 		r->verdict = strstr(buf, "[confidentiality]") ? PROBE_FAIL : PROBE_WARN;
-		probe__say(r->fix, "kernel lockdown restricts BPF tracing; boot with lockdown=none if "
-			    "allowed");
+		probe__say(r->fix,
+			   "kernel lockdown restricts BPF tracing; boot with lockdown=none if "
+			   "allowed");
 	}
 }
 
 int probe__run_tool(char *const argv[], char *buf, size_t len, int timeout_ms)
 {
 	struct proc p;
-	struct proc_opts o = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
+	struct proc_opts o = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
 	char path[] = "/tmp/offcpu-doctor.XXXXXX";
 	int fd = mkstemp(path), err;
 	ssize_t n;
@@ -267,10 +268,12 @@ static void check_binary(struct probe_result *r, const char *path)
 		return;
 	}
 	r->verdict = PROBE_WARN;
-	probe__say(r->seen, "%s %s", path, v == FP_ABSENT ? "is built without frame pointers" :
-						    "may lack frame pointers (unclear)");
-	probe__say(r->fix, "rebuild with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer) "
-		    "for whole user stacks");
+	probe__say(r->seen, "%s %s", path,
+		   v == FP_ABSENT ? "is built without frame pointers"
+				  : "may lack frame pointers (unclear)");
+	probe__say(r->fix,
+		   "rebuild with -fno-omit-frame-pointer (and -mno-omit-leaf-frame-pointer) "
+		   "for whole user stacks");
 }
 
 size_t probe__run_all(struct probe_result *out, size_t max, const char *binary)

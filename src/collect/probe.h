@@ -13,7 +13,7 @@
 enum probe_verdict { PROBE_OK = 0, PROBE_WARN, PROBE_FAIL, PROBE_INFO };
 
 struct probe_result {
-	const char *name;     /* short, e.g. "btf" */
+	const char *name; /* short, e.g. "btf" */
 	enum probe_verdict verdict;
 	char seen[256];	      /* what was found */
 	char fix[256];	      /* what to do; empty when ok */

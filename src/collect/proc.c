@@ -47,8 +47,8 @@ int proc__resolve_exe(const char *name, char *out, size_t len)
 		struct stat st;
 		int n;
 
-		n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path), end == path ? "." : path,
-			     name);
+		n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path),
+			     end == path ? "." : path, name);
 		if (n > 0 && (size_t)n < sizeof(buf) && !stat(buf, &st) && S_ISREG(st.st_mode) &&
 		    !access(buf, X_OK))
 			goto found;
@@ -112,7 +112,7 @@ static void child(char *const argv[], const struct proc_opts *o, int go_fd, int 
 
 int proc__spawn(struct proc *p, char *const argv[], const struct proc_opts *o)
 {
-	int go[2] = { -1, -1 }, er[2];
+	int go[2] = {-1, -1}, er[2];
 
 	memset(p, 0, sizeof(*p));
 	p->go_fd = p->err_fd = p->pidfd = -1;
@@ -217,7 +217,7 @@ int proc__wait(struct proc *p, int timeout_ms)
 		if (timeout_ms >= 0 && proc__now_ns() >= deadline)
 			return -ETIMEDOUT;
 		if (p->pidfd >= 0) {
-			struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+			struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
 			int ms = -1;
 
 			if (timeout_ms >= 0)
@@ -256,7 +256,7 @@ int proc__wait_ended(struct proc *p, int timeout_ms)
 		if (timeout_ms >= 0)
 			ms = (int)((deadline - proc__now_ns()) / 1000000) + 1;
 		if (p->pidfd >= 0) {
-			struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+			struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
 
 			if (poll(&pfd, 1, ms) < 0 && errno == EINTR)
 				return -EINTR;

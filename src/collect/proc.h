@@ -35,11 +35,11 @@ struct proc {
 };
 
 struct proc_opts {
-	int stdin_fd;  /* -1: inherit */
-	int stdout_fd; /* -1: inherit */
-	int stderr_fd; /* -1: inherit */
-	bool held;     /* wait for proc__release() before exec */
-	bool own_group; /* lead a new process group (setpgid) */
+	int stdin_fd;	   /* -1: inherit */
+	int stdout_fd;	   /* -1: inherit */
+	int stderr_fd;	   /* -1: inherit */
+	bool held;	   /* wait for proc__release() before exec */
+	bool own_group;	   /* lead a new process group (setpgid) */
 	char *const *envp; /* NULL: inherit the environment */
 	/* Drop to this identity before exec (uid/gid -1: keep). */
 	uid_t uid;

@@ -180,8 +180,8 @@ int lane__load(const char *dir, struct profile **out, struct lane *l, struct lan
 		snprintf(ld->error, sizeof(ld->error), "%s: %s", l->summary_path, why);
 		return err;
 	} else if (err != -ENOENT) {
-		snprintf(ld->summary_problem, sizeof(ld->summary_problem), "%s: %s", l->summary_path,
-			 err == -EINVAL ? why : strerror(-err));
+		snprintf(ld->summary_problem, sizeof(ld->summary_problem), "%s: %s",
+			 l->summary_path, err == -EINVAL ? why : strerror(-err));
 	}
 	return load_planned(l, out, ld);
 }

@@ -29,7 +29,6 @@
 #include "util/atomic_file.h"
 #include "util/vec.h"
 
-
 static volatile sig_atomic_t got_signal, nr_signals;
 static volatile pid_t forward_pgid;
 
@@ -65,7 +64,7 @@ static void on_job_control(int sig)
 static void install_handlers(void)
 {
 	struct sigaction sa = {};
-	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 	sa.sa_handler = on_signal;
 	sa.sa_flags = 0; /* no SA_RESTART: waits must see the signal */
@@ -125,7 +124,6 @@ static void stop_external(struct proc *c, int timeout_ms, struct lane_evidence *
 	ev->collector.started = true;
 }
 
-
 static int exit_status(const struct record_opts *o, const struct rec *r)
 {
 	const struct proc_end *w = &r->run.workload;
@@ -144,7 +142,7 @@ static int exit_status(const struct record_opts *o, const struct rec *r)
 
 static int spawn_workload(struct rec *r)
 {
-	struct proc_opts wo = { .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .held = true };
+	struct proc_opts wo = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .held = true};
 	int err;
 
 	if (r->id.drop) {
@@ -244,7 +242,8 @@ static int start_native(struct rec *r)
 		r->ev.collector_errno = errno ? errno : EINVAL;
 		r->ev.collector.started = false;
 		if (!r->o->quiet)
-			fprintf(stderr, "offcpu: the native collector could not start: %s; see %s\n",
+			fprintf(stderr,
+				"offcpu: the native collector could not start: %s; see %s\n",
 				strerror(r->ev.collector_errno), r->l.diagnostics_path);
 	} else {
 		r->ev.collector.started = true;
@@ -282,13 +281,14 @@ static int wait_attached(struct rec *r)
 
 static int start_external(struct rec *r)
 {
-	struct proc_opts co = { .stdin_fd = -1, .stdout_fd = r->cap_fd, .stderr_fd = r->diag_fd };
+	struct proc_opts co = {.stdin_fd = -1, .stdout_fd = r->cap_fd, .stderr_fd = r->diag_fd};
 	char tool_path[PATH_MAX];
 	int err;
 
 	if (r->o->target != TARGET_COMMAND) {
-		fprintf(stderr, "offcpu: --tool %s follows a command; -p, -a and --cgroup need the "
-				"native collector\n",
+		fprintf(stderr,
+			"offcpu: --tool %s follows a command; -p, -a and --cgroup need the "
+			"native collector\n",
 			r->l.tool);
 		return -EINVAL;
 	}
@@ -317,8 +317,9 @@ static int start_external(struct rec *r)
 	r->ev.collector_ready = wait_attached(r) == 1;
 	if (!r->ev.collector_ready && !got_signal && proc__wait(&r->coll, 0) == -ETIMEDOUT &&
 	    !r->o->quiet)
-		fprintf(stderr, "offcpu: the collector did not attach within %d ms; running the "
-				"workload anyway\n",
+		fprintf(stderr,
+			"offcpu: the collector did not attach within %d ms; running the "
+			"workload anyway\n",
 			r->o->ready_timeout_ms);
 	return 0;
 }
@@ -351,7 +352,7 @@ static void watch(struct rec *r, uint64_t deadline)
  */
 static bool release_workload(struct rec *r)
 {
-	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	sigset_t set, old;
 	bool go;
 
@@ -451,7 +452,7 @@ static void run_command(struct rec *r, uint64_t deadline)
 		r->run.ended_by = "interrupt";
 		r->interrupted_by = got_signal;
 		/* "Could not be started", and why. */
-		r->run.workload = (struct proc_end){ .exec_errno = EINTR };
+		r->run.workload = (struct proc_end){.exec_errno = EINTR};
 		return;
 	}
 	for (;;) {
@@ -561,7 +562,8 @@ static int stop_native(struct rec *r)
 		return 0;
 	err = native__stop(r->native, r->res.profile, &r->res.integrity, r->sym);
 	if (err) {
-		fprintf(r->diag, "offcpu: reading the collector's maps failed: %s\n", strerror(-err));
+		fprintf(r->diag, "offcpu: reading the collector's maps failed: %s\n",
+			strerror(-err));
 		integrity__add_loss(&r->res.integrity, "drain_failed", 1, 0);
 	}
 	r->ev.collector.exited = true;
@@ -585,9 +587,8 @@ static int stop_native(struct rec *r)
 	if (err == -EIO && rec__disk_full(r))
 		err = -ENOSPC;
 	if (err)
-		rec__fail(r, "write_failed",
-			     "cannot write %s: %s; nothing in %s was replaced", failed,
-			     atomic_file__strerror(err), r->o->out_dir);
+		rec__fail(r, "write_failed", "cannot write %s: %s; nothing in %s was replaced",
+			  failed, atomic_file__strerror(err), r->o->out_dir);
 	return err;
 }
 
@@ -630,16 +631,16 @@ static int terminal_fd(void)
 	return -1;
 }
 
-static const char *const target_names[] = { "command", "pids", "cgroup", "host" };
+static const char *const target_names[] = {"command", "pids", "cgroup", "host"};
 
 int record__run(struct record_opts *o)
 {
-	struct rec r = { .o = o, .cap_fd = -1, .diag_fd = -1, .dir_fd = -1, .tty = terminal_fd() };
+	struct rec r = {.o = o, .cap_fd = -1, .diag_fd = -1, .dir_fd = -1, .tty = terminal_fd()};
 	const struct sym_binary *bins = NULL;
 	size_t nr_bins = 0;
 	int status = EXIT_OFFCPU_FAILED, err;
 
-	r.work = r.coll = (struct proc){ .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 };
+	r.work = r.coll = (struct proc){.pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1};
 	r.run.target = target_names[o->target];
 	r.run.target_arg = o->target_arg;
 	r.run.argv = o->target == TARGET_COMMAND ? o->argv : NULL;
@@ -679,9 +680,9 @@ int record__run(struct record_opts *o)
 		 */
 		if (rec__disk_full(&r)) {
 			rec__fail(&r, "write_failed",
-				     "cannot write %s: %s (the collector's capture may be cut "
-				     "short); nothing in %s was replaced",
-				     r.l.capture_path, strerror(ENOSPC), o->out_dir);
+				  "cannot write %s: %s (the collector's capture may be cut "
+				  "short); nothing in %s was replaced",
+				  r.l.capture_path, strerror(ENOSPC), o->out_dir);
 			goto summary_failed;
 		}
 	}
@@ -692,9 +693,9 @@ int record__run(struct record_opts *o)
 		if (err == -EIO && rec__disk_full(&r))
 			err = -ENOSPC;
 		rec__fail(&r, "write_failed",
-			     "cannot write %s: %s; the capture is in place, 'offcpu summarize %s' "
-			     "writes the summary when there is room",
-			     r.l.summary_path, atomic_file__strerror(err), o->out_dir);
+			  "cannot write %s: %s; the capture is in place, 'offcpu summarize %s' "
+			  "writes the summary when there is room",
+			  r.l.summary_path, atomic_file__strerror(err), o->out_dir);
 		goto summary_failed;
 	}
 	if (!o->quiet)

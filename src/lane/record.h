@@ -52,15 +52,15 @@ struct record_opts {
 	int ready_timeout_ms;
 	int stop_timeout_ms;
 	enum record_target target;
-	const char *target_arg; /* the -p list or cgroup path, as given */
-	uint64_t duration_ns;	/* -d; 0: until the workload ends (or ^C) */
-	int deadline_signal;	/* sent to the workload's group at -d (0: SIGTERM) */
-	uint64_t kill_after_ns;	/* then SIGKILL after this grace (0: at once) */
-	char **argv;		/* the workload (TARGET_COMMAND) */
-	const char *user;	/* --user */
-	bool as_root;		/* --as-root */
-	bool timeline;		/* --timeline: write DIR/offcpu.timeline.txt (native) */
-	uint64_t timeline_min_ns; /* its threshold */
+	const char *target_arg;	   /* the -p list or cgroup path, as given */
+	uint64_t duration_ns;	   /* -d; 0: until the workload ends (or ^C) */
+	int deadline_signal;	   /* sent to the workload's group at -d (0: SIGTERM) */
+	uint64_t kill_after_ns;	   /* then SIGKILL after this grace (0: at once) */
+	char **argv;		   /* the workload (TARGET_COMMAND) */
+	const char *user;	   /* --user */
+	bool as_root;		   /* --as-root */
+	bool timeline;		   /* --timeline: write DIR/offcpu.timeline.txt (native) */
+	uint64_t timeline_min_ns;  /* its threshold */
 	struct native_opts native; /* target fields are filled by record__run */
 };
 

@@ -50,7 +50,8 @@ static int mkdir_p(const char *dir, int *dir_fd, int **made, size_t *nr_made)
 				break;
 			}
 			nfd = openat(fd, comp,
-				     (created ? O_RDONLY | O_NOFOLLOW : O_PATH) | O_DIRECTORY | O_CLOEXEC);
+				     (created ? O_RDONLY | O_NOFOLLOW : O_PATH) | O_DIRECTORY |
+					     O_CLOEXEC);
 		}
 		if (nfd < 0) {
 			err = -errno;
@@ -141,8 +142,8 @@ void rec__fail(struct rec *r, const char *kind, const char *fmt, ...)
 /* The staged lane: the same files with ".new" appended, beside them. */
 static int plan_staging(struct rec *r)
 {
-	char *paths[] = { r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
-			  r->st.timeline_path };
+	char *paths[] = {r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
+			 r->st.timeline_path};
 
 	r->st = r->l;
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
@@ -165,21 +166,20 @@ static int lock_dir(struct rec *r)
 		return 0;
 	}
 	if (errno != EWOULDBLOCK) {
-		rec__fail(r, "start_failed", "cannot lock %s: %s", r->o->out_dir,
-			     strerror(errno));
+		rec__fail(r, "start_failed", "cannot lock %s: %s", r->o->out_dir, strerror(errno));
 		return -errno;
 	}
 	pid = lock_holder(r->dir_fd);
 	if (pid > 0)
 		rec__fail(r, "directory_busy",
-			     "%s is in use by another offcpu record (pid %d); wait for it or "
-			     "choose another -o",
-			     r->o->out_dir, pid);
+			  "%s is in use by another offcpu record (pid %d); wait for it or "
+			  "choose another -o",
+			  r->o->out_dir, pid);
 	else
 		rec__fail(r, "directory_busy",
-			     "%s is in use by another offcpu record; wait for it or choose "
-			     "another -o",
-			     r->o->out_dir);
+			  "%s is in use by another offcpu record; wait for it or choose "
+			  "another -o",
+			  r->o->out_dir);
 	return -EBUSY;
 }
 
@@ -201,8 +201,8 @@ static int check_target(struct rec *r)
 		long pid = strtol(s, (char **)&s, 10);
 
 		if (kill((pid_t)pid, 0) && errno == ESRCH) {
-			rec__fail(r, "start_failed", "-p %ld: no such process; nothing was recorded",
-				     pid);
+			rec__fail(r, "start_failed",
+				  "-p %ld: no such process; nothing was recorded", pid);
 			return -ESRCH;
 		}
 	}
@@ -228,8 +228,8 @@ int rec__prepare(struct rec *r)
 	if (!err)
 		err = mkdir_p(o->out_dir, &r->dir_fd, &r->made_fds, &r->nr_made);
 	if (err) {
-		rec__fail(r, "start_failed", "cannot create output directory %s: %s",
-			     o->out_dir, strerror(-err));
+		rec__fail(r, "start_failed", "cannot create output directory %s: %s", o->out_dir,
+			  strerror(-err));
 		return err;
 	}
 	err = lock_dir(r);
@@ -239,8 +239,7 @@ int rec__prepare(struct rec *r)
 	r->cap_fd = r->diag_fd < 0 ? r->diag_fd : open_out(r->dir_fd, r->st.capture_path);
 	if (r->diag_fd < 0 || r->cap_fd < 0) {
 		err = r->diag_fd < 0 ? r->diag_fd : r->cap_fd;
-		rec__fail(r, "start_failed", "cannot write in %s: %s", o->out_dir,
-			     strerror(-err));
+		rec__fail(r, "start_failed", "cannot write in %s: %s", o->out_dir, strerror(-err));
 		return err;
 	}
 	return 0;
@@ -263,10 +262,10 @@ bool rec__disk_full(const struct rec *r)
  */
 int rec__commit(struct rec *r)
 {
-	const char *final[] = { r->l.capture_path, r->l.diagnostics_path, r->l.profile_path,
-				r->l.timeline_path };
-	const char *staged[] = { r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
-				 r->st.timeline_path };
+	const char *final[] = {r->l.capture_path, r->l.diagnostics_path, r->l.profile_path,
+			       r->l.timeline_path};
+	const char *staged[] = {r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
+				r->st.timeline_path};
 	const char *other = r->o->mode == LANE_STACKS ? "offcpu.time.txt" : "offcpu.stacks.txt";
 	const char *failed = r->l.summary_path;
 	int err = 0;
@@ -277,8 +276,8 @@ int rec__commit(struct rec *r)
 		failed = final[i];
 		if (!renameat(r->dir_fd, base_name(staged[i]), r->dir_fd, base_name(final[i])))
 			continue;
-		if (errno != ENOENT || (unlinkat(r->dir_fd, base_name(final[i]), 0) &&
-					errno != ENOENT))
+		if (errno != ENOENT ||
+		    (unlinkat(r->dir_fd, base_name(final[i]), 0) && errno != ENOENT))
 			err = -errno;
 	}
 	r->committed = true;
@@ -300,8 +299,8 @@ int rec__commit(struct rec *r)
  */
 static void give_files_to_user(struct rec *r)
 {
-	const char *paths[] = { r->l.capture_path, r->l.diagnostics_path, r->l.summary_path,
-				r->l.profile_path, r->l.timeline_path };
+	const char *paths[] = {r->l.capture_path, r->l.diagnostics_path, r->l.summary_path,
+			       r->l.profile_path, r->l.timeline_path};
 	struct stat st;
 
 	if (!r->id.drop || !r->locked)
@@ -328,8 +327,8 @@ static void give_files_to_user(struct rec *r)
 /* Staged files of a record that did not commit; nothing else is removed. */
 static void remove_staged(struct rec *r)
 {
-	const char *staged[] = { r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
-				 r->st.timeline_path };
+	const char *staged[] = {r->st.capture_path, r->st.diagnostics_path, r->st.profile_path,
+				r->st.timeline_path};
 
 	if (!r->locked)
 		return;
@@ -380,10 +379,12 @@ static int path_fd(const char *path)
  */
 void rec__print_record(struct rec *r)
 {
-	struct outcome failed = { .state = "record_failed", .caveat_kind = r->fail_kind };
-	struct integrity unknown = { .status = INTEGRITY_UNKNOWN };
-	struct summary_input si = { .lane = &r->l, .outcome = &r->res.outcome,
-				    .integrity = &r->res.integrity, .run = &r->run };
+	struct outcome failed = {.state = "record_failed", .caveat_kind = r->fail_kind};
+	struct integrity unknown = {.status = INTEGRITY_UNKNOWN};
+	struct summary_input si = {.lane = &r->l,
+				   .outcome = &r->res.outcome,
+				   .integrity = &r->res.integrity,
+				   .run = &r->run};
 	const char *path = r->o->json_path;
 	struct stat st;
 	bool existed;

@@ -369,8 +369,7 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 		return err;
 	h = hash_bytes(comm, len, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
 	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
-		if (r->pub.pid == pid && r->pub.tid == tid &&
-		    !strcmp(r->pub.comm, comm))
+		if (r->pub.pid == pid && r->pub.tid == tid && !strcmp(r->pub.comm, comm))
 			return (int)r->id;
 	}
 	if (p->threads.n >= MAX_IDS)
@@ -430,8 +429,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 		return err;
 	h = hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
 	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
-		if (r->thread == thread && r->stack == stack &&
-		    r->state == state) {
+		if (r->thread == thread && r->stack == stack && r->state == state) {
 			if (sk)
 				sk->row_hint = r;
 			goto found;

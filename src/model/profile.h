@@ -113,7 +113,8 @@ struct profile_thread_time {
 	uint64_t oncpu_ns;
 	uint64_t runq_ns;
 };
-int profile__set_thread_time(struct profile *p, uint32_t thread, const struct profile_thread_time *t);
+int profile__set_thread_time(struct profile *p, uint32_t thread,
+			     const struct profile_thread_time *t);
 /* NULL when none was set for this thread. */
 const struct profile_thread_time *profile__thread_time(const struct profile *p, uint32_t thread);
 

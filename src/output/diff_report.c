@@ -211,16 +211,20 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 	term_line__end(&l);
 	if (d->norm != DIFF_NORM_NONE) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
-		term_line__text(&l, d->norm == DIFF_NORM_TOTAL ?
-					    "values are shares of each side's total off-CPU time" :
-					    "values are seconds off-CPU per second of wall time",
+		term_line__text(&l,
+				d->norm == DIFF_NORM_TOTAL
+					? "values are shares of each side's total off-CPU time"
+					: "values are seconds off-CPU per second of wall time",
 				-1);
 		term_line__end(&l);
 	}
 	if (d->stacks_partial) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__color(&l, "33");
-		term_line__text(&l, "a summary lists only its top stacks: stacks and reasons cover part of the time", -1);
+		term_line__text(&l,
+				"a summary lists only its top stacks: stacks and reasons cover "
+				"part of the time",
+				-1);
 		term_line__end(&l);
 	}
 	fputc('\n', c->out);
@@ -253,7 +257,9 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 		const struct diff_item *it = &d->stacks[i];
 
 		snprintf(line, sizeof(line), "%zu %s%s", i + 1, reason__name(it->reason),
-			 it->only_new ? " (new)" : it->only_base ? " (gone)" : "");
+			 it->only_new	 ? " (new)"
+			 : it->only_base ? " (gone)"
+					 : "");
 		row(c, line, &it->off, true, term__reason_color(it->reason));
 		stack_frames(c, it);
 	}
@@ -286,7 +292,8 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 	}
 }
 
-static void json_value(struct jw *w, const struct ctx *c, const char *key, const struct diff_value *v)
+static void json_value(struct jw *w, const struct ctx *c, const char *key,
+		       const struct diff_value *v)
 {
 	double rel = diff_value__rel(c->d, v);
 
@@ -393,7 +400,7 @@ int diff_report__write(FILE *out, const struct diff *d, const struct diff_gate *
 		       const struct diff_gate_result *results, size_t nr_gates,
 		       const struct diff_report_opts *o)
 {
-	struct ctx c = { .out = out, .d = d };
+	struct ctx c = {.out = out, .d = d};
 	int err = 0;
 
 	if (o)

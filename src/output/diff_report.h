@@ -37,8 +37,8 @@
 struct diff_report_opts {
 	bool color;
 	bool json;
-	int width;	  /* 0 means 80; at least 40 is used */
-	int top;	  /* threads and stacks in text; 0 means 10 */
+	int width; /* 0 means 80; at least 40 is used */
+	int top;   /* threads and stacks in text; 0 means 10 */
 	const char *base_label, *new_label;
 };
 

@@ -589,7 +589,8 @@ static void write_svg(FILE *out, const struct graph *g, const struct flamegraph_
 		"<stop offset=\"1\" stop-color=\"#dde4ee\"/></linearGradient></defs>\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"url(#bg)\"/>\n"
 		"<text id=\"title\" x=\"%u\" y=\"24\">",
-		l->width, height, l->width, height, g->nr_nodes, pruned, flamegraph_css, l->width / 2);
+		l->width, height, l->width, height, g->nr_nodes, pruned, flamegraph_css,
+		l->width / 2);
 	put_text(out, title, SIZE_MAX);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"44\">", l->width / 2);
 	if (o->subtitle) {

@@ -76,9 +76,10 @@ void report__key_frames(const struct profile *p, uint32_t stack, size_t max, siz
 
 		if (f->kind == FRAME_USER)
 			user[(*nu)++] = i;
-		else if (f->kind == FRAME_MISSING && (i + 1 == n ||
-			 profile__frame_at(p, frames[i + 1])->kind == FRAME_KERNEL))
-			user[(*nu)++] = i; /* "[Missed User Stack]" where the user frames would be */
+		else if (f->kind == FRAME_MISSING &&
+			 (i + 1 == n || profile__frame_at(p, frames[i + 1])->kind == FRAME_KERNEL))
+			user[(*nu)++] =
+				i; /* "[Missed User Stack]" where the user frames would be */
 	}
 }
 
@@ -123,7 +124,9 @@ static int compute_top(struct ctx *c)
 		r = reasons__get(rs, row->stack, row->state);
 		t->by_reason[r] += row->w.off_ns;
 		t->by_count[r] += row->w.count;
-		t->runq_ns += r == REASON_RUNQUEUE ? row->w.off_ns : runq_known ? row->w.runq_ns : 0;
+		t->runq_ns += r == REASON_RUNQUEUE ? row->w.off_ns
+			      : runq_known	   ? row->w.runq_ns
+						   : 0;
 	}
 	for (size_t i = 0; i < c->nr_top; i++) {
 		struct top_stack *t = &c->top[i];
@@ -160,7 +163,9 @@ static void banner(struct ctx *c)
 	term_line__begin(&l, c->out, c->o.width, c->o.color);
 	term_line__color(&l, in->status == INTEGRITY_PARTIAL ? "1;31" : "1;33");
 	if (in->status == INTEGRITY_PARTIAL)
-		term_line__text(&l, "!! capture PARTIAL: events were lost, the numbers below undercount", -1);
+		term_line__text(
+			&l, "!! capture PARTIAL: events were lost, the numbers below undercount",
+			-1);
 	else
 		term_line__text(&l, "!! capture integrity UNKNOWN: no loss counters were read", -1);
 	term_line__end(&l);
@@ -174,8 +179,9 @@ static void banner(struct ctx *c)
 			continue;
 		shown++;
 		if (ls->affected_ns)
-			snprintf(line, sizeof(line), "!!   %s: %llu (%s off-CPU affected)", ls->name,
-				 (unsigned long long)ls->count, term__ns(ls->affected_ns, t, sizeof(t)));
+			snprintf(line, sizeof(line), "!!   %s: %llu (%s off-CPU affected)",
+				 ls->name, (unsigned long long)ls->count,
+				 term__ns(ls->affected_ns, t, sizeof(t)));
 		else
 			snprintf(line, sizeof(line), "!!   %s: %llu", ls->name,
 				 (unsigned long long)ls->count);
@@ -185,7 +191,8 @@ static void banner(struct ctx *c)
 		term_line__end(&l);
 	}
 	if (nonzero > shown) {
-		snprintf(line, sizeof(line), "!!   and %zu more losses (--json lists all)", nonzero - shown);
+		snprintf(line, sizeof(line), "!!   and %zu more losses (--json lists all)",
+			 nonzero - shown);
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, line, -1);
 		term_line__end(&l);
@@ -224,7 +231,9 @@ static void totals_line(struct ctx *c)
 	if (c->b->runq_known)
 		return;
 	term_line__begin(&l, c->out, c->o.width, c->o.color);
-	term_line__text(&l, "(no run-queue split from this collector: only preempted stacks count as runq)", -1);
+	term_line__text(
+		&l, "(no run-queue split from this collector: only preempted stacks count as runq)",
+		-1);
 	term_line__end(&l);
 }
 
@@ -266,7 +275,8 @@ static void reasons_table(struct ctx *c)
 		term_line__left_in(&l, reason__name(order[i]), 10);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ns[i], t, sizeof(t)), 8);
-		term_line__right(&l, term__pct(frac(ns[i], c->b->total.off_ns), pct, sizeof(pct)), 8);
+		term_line__right(&l, term__pct(frac(ns[i], c->b->total.off_ns), pct, sizeof(pct)),
+				 8);
 		term_line__end(&l);
 	}
 	if (!n) {
@@ -277,7 +287,8 @@ static void reasons_table(struct ctx *c)
 	fputc('\n', c->out);
 }
 
-/* Budget columns after the name: wall, on-CPU, runq, blocked, unacct (8 each), cover (6), reason (9). */
+/* Budget columns after the name: wall, on-CPU, runq, blocked, unacct (8 each), cover (6), reason
+ * (9). */
 #define BUDGET_FIXED (5 * 8 + 6 + 9)
 
 static void budget_row(struct ctx *c, const struct budget_entry *e, const char *name, bool bold)
@@ -401,7 +412,8 @@ static void stacks_table(struct ctx *c)
 	struct term_line l;
 	char title[96], t[16], pct[16], cnt[24], who[128];
 
-	snprintf(title, sizeof(title), "Top %zu of %zu stacks by off-CPU time", c->nr_top, c->nr_stacks);
+	snprintf(title, sizeof(title), "Top %zu of %zu stacks by off-CPU time", c->nr_top,
+		 c->nr_stacks);
 	heading(c, title);
 	for (size_t i = 0; i < c->nr_top; i++) {
 		const struct top_stack *ts = &c->top[i];
@@ -612,7 +624,7 @@ static int write_json(struct ctx *c)
 int report__write(FILE *out, const struct profile *p, const struct integrity *in,
 		  const struct report_opts *o)
 {
-	struct ctx c = { .out = out, .p = p, .in = in };
+	struct ctx c = {.out = out, .p = p, .in = in};
 	int err;
 
 	if (o)

@@ -47,10 +47,10 @@
 struct report_opts {
 	bool color;
 	bool json;
-	int width;	      /* columns; 0 means 80, at least 40 is used */
-	int top;	      /* stacks; 0 means 10 */
-	int max_procs;	      /* budget rows for processes; 0 means 10 */
-	int max_threads;      /* threads under each process; 0 means 5 */
+	int width;	 /* columns; 0 means 80, at least 40 is used */
+	int top;	 /* stacks; 0 means 10 */
+	int max_procs;	 /* budget rows for processes; 0 means 10 */
+	int max_threads; /* threads under each process; 0 means 5 */
 };
 
 int report__write(FILE *out, const struct profile *p, const struct integrity *in,

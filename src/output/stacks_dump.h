@@ -13,8 +13,8 @@
  *     , comm, PID, TID]: NANOSECONDS
  *
  * One entry per row (a thread's stack in one state; bpftrace's parser sums
- * entries with the same key), frames innermost first, as bpftrace prints them. Newlines and ", " in names are replaced by '_'/';'
- * so an entry cannot be misread.
+ * entries with the same key), frames innermost first, as bpftrace prints them. Newlines and ", " in
+ * names are replaced by '_'/';' so an entry cannot be misread.
  */
 #ifndef OFFCPU_OUTPUT_STACKS_DUMP_H
 #define OFFCPU_OUTPUT_STACKS_DUMP_H

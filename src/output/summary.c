@@ -182,8 +182,8 @@ static int write_threads(struct jw *w, const struct profile *p, bool runq_known)
 		write_weight(w, &ts[i].w, runq_known);
 		write_by_state(w, &by[ts[i].thread * OFFCPU_STATE__COUNT], runq_known);
 		if (tt) {
-			uint64_t expected_off = tt->wall_ns > tt->oncpu_ns ?
-							tt->wall_ns - tt->oncpu_ns : 0;
+			uint64_t expected_off =
+				tt->wall_ns > tt->oncpu_ns ? tt->wall_ns - tt->oncpu_ns : 0;
 
 			jw_object_field(w, "schedstat");
 			jw_u64_field(w, "wall_ns", tt->wall_ns);
@@ -191,7 +191,8 @@ static int write_threads(struct jw *w, const struct profile *p, bool runq_known)
 			jw_u64_field(w, "runq_ns", tt->runq_ns);
 			jw_u64_field(w, "offcpu_ns", expected_off);
 			jw_object_end(w);
-			/* What share of the independently measured off-CPU time rows account for. */
+			/* What share of the independently measured off-CPU time rows account for.
+			 */
 			jw_key(w, "coverage");
 			if (expected_off)
 				jw_double(w, share(ts[i].w.off_ns, expected_off), 4);
@@ -303,7 +304,7 @@ static void write_parse(struct jw *w, const struct parse_stats *ps)
 
 static void write_binaries(struct jw *w, const struct sym_binary *b, size_t n)
 {
-	static const char *const fp[] = { "unknown", "present", "absent" };
+	static const char *const fp[] = {"unknown", "present", "absent"};
 
 	jw_array_field(w, "binaries");
 	for (size_t i = 0; b && i < n; i++) {

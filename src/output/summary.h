@@ -25,15 +25,15 @@
 
 /* What was run or attached to. Strings are borrowed. */
 struct summary_run {
-	const char *target;    /* "command", "pids", "cgroup", "host" */
-	char *const *argv;     /* the workload's argv (target "command"), NULL-terminated */
+	const char *target;	/* "command", "pids", "cgroup", "host" */
+	char *const *argv;	/* the workload's argv (target "command"), NULL-terminated */
 	const char *target_arg; /* the pids, cgroup path, ... for other targets */
-	int pid;	       /* the workload's pid, 0 when none */
+	int pid;		/* the workload's pid, 0 when none */
 	struct proc_end workload;
 	/* "exit", "deadline", "interrupt"; NULL: no command ran */
 	const char *ended_by;
-	uint64_t wall_ns;      /* workload (or capture) wall time */
-	int64_t started_unix_ns; /* when the capture started (CLOCK_REALTIME), 0: unknown */
+	uint64_t wall_ns;	     /* workload (or capture) wall time */
+	int64_t started_unix_ns;     /* when the capture started (CLOCK_REALTIME), 0: unknown */
 	char *const *collector_argv; /* external collectors: how it was run */
 };
 
@@ -49,13 +49,13 @@ struct summary_input {
 	const struct lane *lane;
 	const struct outcome *outcome;
 	const struct integrity *integrity;
-	const struct profile *profile;	  /* NULL when nothing was captured */
-	const struct parse_stats *parse;  /* NULL when nothing was parsed */
-	const struct summary_run *run;	  /* NULL when unknown (summarize without a prior summary) */
+	const struct profile *profile;	 /* NULL when nothing was captured */
+	const struct parse_stats *parse; /* NULL when nothing was parsed */
+	const struct summary_run *run;	 /* NULL when unknown (summarize without a prior summary) */
 	const struct sym_binary *binaries; /* frame-pointer verdicts, may be NULL */
 	size_t nr_binaries;
 	const struct summary_timeline *timeline; /* NULL: the lane has none */
-	size_t top_n;			  /* top stacks to list; 0 means 20 */
+	size_t top_n;				 /* top stacks to list; 0 means 20 */
 };
 
 int summary__write(FILE *out, const struct summary_input *in);

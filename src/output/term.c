@@ -6,9 +6,9 @@
 const char *term__reason_color(enum reason r)
 {
 	static const char *const colors[REASON__COUNT] = {
-		[REASON_LOCK] = "31",	  [REASON_SLEEP] = "34",    [REASON_DISK_IO] = "33",
-		[REASON_NETWORK] = "36",  [REASON_POLL] = "35",	    [REASON_PIPE] = "32",
-		[REASON_CHILD] = "32",	  [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
+		[REASON_LOCK] = "31",	 [REASON_SLEEP] = "34",	   [REASON_DISK_IO] = "33",
+		[REASON_NETWORK] = "36", [REASON_POLL] = "35",	   [REASON_PIPE] = "32",
+		[REASON_CHILD] = "32",	 [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
 		[REASON_OTHER] = "2",
 	};
 
@@ -21,7 +21,7 @@ char *term__ns(uint64_t ns, char *buf, size_t size)
 	static const struct {
 		uint64_t div;
 		const char *unit;
-	} units[] = { { 1000000000ull, "s" }, { 1000000ull, "ms" }, { 1000ull, "us" } };
+	} units[] = {{1000000000ull, "s"}, {1000000ull, "ms"}, {1000ull, "us"}};
 	double v;
 
 	if (ns == 0) {
@@ -86,7 +86,7 @@ int term__cols(const char *s)
 
 void term_line__begin(struct term_line *l, FILE *out, int width, bool color)
 {
-	*l = (struct term_line){ .out = out, .width = width > 0 ? width : 80, .color = color };
+	*l = (struct term_line){.out = out, .width = width > 0 ? width : 80, .color = color};
 }
 
 int term_line__left(const struct term_line *l)

@@ -192,8 +192,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 			e.len = p - e.s;
 			trim(&e.s, &e.len);
 		}
-		if (n == bs->elems_cap &&
-		    vec_reserve(bs->elems, bs->elems_cap, n + 1))
+		if (n == bs->elems_cap && vec_reserve(bs->elems, bs->elems_cap, n + 1))
 			return -ENOMEM;
 		bs->elems[n++] = e;
 		if (p >= end)
@@ -205,8 +204,7 @@ static int split_key(struct bt_state *bs, const char *s, size_t len, size_t *nel
 			p++;
 		if (p == end) {
 			/* ", " then "]": a last stack that printed as nothing. */
-			if (n == bs->elems_cap &&
-			    vec_reserve(bs->elems, bs->elems_cap, n + 1))
+			if (n == bs->elems_cap && vec_reserve(bs->elems, bs->elems_cap, n + 1))
 				return -ENOMEM;
 			bs->elems[n++] = (struct elem){.s = p, .len = 0, .stack = true};
 			break;
@@ -330,7 +328,8 @@ static int finish_entry(struct bt_state *bs, const char *value, size_t vlen)
 		unsigned d = (unsigned char)value[i] - '0';
 
 		if (d > 9) {
-			parse__malformed(st, bs->entry_line, "map value is not a non-negative integer");
+			parse__malformed(st, bs->entry_line,
+					 "map value is not a non-negative integer");
 			return 0;
 		}
 		if (v > (UINT64_MAX - d) / 10)

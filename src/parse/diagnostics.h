@@ -15,16 +15,16 @@
 #include <stdio.h>
 
 enum diag_kind {
-	DIAG_TEXT = 0,	      /* unclassified text, kept for the message */
-	DIAG_BENIGN,	      /* known noise: "Attaching N probes...", bpftrace's RLIMIT_MEMLOCK notice */
+	DIAG_TEXT = 0, /* unclassified text, kept for the message */
+	DIAG_BENIGN,   /* known noise: "Attaching N probes...", bpftrace's RLIMIT_MEMLOCK notice */
 	/*
 	 * BCC: "WARNING: N stack traces lost and could not be displayed." (N);
 	 * bpftrace: "ERROR: failed to look up stack id -17 (pid 1234): -2" (1 each)
 	 */
 	DIAG_LOST_STACKS,
-	DIAG_LOST_EVENTS,     /* bpftrace: "Lost N events"; BCC: "Possibly lost N samples" */
-	DIAG_KERNEL_HEADERS,  /* BCC: "Unable to find kernel headers" */
-	DIAG_PERMISSION,      /* "Operation not permitted", "Permission denied", "must be run as root" */
+	DIAG_LOST_EVENTS,    /* bpftrace: "Lost N events"; BCC: "Possibly lost N samples" */
+	DIAG_KERNEL_HEADERS, /* BCC: "Unable to find kernel headers" */
+	DIAG_PERMISSION, /* "Operation not permitted", "Permission denied", "must be run as root" */
 	DIAG_BPF_UNSUPPORTED, /* no bpf() syscall, no BTF, program type or helper unsupported */
 	DIAG_LOCKDOWN,	      /* kernel lockdown forbids BPF */
 	DIAG_ATTACH_FAILED,   /* a probe/tracepoint/kprobe that could not be attached */
@@ -35,7 +35,7 @@ enum diag_kind {
 #define DIAG_TEXT_MAX 240
 
 struct diagnostics {
-	size_t nr_lines;       /* non-blank lines */
+	size_t nr_lines; /* non-blank lines */
 	size_t count[DIAG__COUNT];
 	uint64_t lost_stack_traces; /* sum over DIAG_LOST_STACKS lines */
 	uint64_t lost_events;	    /* sum over DIAG_LOST_EVENTS lines */

@@ -212,8 +212,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	for (p = line;; p++) {
 		const char *e = find_semi(p, end);
 
-		if (nspans == fs->spans_cap &&
-		    vec_reserve(fs->spans, fs->spans_cap, nspans + 1))
+		if (nspans == fs->spans_cap && vec_reserve(fs->spans, fs->spans_cap, nspans + 1))
 			return -ENOMEM;
 		fs->spans[nspans].s = p;
 		fs->spans[nspans].len = e - p;

@@ -18,13 +18,13 @@
 #include <stdint.h>
 
 struct parse_stats {
-	size_t lines;	   /* physical lines read (a final line without '\n' counts) */
-	size_t records;	   /* records turned into profile rows */
-	size_t skipped;	   /* well-formed input that carries no off-CPU data (headers, other maps) */
-	size_t malformed;  /* lines (or records) that could not be parsed */
+	size_t lines;	  /* physical lines read (a final line without '\n' counts) */
+	size_t records;	  /* records turned into profile rows */
+	size_t skipped;	  /* well-formed input that carries no off-CPU data (headers, other maps) */
+	size_t malformed; /* lines (or records) that could not be parsed */
 	size_t first_malformed_line; /* 0 when none */
 	char first_malformed_reason[96];
-	size_t error_line; /* line of a fatal error (-EOVERFLOW, -EBADMSG), 0 otherwise */
+	size_t error_line;     /* line of a fatal error (-EOVERFLOW, -EBADMSG), 0 otherwise */
 	char error_reason[96]; /* why, for -EBADMSG; "" otherwise */
 };
 

@@ -351,7 +351,8 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 		/* Rows lost in the middle make the file as unusable as rows cut from its end. */
 		if (v[0] != ps->rows || v[1] != ps->sum.count || v[2] != ps->sum.off_ns ||
 		    v[3] != ps->sum.runq_ns) {
-			*why = "truncated or damaged: the end line's sums differ from the rows read";
+			*why = "truncated or damaged: the end line's sums differ from the rows "
+			       "read";
 			return -EBADMSG;
 		}
 		return 0;
@@ -382,9 +383,9 @@ int profile_text__parse(FILE *in, struct profile *p, struct parse_stats *stats)
 	if (err == 0 || len != strlen(PROFILE_TEXT_MAGIC) ||
 	    memcmp(line, PROFILE_TEXT_MAGIC, len)) {
 		st->lines = err;
-		parse__malformed(st, 1,
-			  "not an offcpu profile: the first line is not \"" PROFILE_TEXT_MAGIC
-			  "\"");
+		parse__malformed(
+			st, 1,
+			"not an offcpu profile: the first line is not \"" PROFILE_TEXT_MAGIC "\"");
 		err = -EINVAL;
 		goto cleanup;
 	}

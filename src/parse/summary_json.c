@@ -126,7 +126,8 @@ static int check_summary(struct json_object *root, int64_t *v, char *why, size_t
 	if (!json_object_is_type(root, json_type_object) || !get_str(root, "kind") ||
 	    strcmp(get_str(root, "kind"), "offcpu_time")) {
 		if (why)
-			snprintf(why, why_len, "not an offcpu summary (no \"kind\": \"offcpu_time\")");
+			snprintf(why, why_len,
+				 "not an offcpu summary (no \"kind\": \"offcpu_time\")");
 		return -EINVAL;
 	}
 	/* A version this offcpu does not know may mean anything: refuse it, never guess. */
@@ -166,8 +167,8 @@ int summary_json__read(FILE *in, struct summary_meta *m, char *why, size_t why_l
 		if (why)
 			snprintf(why, why_len, "not valid JSON at byte %zu: %s",
 				 (size_t)json_tokener_get_parse_end(tok),
-				 jerr == json_tokener_continue ? "unexpected end of file" :
-								 json_tokener_error_desc(jerr));
+				 jerr == json_tokener_continue ? "unexpected end of file"
+							       : json_tokener_error_desc(jerr));
 		err = ferror(in) ? -EIO : -EINVAL;
 		goto cleanup;
 	}
@@ -232,7 +233,8 @@ static void read_weight(struct json_object *o, struct summary_weight *w)
 	w->has_blocked = get_u64(o, "blocked_ns", &w->blocked_ns);
 }
 
-/* One of top_stacks: its frames interned into p. -EINVAL: no frames, a frame without name or kind. */
+/* One of top_stacks: its frames interned into p. -EINVAL: no frames, a frame without name or kind.
+ */
 static int read_stack(struct json_object *st, struct profile *p, struct summary_stack *out)
 {
 	struct json_object *frames;
@@ -255,8 +257,9 @@ static int read_stack(struct json_object *st, struct profile *p, struct summary_
 
 		if (!name || !kind)
 			goto cleanup;
-		k = !strcmp(kind, "kernel") ? FRAME_KERNEL :
-		    !strcmp(kind, "missing") ? FRAME_MISSING : FRAME_USER;
+		k = !strcmp(kind, "kernel")    ? FRAME_KERNEL
+		    : !strcmp(kind, "missing") ? FRAME_MISSING
+					       : FRAME_USER;
 		id = profile__frame(p, k, name, strlen(name));
 		if (id < 0) {
 			err = id;
@@ -356,7 +359,8 @@ int summary_json__read_weights(FILE *in, struct profile *p, struct summary_weigh
 		goto cleanup;
 	}
 	read_weight(totals, &w->totals);
-	if (json_object_object_get_ex(root, "workload", &wl) && json_object_is_type(wl, json_type_object))
+	if (json_object_object_get_ex(root, "workload", &wl) &&
+	    json_object_is_type(wl, json_type_object))
 		get_u64(wl, "wall_ns", &w->wall_ns);
 	err = 0;
 	if (json_object_object_get_ex(root, "threads", &arr) &&

@@ -192,7 +192,8 @@ static uint64_t binary_hash(const struct proc_map *m)
 {
 	if (m->path[0] == '[')
 		return hash_bytes(m->path, strlen(m->path), m->end - m->start);
-	return hash_mix64(m->inode ^ ((uint64_t)m->dev_major << 52) ^ ((uint64_t)m->dev_minor << 32));
+	return hash_mix64(m->inode ^ ((uint64_t)m->dev_major << 52) ^
+			  ((uint64_t)m->dev_minor << 32));
 }
 
 static bool binary_is(const struct binary *b, const struct proc_map *m)

@@ -48,12 +48,12 @@
 struct symbolizer;
 
 struct symbolizer_opts {
-	bool inlines;		    /* expand inline frames from DWARF */
-	bool no_demangle;	    /* keep C++/Rust names mangled */
-	const char *kallsyms_path;  /* default /proc/kallsyms */
-	const char *proc_root;	    /* default /proc; tests point it elsewhere */
-	const char *perf_map_dir;   /* default /tmp */
-	bool debuginfod;	    /* let elfutils download debuginfo (DEBUGINFOD_URLS) */
+	bool inlines;		   /* expand inline frames from DWARF */
+	bool no_demangle;	   /* keep C++/Rust names mangled */
+	const char *kallsyms_path; /* default /proc/kallsyms */
+	const char *proc_root;	   /* default /proc; tests point it elsewhere */
+	const char *perf_map_dir;  /* default /tmp */
+	bool debuginfod;	   /* let elfutils download debuginfo (DEBUGINFOD_URLS) */
 };
 
 struct sym_frame {

@@ -54,7 +54,7 @@ int atomic_file__check_target(const char *path)
 
 FILE *atomic_file__open(struct atomic_file *af, const char *path)
 {
-	cookie_io_functions_t io = { .write = af_write, .close = af_close };
+	cookie_io_functions_t io = {.write = af_write, .close = af_close};
 	int n, err;
 
 	memset(af, 0, sizeof(*af));
@@ -126,8 +126,7 @@ void atomic_file__abort(struct atomic_file *af)
 	unlink(af->tmp);
 }
 
-int atomic_file__write(const char *path, int (*write)(FILE *f, const void *arg),
-		       const void *arg)
+int atomic_file__write(const char *path, int (*write)(FILE *f, const void *arg), const void *arg)
 {
 	struct atomic_file af;
 	FILE *f = atomic_file__open(&af, path);

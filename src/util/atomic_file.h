@@ -51,7 +51,6 @@ const char *atomic_file__strerror(int err);
  * The whole cycle: open path, write(f, arg), commit, or abort when write
  * returns an error (which is returned). 0 or -errno.
  */
-int atomic_file__write(const char *path, int (*write)(FILE *f, const void *arg),
-		       const void *arg);
+int atomic_file__write(const char *path, int (*write)(FILE *f, const void *arg), const void *arg);
 
 #endif

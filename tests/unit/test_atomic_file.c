@@ -148,7 +148,7 @@ TEST(atomic_write_checks_the_target_again_before_the_rename)
 TEST(atomic_write_reports_the_errno_of_the_failed_write)
 {
 	char dir[] = "/tmp/offcpu-atomic.XXXXXX", path[64];
-	struct rlimit old, small = { 4096, 4096 };
+	struct rlimit old, small = {4096, 4096};
 	char *text;
 	int err;
 

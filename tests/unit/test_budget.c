@@ -39,7 +39,7 @@ static int fixture_init(struct fixture *f)
 static void add(struct profile *p, int th, uint32_t stack, enum offcpu_state st, uint64_t count,
 		uint64_t off, uint64_t runq)
 {
-	struct profile_weight w = { count, off, runq };
+	struct profile_weight w = {count, off, runq};
 
 	profile__add(p, (uint32_t)th, stack, st, &w);
 }
@@ -49,7 +49,8 @@ TEST(budget_with_schedstat_balances_to_wall)
 	struct fixture f;
 	struct budget *b;
 	const struct budget_entry *t;
-	struct profile_thread_time tt = { .wall_ns = 1000 * MS, .oncpu_ns = 300 * MS, .runq_ns = 50 * MS };
+	struct profile_thread_time tt = {
+		.wall_ns = 1000 * MS, .oncpu_ns = 300 * MS, .runq_ns = 50 * MS};
 	int th;
 
 	CHECK(!fixture_init(&f));
@@ -94,7 +95,8 @@ TEST(budget_excess_when_rows_claim_more_than_wall)
 {
 	struct fixture f;
 	struct budget *b;
-	struct profile_thread_time tt = { .wall_ns = 100 * MS, .oncpu_ns = 20 * MS, .runq_ns = 10 * MS };
+	struct profile_thread_time tt = {
+		.wall_ns = 100 * MS, .oncpu_ns = 20 * MS, .runq_ns = 10 * MS};
 	int th;
 
 	CHECK(!fixture_init(&f));
@@ -156,7 +158,7 @@ TEST(budget_groups_threads_into_processes)
 {
 	struct fixture f;
 	struct budget *b;
-	struct profile_thread_time tt = { .wall_ns = 100 * MS, .oncpu_ns = 60 * MS, .runq_ns = 0 };
+	struct profile_thread_time tt = {.wall_ns = 100 * MS, .oncpu_ns = 60 * MS, .runq_ns = 0};
 	int t1, t2, t3;
 
 	CHECK(!fixture_init(&f));
@@ -191,7 +193,7 @@ TEST(budget_thread_with_schedstat_but_no_rows_is_listed)
 {
 	struct fixture f;
 	struct budget *b;
-	struct profile_thread_time tt = { .wall_ns = 50 * MS, .oncpu_ns = 50 * MS, .runq_ns = 0 };
+	struct profile_thread_time tt = {.wall_ns = 50 * MS, .oncpu_ns = 50 * MS, .runq_ns = 0};
 	int th;
 
 	CHECK(!fixture_init(&f));

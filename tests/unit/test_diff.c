@@ -20,7 +20,9 @@ static uint32_t stack_of(struct profile *p, const char *spec)
 	for (const char *s = spec; *s && n < 64;) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
-		enum frame_kind k = s[0] == 'k' ? FRAME_KERNEL : s[0] == 'm' ? FRAME_MISSING : FRAME_USER;
+		enum frame_kind k = s[0] == 'k'	  ? FRAME_KERNEL
+				    : s[0] == 'm' ? FRAME_MISSING
+						  : FRAME_USER;
 
 		ids[n++] = (uint32_t)profile__frame(p, k, s + 2, len - 2);
 		s += len + (end ? 1 : 0);
@@ -30,15 +32,16 @@ static uint32_t stack_of(struct profile *p, const char *spec)
 
 static void add(struct profile *p, int th, uint32_t st, uint64_t count, uint64_t off)
 {
-	struct profile_weight w = { count, off, 0 };
+	struct profile_weight w = {count, off, 0};
 
 	profile__add(p, (uint32_t)th, st, OFFCPU_STATE_SLEEP, &w);
 }
 
-#define LOCK_STACK                                                                               \
-	"u:start_thread;u:worker;u:__GI___lll_lock_wait;"                                       \
+#define LOCK_STACK                                        \
+	"u:start_thread;u:worker;u:__GI___lll_lock_wait;" \
 	"k:__x64_sys_futex;k:futex_wait;k:futex_do_wait+0x%x/0x40;k:schedule"
-#define SLEEP_STACK "u:main;u:clock_nanosleep;k:__x64_sys_clock_nanosleep;k:do_nanosleep+0x%x/0x90;k:schedule"
+#define SLEEP_STACK \
+	"u:main;u:clock_nanosleep;k:__x64_sys_clock_nanosleep;k:do_nanosleep+0x%x/0x90;k:schedule"
 static const char *pipe_stack = "u:start_thread;u:reader;u:__libc_read;k:ksys_read;"
 				"k:anon_pipe_read;k:schedule";
 
@@ -140,7 +143,7 @@ TEST(diff_flags_exactly_the_stack_whose_lock_hold_grew)
 	CHECK_U64(d->blocked.new - d->blocked.base, 100 * MS);
 
 	CHECK(gate(d, "blocked>+9.9%")); /* 1000 -> 1100 ms */
-	CHECK(!gate(d, "blocked>+10%"));  /* growing by exactly the threshold is not more */
+	CHECK(!gate(d, "blocked>+10%")); /* growing by exactly the threshold is not more */
 	CHECK(gate(d, "stack:futex_do_wait>+5ms"));
 	CHECK(!gate(d, "stack:futex_do_wait>+100ms")); /* exactly +100 ms is not more */
 	CHECK(!gate(d, "stack:do_nanosleep>+1ns"));
@@ -157,8 +160,8 @@ TEST(diff_unchanged_pair_crosses_no_gate)
 {
 	struct profile *a = run(300, 0), *b = run(300, 1);
 	struct diff *d;
-	const char *gates[] = { "blocked>+0%", "off>+0ns", "count>+0", "runq>+0%", "reason:lock>+0%",
-				"stack:.*>+0ns", "stack:futex>+0%" };
+	const char *gates[] = {"blocked>+0%",	  "off>+0ns",	   "count>+0",	     "runq>+0%",
+			       "reason:lock>+0%", "stack:.*>+0ns", "stack:futex>+0%"};
 
 	CHECK(a && b);
 	d = diff_of(a, b, DIFF_NORM_NONE);
@@ -227,9 +230,9 @@ TEST(diff_gate_grammar)
 {
 	struct diff_gate g;
 	char why[256];
-	static const char *bad[] = { "blocked",	   "blocked>10%",   "blocked>+",     "blocked>+x%",
-				     "blocked>+5", "count>+5ms",    "foo>+1%",	     "reason:disk>+1%",
-				     "stack:(>+1%", "off>+1h",	    "off>+-1ms",     "off<+1ms" };
+	static const char *bad[] = {"blocked",	   "blocked>10%", "blocked>+", "blocked>+x%",
+				    "blocked>+5",  "count>+5ms",  "foo>+1%",   "reason:disk>+1%",
+				    "stack:(>+1%", "off>+1h",	  "off>+-1ms", "off<+1ms"};
 
 	CHECK_INT(diff_gate__parse("stack:a|b>+2.5ms", &g, why, sizeof(why)), 0);
 	CHECK_INT(g.metric, DIFF_METRIC_STACK);
@@ -300,7 +303,8 @@ TEST(diff_summary_without_runq_split_counts_preempted_stacks_as_runq)
 {
 	FILE *f = unit_memfile(
 		"{\"schema_version\": 1, \"kind\": \"offcpu_time\","
-		" \"totals\": {\"off_ns\": 100, \"blocked_ns\": 100, \"runq_ns\": null, \"count\": 3},"
+		" \"totals\": {\"off_ns\": 100, \"blocked_ns\": 100, \"runq_ns\": null, \"count\": "
+		"3},"
 		" \"top_stacks\": [{\"frames\": [{\"name\": \"spin\", \"kind\": \"user\"},"
 		" {\"name\": \"irqentry_exit_to_user_mode\", \"kind\": \"kernel\"}],"
 		" \"off_ns\": 30, \"blocked_ns\": 30, \"runq_ns\": null, \"count\": 1}]}");
@@ -347,8 +351,9 @@ TEST(diff_rejects_what_is_not_a_summary)
 	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), -EINVAL);
 	CHECK_CONTAINS(why, "schema_version");
 	fclose(f);
-	f = unit_memfile("{\"schema_version\": 1, \"kind\": \"offcpu_time\", \"totals\": {\"off_ns\": 5},"
-			 " \"top_stacks\": [{\"frames\": [{\"name\": \"x\"}]}]}");
+	f = unit_memfile(
+		"{\"schema_version\": 1, \"kind\": \"offcpu_time\", \"totals\": {\"off_ns\": 5},"
+		" \"top_stacks\": [{\"frames\": [{\"name\": \"x\"}]}]}");
 	CHECK_INT(diff_side__read_summary(f, &s, why, sizeof(why)), -EINVAL);
 	CHECK_CONTAINS(why, "top_stacks[0]");
 	fclose(f);
@@ -381,8 +386,8 @@ static char *render(const struct diff *d, const char *const *exprs, size_t n,
 TEST(diff_report_text_and_json)
 {
 	struct profile *a = run(300, 0), *b = run(400, 1);
-	const char *exprs[] = { "blocked>+5%", "stack:do_nanosleep>+1ms" };
-	struct diff_report_opts o = { .base_label = "before", .new_label = "after" };
+	const char *exprs[] = {"blocked>+5%", "stack:do_nanosleep>+1ms"};
+	struct diff_report_opts o = {.base_label = "before", .new_label = "after"};
 	struct json_object *root, *v;
 	struct diff *d;
 	char *out;
@@ -396,10 +401,12 @@ TEST(diff_report_text_and_json)
 	CHECK_CONTAINS(out, "offcpu diff: before -> after\n");
 	CHECK_CONTAINS(out, "  FAIL blocked>+5%: 1.00s -> 1.10s (+10.0%)\n");
 	CHECK_CONTAINS(out, "  ok   stack:do_nanosleep>+1ms: 500ms -> 500ms (0%)\n");
-	CHECK_CONTAINS(out, "  intervals                                     250       250         0       0%\n");
+	CHECK_CONTAINS(out, "  intervals                                     250       250         "
+			    "0       0%\n");
 	CHECK_CONTAINS(out, "\nGates\n");
 	CHECK_CONTAINS(out, "kernel: futex_do_wait <- futex_wait <- __x64_sys_futex\n");
-	CHECK_CONTAINS(out, "  1 lock                                      300ms     400ms    +100ms   +33.3%\n");
+	CHECK_CONTAINS(out, "  1 lock                                      300ms     400ms    "
+			    "+100ms   +33.3%\n");
 	free(out);
 	o.json = true;
 	out = render(d, exprs, 2, &o, &crossed);
@@ -434,9 +441,11 @@ TEST(summary_weights_are_read_as_written)
 		"{\"schema_version\": 1, \"kind\": \"offcpu_time\","
 		" \"totals\": {\"off_ns\": 100, \"blocked_ns\": 60, \"runq_ns\": 40, \"count\": 3},"
 		" \"workload\": {\"wall_ns\": 500},"
-		" \"threads\": [{\"comm\": \"w\", \"off_ns\": 7, \"runq_ns\": null}, {\"off_ns\": 1}],"
+		" \"threads\": [{\"comm\": \"w\", \"off_ns\": 7, \"runq_ns\": null}, {\"off_ns\": "
+		"1}],"
 		" \"top_stacks\": [{\"frames\": [{\"name\": \"main\", \"kind\": \"user\"},"
-		" {\"name\": \"schedule\", \"kind\": \"kernel\"}], \"off_ns\": 30, \"count\": 1}]}");
+		" {\"name\": \"schedule\", \"kind\": \"kernel\"}], \"off_ns\": 30, \"count\": "
+		"1}]}");
 	struct profile *p = profile__new();
 	struct summary_weights w;
 	const struct profile_frame *fr;

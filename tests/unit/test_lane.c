@@ -31,9 +31,9 @@ static void put(const char *path, const char *text)
 
 static const struct lane_evidence ran_ok = {
 	.tool_available = true,
-	.collector = { .started = true, .exited = true, .exit_code = 0 },
+	.collector = {.started = true, .exited = true, .exit_code = 0},
 	.collector_ready = true,
-	.workload = { .started = true, .exited = true, .exit_code = 0 },
+	.workload = {.started = true, .exited = true, .exit_code = 0},
 };
 
 TEST(plan_time_lane_files_and_default_tool)
@@ -270,9 +270,9 @@ TEST(collector_table_rows_answer_for_their_kind)
 		const char *tool, *name;
 		bool builtin, writes_capture;
 	} want[] = {
-		{ COLLECTOR_NATIVE, "native", "native", true, false },
-		{ COLLECTOR_BCC, "offcputime-bpfcc", "bcc", false, false },
-		{ COLLECTOR_BPFTRACE, "bpftrace", "bpftrace", false, true },
+		{COLLECTOR_NATIVE, "native", "native", true, false},
+		{COLLECTOR_BCC, "offcputime-bpfcc", "bcc", false, false},
+		{COLLECTOR_BPFTRACE, "bpftrace", "bpftrace", false, true},
 	};
 	struct lane l;
 
@@ -288,7 +288,8 @@ TEST(collector_table_rows_answer_for_their_kind)
 		CHECK_INT(!c->argv, c->builtin);
 		/* offcpu doctor checks each external collector. */
 		CHECK_INT(!c->probe, c->builtin);
-		CHECK_INT(lane__plan(&l, "out/w", c->builtin ? LANE_TIME : c->mode, want[i].tool), 0);
+		CHECK_INT(lane__plan(&l, "out/w", c->builtin ? LANE_TIME : c->mode, want[i].tool),
+			  0);
 		CHECK_INT(l.collector, want[i].kind);
 		CHECK_STR(l.collector_name, want[i].name);
 	}
@@ -359,22 +360,22 @@ TEST(native_attached_empty_profile_is_no_off_cpu_time)
 
 	/* Not attached, or attached but losing events: nothing is not an answer. */
 	ev.native_attached = false;
-	res = (struct lane_result){ .profile = profile__new() };
+	res = (struct lane_result){.profile = profile__new()};
 	res.integrity.evidence = 1;
 	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
 	CHECK_STR(res.outcome.state, "tool_failed");
 	lane_result__free(&res);
 	ev.native_attached = true;
 	ev.interrupted = true;
-	res = (struct lane_result){ .profile = profile__new() };
+	res = (struct lane_result){.profile = profile__new()};
 	res.integrity.evidence = 1;
 	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
 	CHECK_STR(res.outcome.state, "tool_failed");
 	lane_result__free(&res);
 	/* A workload that never ran has no off-CPU time to speak of: it did not start. */
 	ev.interrupted = false;
-	ev.workload = (struct proc_end){ .exec_errno = ENOENT };
-	res = (struct lane_result){ .profile = profile__new() };
+	ev.workload = (struct proc_end){.exec_errno = ENOENT};
+	res = (struct lane_result){.profile = profile__new()};
 	res.integrity.evidence = 1;
 	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
 	CHECK_STR(res.outcome.state, "tool_failed");

@@ -11,9 +11,9 @@ static struct outcome_input base(void)
 {
 	return (struct outcome_input){
 		.tool_available = true,
-		.collector = { .started = true, .exited = true, .exit_code = 1 },
+		.collector = {.started = true, .exited = true, .exit_code = 1},
 		.collector_ready = true,
-		.workload = { .started = true, .exited = true },
+		.workload = {.started = true, .exited = true},
 	};
 }
 

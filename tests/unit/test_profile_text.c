@@ -228,7 +228,8 @@ TEST(profile_text_detects_truncation)
 	CHECK(p);
 	CHECK_INT(read_str(whole, p, &st), 0);
 	profile__free(p);
-	/* Cut anywhere before the end line's last digit: always an error, never a shorter profile. */
+	/* Cut anywhere before the end line's last digit: always an error, never a shorter profile.
+	 */
 	for (size_t n = 0; n + 2 < strlen(whole); n++) {
 		p = profile__new();
 		CHECK(p);
@@ -240,7 +241,8 @@ TEST(profile_text_detects_truncation)
 			UNIT_FAIL("cut at byte %zu: %d, want -EBADMSG", n, err);
 			return;
 		}
-		if (err == -EBADMSG && (!st.error_line || strncmp(st.error_reason, "truncated", 9))) {
+		if (err == -EBADMSG &&
+		    (!st.error_line || strncmp(st.error_reason, "truncated", 9))) {
 			UNIT_FAIL("cut at byte %zu: line %zu, reason '%s'", n, st.error_line,
 				  st.error_reason);
 			return;

@@ -20,7 +20,9 @@ static int stack_of(struct profile *p, const char *spec)
 	while (*s && n < 128) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
-		enum frame_kind k = s[0] == 'k' ? FRAME_KERNEL : s[0] == 'm' ? FRAME_MISSING : FRAME_USER;
+		enum frame_kind k = s[0] == 'k'	  ? FRAME_KERNEL
+				    : s[0] == 'm' ? FRAME_MISSING
+						  : FRAME_USER;
 		int id = profile__frame(p, k, s + 2, len - 2);
 
 		if (id < 0)
@@ -48,21 +50,77 @@ static enum reason classify(const char *spec, enum offcpu_state st)
 static const struct {
 	const char *comm, *stack, *reason;
 } real[] = {
-	{ "rsn_clocksleep", "u:start_thread;u:clock_nanosleep;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_clock_nanosleep;k:common_nsleep_timens;k:hrtimer_nanosleep;k:do_nanosleep;k:schedule;k:__schedule", "sleep" },
-	{ "rsn_condvar", "u:__futex_abstimed_wait_common;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule", "lock" },
-	{ "rsn_dread", "u:start_thread;u:__libc_pread;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_pread64;k:vfs_read;k:ext4_file_read_iter;k:iomap_dio_rw;k:__iomap_dio_rw;k:io_schedule_timeout;k:schedule_timeout;k:schedule;k:__schedule", "disk_io" },
-	{ "rsn_epoll", "u:start_thread;u:epoll_wait;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_epoll_wait;k:do_epoll_wait;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule", "poll" },
-	{ "rsn_fault", "u:start_thread;u:w_fault;k:asm_exc_page_fault;k:exc_page_fault;k:handle_mm_fault;k:__handle_mm_fault;k:do_fault;k:__do_fault;k:filemap_fault;k:filemap_read_folio;k:folio_wait_bit_common;k:io_schedule;k:schedule;k:__schedule", "memory" },
-	{ "rsn_fsync", "u:start_thread;u:__GI_fsync;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_fsync;k:do_fsync;k:ext4_sync_file;k:ext4_fsync_nojournal.constprop.0;k:generic_buffers_fsync_noflush;k:file_write_and_wait_range;k:__filemap_fdatawait_range;k:folio_wait_writeback;k:folio_wait_bit;k:io_schedule;k:schedule;k:__schedule", "disk_io" },
-	{ "rsn_mutex", "u:start_thread;u:__GI___lll_lock_wait;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule", "lock" },
-	{ "rsn_nanosleep", "u:start_thread;u:w_nanosleep;u:clock_nanosleep;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_clock_nanosleep;k:common_nsleep;k:hrtimer_nanosleep;k:do_nanosleep;k:schedule;k:__schedule", "sleep" },
-	{ "rsn_pipe", "u:start_thread;u:__libc_read;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:ksys_read;k:vfs_read;k:anon_pipe_read;k:schedule;k:__schedule", "pipe" },
-	{ "rsn_poll", "u:start_thread;u:__GI___poll;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_poll;k:do_sys_poll;k:poll_schedule_timeout.constprop.0;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule", "poll" },
-	{ "rsn_select", "u:0x3a98;u:__select;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_pselect6;k:do_pselect.constprop.0;k:core_sys_select;k:do_select;k:poll_schedule_timeout.constprop.0;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule", "poll" },
-	{ "rsn_spin", "u:start_thread;u:w_spin;k:asm_sysvec_apic_timer_interrupt;k:irqentry_exit_to_user_mode;k:schedule;k:__schedule", "runqueue" },
-	{ "rsn_tcp", "u:__GI___recv;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_recvfrom;k:__sys_recvfrom;k:sock_recvmsg;k:tcp_recvmsg;k:tcp_recvmsg_locked;k:sk_wait_data;k:wait_woken;k:schedule_timeout;k:schedule;k:__schedule", "network" },
-	{ "rsn_unix", "u:start_thread;u:__libc_read;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:ksys_read;k:vfs_read;k:sock_read_iter;k:sock_recvmsg;k:unix_stream_recvmsg;k:unix_stream_read_generic;k:schedule_timeout;k:schedule;k:__schedule", "network" },
-	{ "rsn_wait", "u:start_thread;u:wait4;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__do_sys_wait4;k:kernel_wait4;k:do_wait;k:schedule;k:__schedule", "child" },
+	{"rsn_clocksleep",
+	 "u:start_thread;u:clock_nanosleep;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__"
+	 "x64_sys_clock_nanosleep;k:common_nsleep_timens;k:hrtimer_nanosleep;k:do_nanosleep;k:"
+	 "schedule;k:__schedule",
+	 "sleep"},
+	{"rsn_condvar",
+	 "u:__futex_abstimed_wait_common;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_"
+	 "sys_futex;k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule",
+	 "lock"},
+	{"rsn_dread",
+	 "u:start_thread;u:__libc_pread;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_"
+	 "sys_pread64;k:vfs_read;k:ext4_file_read_iter;k:iomap_dio_rw;k:__iomap_dio_rw;k:io_"
+	 "schedule_timeout;k:schedule_timeout;k:schedule;k:__schedule",
+	 "disk_io"},
+	{"rsn_epoll",
+	 "u:start_thread;u:epoll_wait;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_"
+	 "epoll_wait;k:do_epoll_wait;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule",
+	 "poll"},
+	{"rsn_fault",
+	 "u:start_thread;u:w_fault;k:asm_exc_page_fault;k:exc_page_fault;k:handle_mm_fault;k:__"
+	 "handle_mm_fault;k:do_fault;k:__do_fault;k:filemap_fault;k:filemap_read_folio;k:folio_"
+	 "wait_bit_common;k:io_schedule;k:schedule;k:__schedule",
+	 "memory"},
+	{"rsn_fsync",
+	 "u:start_thread;u:__GI_fsync;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_"
+	 "fsync;k:do_fsync;k:ext4_sync_file;k:ext4_fsync_nojournal.constprop.0;k:generic_buffers_"
+	 "fsync_noflush;k:file_write_and_wait_range;k:__filemap_fdatawait_range;k:folio_wait_"
+	 "writeback;k:folio_wait_bit;k:io_schedule;k:schedule;k:__schedule",
+	 "disk_io"},
+	{"rsn_mutex",
+	 "u:start_thread;u:__GI___lll_lock_wait;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:"
+	 "__x64_sys_futex;k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__"
+	 "schedule",
+	 "lock"},
+	{"rsn_nanosleep",
+	 "u:start_thread;u:w_nanosleep;u:clock_nanosleep;k:entry_SYSCALL_64_after_hwframe;k:do_"
+	 "syscall_64;k:__x64_sys_clock_nanosleep;k:common_nsleep;k:hrtimer_nanosleep;k:do_"
+	 "nanosleep;k:schedule;k:__schedule",
+	 "sleep"},
+	{"rsn_pipe",
+	 "u:start_thread;u:__libc_read;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:ksys_"
+	 "read;k:vfs_read;k:anon_pipe_read;k:schedule;k:__schedule",
+	 "pipe"},
+	{"rsn_poll",
+	 "u:start_thread;u:__GI___poll;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_"
+	 "sys_poll;k:do_sys_poll;k:poll_schedule_timeout.constprop.0;k:schedule_hrtimeout_range_"
+	 "clock;k:schedule;k:__schedule",
+	 "poll"},
+	{"rsn_select",
+	 "u:0x3a98;u:__select;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_"
+	 "pselect6;k:do_pselect.constprop.0;k:core_sys_select;k:do_select;k:poll_schedule_timeout."
+	 "constprop.0;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule",
+	 "poll"},
+	{"rsn_spin",
+	 "u:start_thread;u:w_spin;k:asm_sysvec_apic_timer_interrupt;k:irqentry_exit_to_user_mode;k:"
+	 "schedule;k:__schedule",
+	 "runqueue"},
+	{"rsn_tcp",
+	 "u:__GI___recv;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_recvfrom;k:__"
+	 "sys_recvfrom;k:sock_recvmsg;k:tcp_recvmsg;k:tcp_recvmsg_locked;k:sk_wait_data;k:wait_"
+	 "woken;k:schedule_timeout;k:schedule;k:__schedule",
+	 "network"},
+	{"rsn_unix",
+	 "u:start_thread;u:__libc_read;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:ksys_"
+	 "read;k:vfs_read;k:sock_read_iter;k:sock_recvmsg;k:unix_stream_recvmsg;k:unix_stream_read_"
+	 "generic;k:schedule_timeout;k:schedule;k:__schedule",
+	 "network"},
+	{"rsn_wait",
+	 "u:start_thread;u:wait4;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__do_sys_wait4;"
+	 "k:kernel_wait4;k:do_wait;k:schedule;k:__schedule",
+	 "child"},
 };
 
 TEST(reasons_real_stacks_get_their_way_of_blocking)
@@ -71,7 +129,8 @@ TEST(reasons_real_stacks_get_their_way_of_blocking)
 		enum reason r = classify(real[i].stack, OFFCPU_STATE_UNKNOWN);
 
 		if (strcmp(reason__name(r), real[i].reason)) {
-			UNIT_FAIL("%s: %s, expected %s", real[i].comm, reason__name(r), real[i].reason);
+			UNIT_FAIL("%s: %s, expected %s", real[i].comm, reason__name(r),
+				  real[i].reason);
 			return;
 		}
 		/* S and D say nothing more than the stack does. */
@@ -96,7 +155,8 @@ TEST(reasons_specific_frame_beats_inner_wait_primitive)
 	CHECK_INT(classify("k:schedule_hrtimeout_range_clock;k:schedule", 0), REASON_SLEEP);
 	CHECK_INT(classify("k:some_driver_wait;k:io_schedule;k:schedule", 0), REASON_DISK_IO);
 	/* A major fault that waits for its read is the fault's time, not a read's. */
-	CHECK_INT(classify("k:filemap_fault;k:folio_wait_bit_common;k:io_schedule", 0), REASON_MEMORY);
+	CHECK_INT(classify("k:filemap_fault;k:folio_wait_bit_common;k:io_schedule", 0),
+		  REASON_MEMORY);
 }
 
 TEST(reasons_innermost_specific_frame_decides)
@@ -128,7 +188,9 @@ TEST(reasons_innermost_specific_frame_decides)
 
 TEST(reasons_user_frames_decide_when_kernel_stack_is_missing)
 {
-	CHECK_INT(classify("u:main;u:pthread_mutex_lock;u:__GI___lll_lock_wait;m:[Missed Kernel Stack]", 0),
+	CHECK_INT(classify("u:main;u:pthread_mutex_lock;u:__GI___lll_lock_wait;m:[Missed Kernel "
+			   "Stack]",
+			   0),
 		  REASON_LOCK);
 	CHECK_INT(classify("u:main;u:__GI___poll", 0), REASON_POLL);
 	CHECK_INT(classify("u:main;u:__GI___nanosleep", 0), REASON_SLEEP);
@@ -138,7 +200,8 @@ TEST(reasons_user_frames_decide_when_kernel_stack_is_missing)
 	CHECK_INT(classify("u:main;u:pause", 0), REASON_SLEEP);
 	/* Real: blockers.c's main thread in pause(). */
 	CHECK_INT(classify("u:main;u:pause;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;"
-			   "k:__ia32_sys_pause;k:schedule;k:__schedule", 0),
+			   "k:__ia32_sys_pause;k:schedule;k:__schedule",
+			   0),
 		  REASON_SLEEP);
 	/* The innermost user frame that matches decides. */
 	CHECK_INT(classify("u:__GI___poll;u:pthread_mutex_lock", 0), REASON_LOCK);
@@ -192,7 +255,8 @@ TEST(reasons_explain_names_the_deciding_frame)
 	reasons__explain(p, (uint32_t)s, OFFCPU_STATE_SLEEP, &m);
 	CHECK_INT(m.reason, REASON_NETWORK);
 	CHECK_INT(m.step, REASON_BY_SPECIFIC);
-	CHECK_STR(profile__frame_at(p, profile__stack_at(p, (uint32_t)s, &(size_t){ 0 })[m.frame])->name,
+	CHECK_STR(profile__frame_at(p, profile__stack_at(p, (uint32_t)s, &(size_t){0})[m.frame])
+			  ->name,
 		  "sk_wait_data");
 	CHECK_STR(m.pattern, "sk_wait_data");
 	reasons__explain(p, (uint32_t)s, OFFCPU_STATE_PREEMPT, &m);
@@ -215,7 +279,8 @@ TEST(reasons_memo_agrees_with_plain_classifier)
 
 		CHECK(s >= 0);
 		for (int st = 0; st < OFFCPU_STATE__COUNT; st++)
-			CHECK_INT(reasons__get(rs, (uint32_t)s, st), reasons__classify(p, (uint32_t)s, st));
+			CHECK_INT(reasons__get(rs, (uint32_t)s, st),
+				  reasons__classify(p, (uint32_t)s, st));
 		/* Asked twice: from the memo now. */
 		CHECK_INT(reasons__get(rs, (uint32_t)s, 0), reasons__classify(p, (uint32_t)s, 0));
 	}
@@ -228,19 +293,19 @@ TEST(reasons_memo_agrees_with_plain_classifier)
 static const struct {
 	const char *comm, *reason;
 } ways[] = {
-	{ "rsn_mutex", "lock" },	{ "rsn_condvar", "lock" },     { "rsn_holder", "sleep" },
-	{ "rsn_nanosleep", "sleep" },	{ "rsn_clocksleep", "sleep" }, { "rsn_pipe", "pipe" },
-	{ "rsn_pipewriter", "sleep" },	{ "rsn_poll", "poll" },	       { "rsn_epoll", "poll" },
-	{ "rsn_select", "poll" },	{ "rsn_fsync", "disk_io" },    { "rsn_dread", "disk_io" },
-	{ "rsn_wait", "child" },	{ "rsn_tcp", "network" },      { "rsn_tcpsend", "sleep" },
-	{ "rsn_unix", "network" },	{ "rsn_unixsend", "sleep" },   { "rsn_fault", "memory" },
-	{ "rsn_spin", "runqueue" },
+	{"rsn_mutex", "lock"},	     {"rsn_condvar", "lock"},	  {"rsn_holder", "sleep"},
+	{"rsn_nanosleep", "sleep"},  {"rsn_clocksleep", "sleep"}, {"rsn_pipe", "pipe"},
+	{"rsn_pipewriter", "sleep"}, {"rsn_poll", "poll"},	  {"rsn_epoll", "poll"},
+	{"rsn_select", "poll"},	     {"rsn_fsync", "disk_io"},	  {"rsn_dread", "disk_io"},
+	{"rsn_wait", "child"},	     {"rsn_tcp", "network"},	  {"rsn_tcpsend", "sleep"},
+	{"rsn_unix", "network"},     {"rsn_unixsend", "sleep"},	  {"rsn_fault", "memory"},
+	{"rsn_spin", "runqueue"},
 };
 
 /* Each rsn_ thread's time lands on the reason of its way of blocking; none is other. */
 static void check_ways(struct profile *p)
 {
-	uint64_t by[64][REASON__COUNT] = { { 0 } };
+	uint64_t by[64][REASON__COUNT] = {{0}};
 	size_t nth;
 
 	nth = profile__nr_threads(p);
@@ -265,13 +330,14 @@ static void check_ways(struct profile *p)
 			if (by[t][r] > by[t][best])
 				best = r;
 		if (strcmp(reason__name(best), ways[w].reason)) {
-			UNIT_FAIL("%s: most time is %s, expected %s", ways[w].comm, reason__name(best),
-				  ways[w].reason);
+			UNIT_FAIL("%s: most time is %s, expected %s", ways[w].comm,
+				  reason__name(best), ways[w].reason);
 			return;
 		}
 		/* Nothing the classifier could not place, in any thread. */
 		if (by[t][REASON_OTHER]) {
-			UNIT_FAIL("%s: %" PRIu64 " ns classified other", ways[w].comm, by[t][REASON_OTHER]);
+			UNIT_FAIL("%s: %" PRIu64 " ns classified other", ways[w].comm,
+				  by[t][REASON_OTHER]);
 			return;
 		}
 	}
@@ -280,8 +346,8 @@ static void check_ways(struct profile *p)
 TEST(reasons_real_bcc_folded_capture)
 {
 	FILE *f = fopen("tests/data/reasons/blockers.folded", "r");
-	struct folded_opts fo = { 0 };
-	struct parse_stats ps = { 0 };
+	struct folded_opts fo = {0};
+	struct parse_stats ps = {0};
 	struct profile *p = profile__new();
 
 	CHECK(f && p);
@@ -295,7 +361,7 @@ TEST(reasons_real_bcc_folded_capture)
 TEST(reasons_real_bpftrace_capture)
 {
 	FILE *f = fopen("tests/data/reasons/blockers.bt.txt", "r");
-	struct parse_stats ps = { 0 };
+	struct parse_stats ps = {0};
 	struct profile *p = profile__new();
 
 	CHECK(f && p);

@@ -20,7 +20,9 @@ static uint32_t stack_of(struct profile *p, const char *spec)
 	for (const char *s = spec; *s && n < 64;) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
-		enum frame_kind k = s[0] == 'k' ? FRAME_KERNEL : s[0] == 'm' ? FRAME_MISSING : FRAME_USER;
+		enum frame_kind k = s[0] == 'k'	  ? FRAME_KERNEL
+				    : s[0] == 'm' ? FRAME_MISSING
+						  : FRAME_USER;
 
 		ids[n++] = (uint32_t)profile__frame(p, k, s + 2, len - 2);
 		s += len + (end ? 1 : 0);
@@ -31,14 +33,14 @@ static uint32_t stack_of(struct profile *p, const char *spec)
 static void add(struct profile *p, int th, uint32_t st, enum offcpu_state state, uint64_t count,
 		uint64_t off, uint64_t runq)
 {
-	struct profile_weight w = { count, off, runq };
+	struct profile_weight w = {count, off, runq};
 
 	profile__add(p, (uint32_t)th, st, state, &w);
 }
 
 static void set_time(struct profile *p, int th, uint64_t wall, uint64_t oncpu, uint64_t runq)
 {
-	struct profile_thread_time t = { wall, oncpu, runq };
+	struct profile_thread_time t = {wall, oncpu, runq};
 
 	profile__set_thread_time(p, (uint32_t)th, &t);
 }
@@ -57,9 +59,11 @@ static struct profile *server_profile(void)
 	if (!p)
 		return NULL;
 	profile__set_runq_known(p, true);
-	lock = stack_of(p, "u:start_thread;u:worker_loop;u:__GI___lll_lock_wait;"
-			   "k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;"
-			   "k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule");
+	lock = stack_of(
+		p,
+		"u:start_thread;u:worker_loop;u:__GI___lll_lock_wait;"
+		"k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;"
+		"k:do_futex;k:futex_wait;k:__futex_wait;k:futex_do_wait;k:schedule;k:__schedule");
 	lock_long = stack_of(p, "u:start_thread;u:worker_loop;u:handle_request_with_a_very_long_"
 				"templated_name<std::map<std::string,std::vector<int>>>;"
 				"u:pthread_mutex_lock;u:__GI___lll_lock_wait;k:__x64_sys_futex;"
@@ -68,10 +72,11 @@ static struct profile *server_profile(void)
 			   "k:do_syscall_64;k:__x64_sys_poll;k:do_sys_poll;"
 			   "k:poll_schedule_timeout.constprop.0;k:schedule_hrtimeout_range_clock;"
 			   "k:schedule;k:__schedule");
-	fsync = stack_of(p, "u:start_thread;u:flush;u:__GI_fsync;k:__x64_sys_fsync;k:do_fsync;"
-			    "k:ext4_sync_file;k:file_write_and_wait_range;k:__filemap_fdatawait_range;"
-			    "k:folio_wait_writeback;k:folio_wait_bit;k:io_schedule;k:schedule;"
-			    "k:__schedule");
+	fsync = stack_of(p,
+			 "u:start_thread;u:flush;u:__GI_fsync;k:__x64_sys_fsync;k:do_fsync;"
+			 "k:ext4_sync_file;k:file_write_and_wait_range;k:__filemap_fdatawait_range;"
+			 "k:folio_wait_writeback;k:folio_wait_bit;k:io_schedule;k:schedule;"
+			 "k:__schedule");
 	spin = stack_of(p, "u:start_thread;u:compress;k:asm_sysvec_apic_timer_interrupt;"
 			   "k:irqentry_exit_to_user_mode;k:schedule;k:__schedule");
 	sleep = stack_of(p, "u:main;u:clock_nanosleep;k:__x64_sys_clock_nanosleep;"
@@ -104,10 +109,11 @@ static struct profile *server_profile(void)
 
 static struct integrity partial(void)
 {
-	struct integrity in = { .status = INTEGRITY_PARTIAL, .evidence = 1 };
+	struct integrity in = {.status = INTEGRITY_PARTIAL, .evidence = 1};
 
-	snprintf(in.message, sizeof(in.message), "the stack map filled up; rerun with a bigger "
-						 "--stack-storage-size");
+	snprintf(in.message, sizeof(in.message),
+		 "the stack map filled up; rerun with a bigger "
+		 "--stack-storage-size");
 	integrity__add_loss(&in, "lost_stack_traces", 12, 4 * MS);
 	integrity__add_loss(&in, "lost_events", 0, 0);
 	integrity__add_loss(&in, "map_full_start", 3, 0);
@@ -160,13 +166,13 @@ static int golden(const char *name, const char *got, char *why, size_t why_len)
 	return rc;
 }
 
-#define CHECK_GOLDEN(name, got)                                                                  \
-	do {                                                                                     \
-		char why_[300];                                                                  \
-		if (golden(name, got, why_, sizeof(why_))) {                                     \
-			UNIT_FAIL("%s", why_);                                                   \
-			return;                                                                  \
-		}                                                                                \
+#define CHECK_GOLDEN(name, got)                              \
+	do {                                                 \
+		char why_[300];                              \
+		if (golden(name, got, why_, sizeof(why_))) { \
+			UNIT_FAIL("%s", why_);               \
+			return;                              \
+		}                                            \
 	} while (0)
 
 /* Every line at most width display columns, escapes not counted. */
@@ -194,7 +200,7 @@ TEST(report_text_matches_golden)
 {
 	struct profile *p = server_profile();
 	struct integrity in = partial();
-	struct report_opts o = { 0 };
+	struct report_opts o = {0};
 	char *out;
 	int err = -1;
 
@@ -211,7 +217,7 @@ TEST(report_color_matches_golden)
 {
 	struct profile *p = server_profile();
 	struct integrity in = partial();
-	struct report_opts o = { .color = true };
+	struct report_opts o = {.color = true};
 	char *out;
 	int err = -1;
 
@@ -228,7 +234,7 @@ TEST(report_json_matches_golden_and_parses)
 {
 	struct profile *p = server_profile();
 	struct integrity in = partial();
-	struct report_opts o = { .json = true, .top = 3 };
+	struct report_opts o = {.json = true, .top = 3};
 	struct json_object *root, *v, *st, *in_obj;
 	char *out;
 	int err = -1;
@@ -266,7 +272,7 @@ TEST(report_banner_comes_first_only_when_incomplete)
 {
 	struct profile *p = server_profile();
 	struct integrity in = partial();
-	struct report_opts o = { 0 };
+	struct report_opts o = {0};
 	char *out;
 	int err;
 
@@ -279,7 +285,7 @@ TEST(report_banner_comes_first_only_when_incomplete)
 	CHECK(!strstr(out, "lost_events"));
 	free(out);
 
-	in = (struct integrity){ .status = INTEGRITY_COMPLETE, .evidence = 1 };
+	in = (struct integrity){.status = INTEGRITY_COMPLETE, .evidence = 1};
 	out = render(p, &in, &o, &err);
 	CHECK(!strstr(out, "!!"));
 	free(out);
@@ -287,7 +293,7 @@ TEST(report_banner_comes_first_only_when_incomplete)
 	CHECK(!strstr(out, "!!"));
 	free(out);
 
-	in = (struct integrity){ .status = INTEGRITY_UNKNOWN };
+	in = (struct integrity){.status = INTEGRITY_UNKNOWN};
 	out = render(p, &in, &o, &err);
 	CHECK(!strncmp(out, "!! capture integrity UNKNOWN", 28));
 	free(out);
@@ -301,7 +307,7 @@ TEST(report_never_passes_the_width)
 
 	CHECK(p);
 	for (int width = 40; width <= 160; width += 7) {
-		struct report_opts o = { .width = width, .color = width % 2 };
+		struct report_opts o = {.width = width, .color = width % 2};
 		int err = -1;
 		char *out = render(p, &in, &o, &err);
 
@@ -322,7 +328,7 @@ TEST(report_never_passes_the_width)
 TEST(report_shows_key_frames_and_reasons)
 {
 	struct profile *p = server_profile();
-	struct report_opts o = { .width = 120 };
+	struct report_opts o = {.width = 120};
 	char *out;
 	int err;
 
@@ -333,7 +339,8 @@ TEST(report_shows_key_frames_and_reasons)
 	CHECK_CONTAINS(out, "user:   __GI___lll_lock_wait <- worker_loop <- start_thread\n");
 	CHECK_CONTAINS(out, "kernel: poll_schedule_timeout <- do_sys_poll <- __x64_sys_poll\n");
 	/* The wait primitive inside the deciding frame is not shown. */
-	CHECK_CONTAINS(out, "kernel: folio_wait_writeback <- __filemap_fdatawait_range <- file_write_and_wait_range\n");
+	CHECK_CONTAINS(out, "kernel: folio_wait_writeback <- __filemap_fdatawait_range <- "
+			    "file_write_and_wait_range\n");
 	CHECK_CONTAINS(out, "user:   [Missed User Stack]\n");
 	/* A comm's escape bytes are not passed to the terminal. */
 	CHECK(!strchr(out, '\033'));
@@ -345,7 +352,7 @@ TEST(report_shows_key_frames_and_reasons)
 TEST(report_empty_profile)
 {
 	struct profile *p = profile__new();
-	struct report_opts o = { 0 };
+	struct report_opts o = {0};
 	char *out;
 	int err = -1;
 

@@ -122,7 +122,9 @@ TEST(procfs_stat_fields_count_from_the_last_paren)
 	struct procfs_stat st;
 
 	CHECK_INT(procfs__parse_stat("42 (a) b (c) D 1 42 42 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 "
-				     "1 0 123456 1000 10\n", &st), 0);
+				     "1 0 123456 1000 10\n",
+				     &st),
+		  0);
 	CHECK_INT(st.state, 'D');
 	CHECK_U64(st.starttime, 123456);
 	/* a truncated line keeps its state and has no start time */

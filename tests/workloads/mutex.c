@@ -26,8 +26,8 @@
 static double scale;
 static uint64_t hold_ns; /* per round */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int locked_round;	  /* holder has the lock for round N */
-static atomic_int released_round; /* waiter got and released the lock of round N */
+static atomic_int locked_round;	    /* holder has the lock for round N */
+static atomic_int released_round;   /* waiter got and released the lock of round N */
 static int done_pipe[2] = {-1, -1}; /* --wait-pipe: each thread writes a byte when done */
 
 static void say_done(void)
