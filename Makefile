@@ -84,12 +84,16 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 # The bpftrace lane's script, share/offcpu.bt, is compiled into the binary so an
 # installed offcpu never runs a script other than the one it was built with.
-$(BUILD)/offcpu_bt.h: share/offcpu.bt
+# (mawk's gsub takes "\\\\&" as a backslash and the match: one gsub escapes both.)
+define embed_bt
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)awk 'BEGIN { print "static const char offcpu_bt_script[] =" } \
-		{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } \
+		{ gsub(/["\\]/, "\\\\&"); print "\t\"" $$0 "\\n\"" } \
 		END { print ";" }' $< > $@.tmp && mv $@.tmp $@
+endef
+$(BUILD)/offcpu_bt.h: share/offcpu.bt
+	$(embed_bt)
 
 # Text assets the binary carries (the flame graph's style sheet and script):
 # share/NAME.EXT becomes $(BUILD)/share/NAME.EXT.h defining the C string NAME_EXT.

@@ -9,7 +9,7 @@
 #
 # The harnesses link the project's sources compiled with the fuzzer's
 # instrumentation, in their own build dir. Sources that need a BPF skeleton
-# or the embedded bpftrace script are left out: no harness reaches them.
+# are left out: no harness reaches them.
 # A harness whose sources have not landed yet says so in a "fuzz-needs:" line
 # and is reported as skipped.
 
@@ -25,7 +25,7 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 $(FUZZ_SAN) -D_GNU_SOURCE -DOFFCPU_VERSION='"$
 FUZZ_SMALL   := -DSEG_SHIFT=3 -DARENA_BLOCK=512 -DLINES_CHUNK=256u
 
 FUZZ_LIB_SRCS := $(filter-out src/collect/native.c $(shell grep -l -e '\.skel\.h"' \
-                   -e 'offcpu_bt\.h"' $(LIB_SRCS) /dev/null),$(LIB_SRCS))
+                   $(LIB_SRCS) /dev/null),$(LIB_SRCS))
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_ALL      := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 # A harness is buildable when every path on its "fuzz-needs:" line exists.
@@ -49,7 +49,13 @@ $(FUZZ_BUILD)/src/%.o: src/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SMALL) -fsanitize=fuzzer-no-link -c $< -o $@
 
-# The flame graph's style sheet and script, embedded as in the main build.
+# The bpftrace lane's script (the collector table names its row) and the flame
+# graph's style sheet and script, embedded as in the main build.
+$(FUZZ_BUILD)/offcpu_bt.h: share/offcpu.bt
+	$(embed_bt)
+
+$(FUZZ_BUILD)/src/collect/bpftrace.o: $(FUZZ_BUILD)/offcpu_bt.h
+
 $(FUZZ_BUILD)/share/%.h: share/%
 	$(embed_asset)
 
