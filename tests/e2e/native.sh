@@ -207,8 +207,10 @@ else
 		"$OFFCPU_BIN" record -o "$SCRATCH/progs$tl" -q $opt -- sleep 2 &
 		rec=$!
 		got=
+		# Read once the workload runs: offcpu releases it only after every
+		# program is loaded and attached (programs still loading are not the set).
 		for _ in $(seq 100); do
-			got=$(progs_of $rec)
+			pgrep -P $rec -x sleep >/dev/null && got=$(progs_of $rec)
 			[ -n "$got" ] && break
 			sleep 0.05
 		done
