@@ -17,6 +17,7 @@
 
 #include "model/profile.h"
 #include "output/flamegraph.h"
+#include "profile_rows.h"
 #include "unit.h"
 
 #define GOLDEN_DIR "tests/data/flamegraph/"
@@ -30,30 +31,6 @@ struct drawn {
 	char info[512];
 	char fill[8];
 };
-
-/* Add one row: comm/tid, "u:name" user, "k:name" kernel, "m:name" missing frames, root first. */
-static void add(struct profile *p, const char *comm, int tid, enum offcpu_state state,
-		uint64_t off_ns, uint64_t count, const char *const *frames)
-{
-	uint32_t ids[64];
-	size_t n = 0;
-	int th = profile__thread(p, tid ? 100 : 0, tid, comm), st;
-	struct profile_weight w = {.count = count, .off_ns = off_ns};
-
-	for (; frames[n]; n++) {
-		enum frame_kind kind = frames[n][0] == 'k'   ? FRAME_KERNEL
-				       : frames[n][0] == 'm' ? FRAME_MISSING
-							     : FRAME_USER;
-		int id = profile__frame(p, kind, frames[n] + 2, strlen(frames[n] + 2));
-
-		if (id < 0)
-			abort();
-		ids[n] = id;
-	}
-	st = profile__stack(p, ids, n);
-	if (th < 0 || st < 0 || profile__add(p, th, st, state, &w))
-		abort();
-}
 
 #define ROW(p, comm, tid, state, ns, cnt, ...) \
 	add(p, comm, tid, state, ns, cnt, (const char *const[]){__VA_ARGS__, NULL})
