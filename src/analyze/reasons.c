@@ -374,13 +374,22 @@ int reason__parse(const char *name, enum reason *r)
 
 char *reasons__clean_name(enum frame_kind kind, const char *name, char *buf, size_t size)
 {
-	size_t n = 0;
+	size_t n = 0, len = strlen(name);
+	/*
+	 * "[postgres+0x4a3f0]" is an address the symbolizer could not name: the
+	 * offset is the only thing that tells two of them apart, so it stays.
+	 */
+	bool address = len > 2 && name[0] == '[' && name[len - 1] == ']';
 
 	/*
 	 * "+0x1a/0x40" (kernel oops style) and "+123" (bpftrace) are offsets,
 	 * a '+' anywhere else (C++ operator+) is part of the name.
 	 */
 	for (const char *s = name; *s && n + 1 < size; s++) {
+		if (address) {
+			buf[n++] = *s;
+			continue;
+		}
 		if (s[0] == '+' && s[1] >= '0' && s[1] <= '9')
 			break;
 		if (kind == FRAME_KERNEL && s[0] == '.' && s != name)

@@ -101,7 +101,8 @@ int reasons__is_plumbing(const char *name);
  * A frame name as the rules see it, into buf (truncated to size, always
  * NUL-terminated; size > 0): without a "+0x1a/0x40" or "+123" offset and, for a
  * kernel frame, without compiler suffixes (".constprop.0", ".isra.0", ...).
- * User names keep their dots (Go's runtime.futex, Rust paths). Returns buf.
+ * User names keep their dots (Go's runtime.futex, Rust paths); an unnamed
+ * address, "[BINARY+0xOFFSET]", is kept whole. Returns buf.
  * diff matches frames of two profiles by this name.
  */
 char *reasons__clean_name(enum frame_kind kind, const char *name, char *buf, size_t size);

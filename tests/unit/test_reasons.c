@@ -229,6 +229,12 @@ TEST(reasons_names_have_offsets_and_suffixes_removed)
 		  "runtime.futex");
 	CHECK_STR(reasons__clean_name(FRAME_USER, "operator+", buf, sizeof(buf)), "operator+");
 	CHECK_STR(reasons__clean_name(FRAME_USER, "abcdefgh", buf, 4), "abc");
+	/* An address the symbolizer could not name is shown whole, never "[postgres". */
+	CHECK_STR(reasons__clean_name(FRAME_USER, "[postgres+0x4a3f0]", buf, sizeof(buf)),
+		  "[postgres+0x4a3f0]");
+	CHECK_STR(reasons__clean_name(FRAME_USER, "[redis-check-rdb+0x5a3b0]", buf, sizeof(buf)),
+		  "[redis-check-rdb+0x5a3b0]");
+	CHECK_STR(reasons__clean_name(FRAME_KERNEL, "[unknown]", buf, sizeof(buf)), "[unknown]");
 	CHECK_INT(classify("k:ep_poll+0x2a1/0x310", 0), REASON_POLL);
 	CHECK_INT(classify("k:__arm64_sys_futex", 0), REASON_LOCK);
 	CHECK_INT(classify("k:ksys_fdatasync", 0), REASON_DISK_IO);
