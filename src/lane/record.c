@@ -83,7 +83,7 @@ static void install_handlers(void)
 static void print_human(const struct lane *l, const struct lane_result *res)
 {
 	const struct profile *p = res->profile;
-	char t[32];
+	char t[32], ns[48], nt[48];
 
 	if (p && !profile__nr_rows(p) && !strcmp(res->outcome.state, "summary_written")) {
 		fprintf(stderr, "offcpu: no off-CPU time: %s -> %s\n", res->outcome.caveat_message,
@@ -97,8 +97,9 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 		return;
 	}
 	term__ns(profile__totals(p)->all.off_ns, t, sizeof(t));
-	fprintf(stderr, "offcpu: %s off-CPU in %zu stacks, %zu threads; capture %s -> %s\n", t,
-		profile__nr_stacks(p), profile__nr_threads(p),
+	fprintf(stderr, "offcpu: %s off-CPU in %s, %s; capture %s -> %s\n", t,
+		term__count(profile__nr_stacks(p), "stack", "stacks", ns, sizeof(ns)),
+		term__count(profile__nr_threads(p), "thread", "threads", nt, sizeof(nt)),
 		integrity_status__name(res->integrity.status), l->summary_path);
 	if (res->outcome.caveat_kind)
 		fprintf(stderr, "offcpu: %s: %s\n", res->outcome.caveat_kind,

@@ -219,12 +219,14 @@ static void heading(struct ctx *c, const char *title)
 static void totals_line(struct ctx *c)
 {
 	const struct budget_entry *t = &c->b->total;
-	char off[16], line[160];
+	char off[16], n[3][48], line[200];
 	struct term_line l;
 
-	snprintf(line, sizeof(line), "%s off-CPU in %llu intervals; %zu threads in %zu processes",
-		 term__ns(t->off_ns, off, sizeof(off)), (unsigned long long)t->count,
-		 c->b->nr_threads, c->b->nr_procs);
+	snprintf(line, sizeof(line), "%s off-CPU in %s; %s in %s",
+		 term__ns(t->off_ns, off, sizeof(off)),
+		 term__count(t->count, "interval", "intervals", n[0], sizeof(n[0])),
+		 term__count(c->b->nr_threads, "thread", "threads", n[1], sizeof(n[1])),
+		 term__count(c->b->nr_procs, "process", "processes", n[2], sizeof(n[2])));
 	term_line__begin(&l, c->out, c->o.width, c->o.color);
 	term_line__text(&l, line, -1);
 	term_line__end(&l);
@@ -370,7 +372,11 @@ static void budget_table(struct ctx *c)
 		}
 	}
 	if (b->nr_procs > nprocs) {
-		snprintf(name, sizeof(name), "(%zu more processes)", b->nr_procs - nprocs);
+		char more[48];
+
+		snprintf(name, sizeof(name), "(%s more)",
+			 term__count(b->nr_procs - nprocs, "process", "processes", more,
+				     sizeof(more)));
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, name, -1);
 		term_line__end(&l);

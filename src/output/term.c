@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "output/term.h"
@@ -16,6 +18,12 @@ const char *term__reason_color(enum reason r)
 }
 
 /* Unit thresholds are set where the rounded value would need a fourth digit. */
+char *term__count(uint64_t n, const char *one, const char *many, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu64 " %s", n, n == 1 ? one : many);
+	return buf;
+}
+
 char *term__ns(uint64_t ns, char *buf, size_t size)
 {
 	static const struct {

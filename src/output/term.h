@@ -26,6 +26,8 @@
  * 10000 s. Returns buf; size >= 16.
  */
 char *term__ns(uint64_t ns, char *buf, size_t size);
+/* n and its noun: "1 thread", "2 threads", "0 threads" (one, many). Returns buf. */
+char *term__count(uint64_t n, const char *one, const char *many, char *buf, size_t size);
 /* A signed change of ns: "+1.23ms", "-850ns", "0". size >= 16. */
 char *term__ns_delta(uint64_t from, uint64_t to, char *buf, size_t size);
 /* A share as a percentage: "45.2%", "100%", "<0.1%", "0%". size >= 8. */

@@ -196,6 +196,28 @@ static int widest_line(const char *s)
 	return max;
 }
 
+/* One of a thing is not "1 threads": counts agree with their nouns. */
+TEST(report_counts_agree_with_their_nouns)
+{
+	struct profile *p = profile__new();
+	struct integrity in = {.status = INTEGRITY_COMPLETE};
+	struct report_opts o = {0};
+	char buf[48], *out;
+	int th, err = -1;
+
+	CHECK_STR(term__count(1, "thread", "threads", buf, sizeof(buf)), "1 thread");
+	CHECK_STR(term__count(0, "thread", "threads", buf, sizeof(buf)), "0 threads");
+	CHECK_STR(term__count(2, "process", "processes", buf, sizeof(buf)), "2 processes");
+	CHECK(p);
+	th = profile__thread(p, 7, 7, "one");
+	add(p, th, stack_of(p, "u:main;k:schedule"), OFFCPU_STATE_SLEEP, 1, 5 * MS, 0);
+	out = render(p, &in, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "in 1 interval; 1 thread in 1 process");
+	free(out);
+	profile__free(p);
+}
+
 TEST(report_text_matches_golden)
 {
 	struct profile *p = server_profile();
