@@ -49,6 +49,23 @@ const struct integrity_loss *integrity__loss(const struct integrity *in, const c
 	return find(in, name);
 }
 
+uint64_t integrity__lost_stack_traces(const struct integrity *in)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		const char *n = in->losses[i].name;
+
+		if (strcmp(n, "lost_stack_traces") && strcmp(n, "lost_stacks") &&
+		    !strstr(n, "_stack_errors_"))
+			continue;
+		if (sum + in->losses[i].count < sum)
+			return UINT64_MAX;
+		sum += in->losses[i].count;
+	}
+	return sum;
+}
+
 uint64_t integrity__total_lost(const struct integrity *in)
 {
 	uint64_t sum = 0;

@@ -52,5 +52,12 @@ int integrity__add_loss(struct integrity *in, const char *name, uint64_t count,
 const struct integrity_loss *integrity__loss(const struct integrity *in, const char *name);
 /* Sum of all loss counts (saturating). */
 uint64_t integrity__total_lost(const struct integrity *in);
+/*
+ * Stack traces lost, whichever collector lost them (saturating): the
+ * external collectors' "lost_stack_traces", the native collector's
+ * "lost_stacks" (stacks that could not be sent) and its
+ * "{user,kernel}_stack_errors_*" (stacks the kernel could not capture).
+ */
+uint64_t integrity__lost_stack_traces(const struct integrity *in);
 
 #endif

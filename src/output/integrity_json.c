@@ -3,18 +3,15 @@
 
 void integrity_json__write(struct jw *w, const char *key, const struct integrity *in)
 {
-	const struct integrity_loss *lst;
-
 	jw_key(w, key);
 	if (!in) {
 		jw_null(w);
 		return;
 	}
-	lst = integrity__loss(in, "lost_stack_traces");
 	jw_object_begin(w);
 	jw_str_field(w, "status", integrity_status__name(in->status));
 	jw_str_field(w, "message", in->message);
-	jw_u64_field(w, "lost_stack_trace_count", lst ? lst->count : 0);
+	jw_u64_field(w, "lost_stack_trace_count", integrity__lost_stack_traces(in));
 	jw_u64_field(w, "lost_total", integrity__total_lost(in));
 	/* An object keyed by loss name, so that a reader asks for the loss it knows. */
 	jw_object_field(w, "losses");

@@ -143,6 +143,20 @@ TEST(retains_rows_and_caveats_collector_loss)
 }
 
 /* seed: "marks missing collector diagnostics unknown" */
+/* The seed's lost_stack_trace_count counts the native collector's lost stacks too. */
+TEST(lost_stack_trace_count_counts_every_collectors_lost_stacks)
+{
+	struct integrity in = {.evidence = 1};
+
+	CHECK_INT(integrity__add_loss(&in, "lost_stacks", 3, 0), 0);
+	CHECK_INT(integrity__add_loss(&in, "user_stack_errors_EFAULT", 2, 0), 0);
+	CHECK_INT(integrity__add_loss(&in, "inflight_at_stop", 7, 0), 0);
+	CHECK_U64(integrity__lost_stack_traces(&in), 5);
+	CHECK_INT(integrity__add_loss(&in, "lost_stack_traces", 4, 0), 0);
+	CHECK_U64(integrity__lost_stack_traces(&in), 9);
+	CHECK_U64(integrity__total_lost(&in), 16);
+}
+
 TEST(marks_missing_collector_diagnostics_unknown)
 {
 	struct lane_result res = {};
