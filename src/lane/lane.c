@@ -58,6 +58,9 @@ int lane__parse_capture(const struct lane *l, struct profile *p, struct parse_st
 		fclose(f);
 		return err;
 	}
+	/* A profile that is there but cannot be read is an error, not a cue to read less. */
+	if (errno != ENOENT)
+		return -errno;
 	f = fopen(l->capture_path, "r");
 	if (!f)
 		return -errno;
@@ -100,7 +103,8 @@ static int load_planned(const struct lane *l, struct profile **out, struct lane_
 	int err;
 
 	*out = NULL;
-	ld->from_profile = !access(l->profile_path, F_OK);
+	/* Present but unusable (a symlink loop, no permission) still counts as the profile. */
+	ld->from_profile = !access(l->profile_path, F_OK) || errno != ENOENT;
 	ld->capture_found = ld->from_profile || !access(l->capture_path, F_OK);
 	snprintf(ld->path, sizeof(ld->path), "%s",
 		 ld->from_profile ? l->profile_path : l->capture_path);

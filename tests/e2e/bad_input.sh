@@ -54,6 +54,14 @@ printf 'a;b 10\n' >"$d/offcpu.profile.txt"
 every bad_input_not_a_profile_names_file_and_line_everywhere 3 \
 	"$d/offcpu.profile.txt:1: not an offcpu profile" "$d"
 
+# A profile that is there but cannot be opened is an error, never a silent
+# fall back to the poorer folded capture beside it.
+d=$SCRATCH/unreadable
+lane "$d" 'a;b 10\n'
+ln -s offcpu.profile.txt "$d/offcpu.profile.txt" # a loop: ELOOP for root too
+every bad_input_unopenable_profile_is_an_error_not_a_fallback 3 \
+	"$d/offcpu.profile.txt: Too many levels of symbolic links" "$d"
+
 d=$SCRATCH/schema99
 lane "$d" 'a;b 10\n'
 printf '{"schema_version": 99, "kind": "offcpu_time", "tool": "native", "totals": {"off_ns": 10, "count": 1}}\n' \
