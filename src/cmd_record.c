@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "collect/native.h"
 #include "lane/record.h"
+#include "util/vec.h"
 
 static void usage(FILE *out)
 {
@@ -171,8 +172,11 @@ static int parse_states(const char *s, uint32_t *mask)
 	return *mask ? 0 : -EINVAL;
 }
 
-/* "PID[,PID...]": each a decimal from 1 to the kernel's largest pid, no empty items. */
-static int check_pids(const char *s)
+/*
+ * "PID[,PID...]" into *pids (appended to, *nr of them): each a decimal from 1
+ * to the kernel's largest pid, no empty items. 0, -EINVAL or -ENOMEM.
+ */
+static int parse_pids(const char *s, int **pids, size_t *nr, size_t *cap)
 {
 	do {
 		size_t n = strspn(s, "0123456789");
@@ -185,6 +189,9 @@ static int check_pids(const char *s)
 		num[n] = '\0';
 		if (parse_u64(num, 4194304, &v) || !v) /* PID_MAX_LIMIT */
 			return -EINVAL;
+		if (vec_reserve(*pids, *cap, *nr + 1))
+			return -ENOMEM;
+		(*pids)[(*nr)++] = (int)v;
 		s += n;
 	} while (*s && *++s);
 	return s[-1] == ',' ? -EINVAL : 0;
@@ -253,6 +260,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{},
 	};
 	bool mode_given = false;
+	size_t pids_cap = 0;
 	int targets = 0, c;
 	uint64_t v, ns;
 
@@ -291,7 +299,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'p':
 			o->target = TARGET_PIDS;
 			o->target_arg = optarg;
-			if (check_pids(optarg))
+			o->nr_pids = 0;
+			if (parse_pids(optarg, &o->pids, &o->nr_pids, &pids_cap))
 				BAD("-p takes process ids (1 and up) separated by single commas, "
 				    "e.g. -p 123,456; not '%s'",
 				    optarg);
@@ -414,7 +423,10 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o = {};
 	int err = parse_args(argc, argv, &o);
 
-	if (err)
-		return err > 0 ? 0 : 2;
-	return record__run(&o);
+	if (!err)
+		err = record__run(&o);
+	else
+		err = err > 0 ? 0 : 2;
+	free(o.pids);
+	return err;
 }

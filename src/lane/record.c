@@ -168,40 +168,10 @@ static int spawn_workload(struct rec *r)
 	return 0;
 }
 
-static int parse_pids(const char *s, int **out, size_t *n)
-{
-	size_t cap = 8;
-	int *v = malloc(cap * sizeof(*v));
-	char *end;
-
-	*n = 0;
-	if (!v)
-		return -ENOMEM;
-	while (*s) {
-		long pid = strtol(s, &end, 10);
-
-		if (end == s || pid <= 0 || pid > 0x3fffffff || (*end && *end != ',')) {
-			free(v);
-			return -EINVAL;
-		}
-		if (vec_reserve(v, cap, *n + 1)) {
-			free(v);
-			return -ENOMEM;
-		}
-		v[(*n)++] = (int)pid;
-		s = *end ? end + 1 : end;
-	}
-	*out = v;
-	return *n ? 0 : -EINVAL;
-}
-
 static int start_native(struct rec *r)
 {
 	struct native_opts *no = &r->o->native;
 	struct symbolizer_opts so = {};
-	int *pids = NULL;
-	size_t nr = 0;
-	int err = 0;
 
 	r->ev.tool_available = true;
 	r->diag = fdopen(r->diag_fd, "w");
@@ -215,11 +185,8 @@ static int start_native(struct rec *r)
 		no->follow_pid = r->work.pid;
 		break;
 	case TARGET_PIDS:
-		err = parse_pids(r->o->target_arg, &pids, &nr);
-		if (err)
-			return err;
-		no->pids = pids;
-		no->nr_pids = nr;
+		no->pids = r->o->pids;
+		no->nr_pids = r->o->nr_pids;
 		break;
 	case TARGET_CGROUP:
 		no->cgroup = r->o->target_arg;
@@ -251,8 +218,6 @@ static int start_native(struct rec *r)
 		r->ev.collector_ready = true;
 		r->ev.native_attached = true;
 	}
-	free(pids);
-	no->pids = NULL;
 	return 0;
 }
 

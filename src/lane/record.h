@@ -52,7 +52,9 @@ struct record_opts {
 	int ready_timeout_ms;
 	int stop_timeout_ms;
 	enum record_target target;
-	const char *target_arg;	   /* the -p list or cgroup path, as given */
+	const char *target_arg; /* the -p list or cgroup path, as given */
+	int *pids;		/* -p, parsed (owned by the caller) */
+	size_t nr_pids;
 	uint64_t duration_ns;	   /* -d; 0: until the workload ends (or ^C) */
 	int deadline_signal;	   /* sent to the workload's group at -d (0: SIGTERM) */
 	uint64_t kill_after_ns;	   /* then SIGKILL after this grace (0: at once) */

@@ -191,18 +191,15 @@ static int check_target(struct rec *r)
 {
 	const struct record_opts *o = r->o;
 	char why[PATH_MAX + 256];
-	const char *s = o->target_arg;
 
-	if (o->target == TARGET_CGROUP && native__check_cgroup(s, why, sizeof(why))) {
+	if (o->target == TARGET_CGROUP && native__check_cgroup(o->target_arg, why, sizeof(why))) {
 		rec__fail(r, "start_failed", "%s; nothing was recorded", why);
 		return -ENOENT;
 	}
-	for (; o->target == TARGET_PIDS && *s; s += strspn(s, ",")) {
-		long pid = strtol(s, (char **)&s, 10);
-
-		if (kill((pid_t)pid, 0) && errno == ESRCH) {
-			rec__fail(r, "start_failed",
-				  "-p %ld: no such process; nothing was recorded", pid);
+	for (size_t i = 0; o->target == TARGET_PIDS && i < o->nr_pids; i++) {
+		if (kill((pid_t)o->pids[i], 0) && errno == ESRCH) {
+			rec__fail(r, "start_failed", "-p %d: no such process; nothing was recorded",
+				  o->pids[i]);
 			return -ESRCH;
 		}
 	}
