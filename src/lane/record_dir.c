@@ -294,6 +294,25 @@ int rec__commit(struct rec *r)
  * away by fd only when they are still what offcpu wrote: a regular file of
  * ours with one link (a hard link planted to another file has two).
  */
+/*
+ * Give the file name (in dir_fd) to the invoking user when it is a regular
+ * file offcpu owns with one link: by its fd, opened without following a
+ * symlink, never by a path someone could swap in between.
+ */
+static void give_file(const struct rec *r, int dir_fd, const char *name, const char *shown)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid() &&
+	    fchown(fd, r->id.uid, r->id.gid))
+		fprintf(stderr, "offcpu: cannot give %s to uid %u: %s\n", shown,
+			(unsigned int)r->id.uid, strerror(errno));
+	close(fd);
+}
+
 static void give_files_to_user(struct rec *r)
 {
 	const char *paths[] = {r->l.capture_path, r->l.diagnostics_path, r->l.summary_path,
@@ -307,18 +326,8 @@ static void give_files_to_user(struct rec *r)
 		    fchown(r->made_fds[i], r->id.uid, r->id.gid))
 			fprintf(stderr, "offcpu: cannot give a directory to uid %u: %s\n",
 				(unsigned int)r->id.uid, strerror(errno));
-	for (size_t i = 0; r->committed && i < sizeof(paths) / sizeof(paths[0]); i++) {
-		int fd = openat(r->dir_fd, base_name(paths[i]),
-				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-		if (fd < 0)
-			continue;
-		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-		    st.st_uid == geteuid() && fchown(fd, r->id.uid, r->id.gid))
-			fprintf(stderr, "offcpu: cannot give %s to uid %u: %s\n", paths[i],
-				(unsigned int)r->id.uid, strerror(errno));
-		close(fd);
-	}
+	for (size_t i = 0; r->committed && i < sizeof(paths) / sizeof(paths[0]); i++)
+		give_file(r, r->dir_fd, base_name(paths[i]), paths[i]);
 }
 
 /* Staged files of a record that did not commit; nothing else is removed. */
@@ -427,13 +436,8 @@ void rec__print_record(struct rec *r)
 		return;
 	}
 	/* A record file offcpu created is the user's, like the lane's files. */
-	fd = existed || !r->id.drop ? -1 : open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-	    st.st_uid == geteuid() && fchown(fd, r->id.uid, r->id.gid))
-		fprintf(stderr, "offcpu: cannot give %s to uid %u: %s\n", path,
-			(unsigned int)r->id.uid, strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	if (!existed && r->id.drop)
+		give_file(r, AT_FDCWD, path, path);
 }
 
 void rec__close_dir(struct rec *r)

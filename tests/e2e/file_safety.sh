@@ -46,6 +46,19 @@ else
 	ok $t
 fi
 
+t=sudo_gives_the_json_record_file_it_created_and_no_other
+: >"$base/root-owned.json"
+SUDO_UID=$NUID SUDO_GID=$NGID "$OFFCPU_BIN" record --tool "$FAKE" -o "$base/j1" -q \
+	--json="$base/new.json" -- true
+SUDO_UID=$NUID SUDO_GID=$NGID "$OFFCPU_BIN" record --tool "$FAKE" -o "$base/j2" -q \
+	--json="$base/root-owned.json" -- true
+owners="$(stat -c %u "$base/new.json" 2>&1) $(stat -c %u "$base/root-owned.json")"
+if [ "$owners" != "$NUID 0" ]; then
+	fail $t "owners of the new and the existing record file: $owners, want $NUID 0"
+else
+	ok $t
+fi
+
 t=sudo_gives_the_directories_it_created_and_no_other
 mkdir -m 0755 "$base/top"
 SUDO_UID=$NUID SUDO_GID=$NGID "$OFFCPU_BIN" record --tool "$FAKE" -o "$base/top/a/b" -q -- true
