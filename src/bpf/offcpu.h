@@ -290,4 +290,44 @@ struct offcpu_stats {
 	__u64 agg_inserts;	   /* new aggregation keys (map fill) */
 };
 
+/*
+ * User stacks without frame pointers (x86-64): unwind tables built in user
+ * space from .eh_frame/.debug_frame (collect/cfi.h), one row per address
+ * range, 8 bytes, sorted by pc. A row says how to find the caller's frame
+ * from the registers at any pc in [row.pc, next row.pc):
+ *
+ *   CFA = (cfa == OFFCPU_CFA_SP ? rsp : rbp) + cfa_off * 8
+ *   return address = [CFA - 8], caller's rsp = CFA
+ *   caller's rbp = fp == OFFCPU_FP_SAVED ? [CFA + fp_off * 8] : rbp
+ *
+ * or is a command (the other OFFCPU_CFA_* values). pc is relative to the
+ * table's base (struct cfi_table in collect/cfi.h), an ELF virtual address.
+ */
+enum offcpu_cfa {
+	OFFCPU_CFA_NONE = 0,	    /* no CFI covers this pc (a gap between FDEs) */
+	OFFCPU_CFA_SP,		    /* CFA = rsp + cfa_off * 8 */
+	OFFCPU_CFA_FP,		    /* CFA = rbp + cfa_off * 8 */
+	OFFCPU_CFA_PLT,		    /* CFA = rsp + cfa_off * 8 + ((rip & 15) >= fp_off ? 8 : 0) */
+	OFFCPU_CFA_SIGNAL,	    /* a signal trampoline: registers are in the ucontext at rsp */
+	OFFCPU_CFA_END,		    /* return address undefined: the outermost frame (_start, clone) */
+	OFFCPU_CFA_UNSUPPORTED,	    /* a rule the BPF side cannot evaluate (expression, odd offset) */
+};
+
+enum offcpu_fp_rule {
+	OFFCPU_FP_SAME = 0,  /* rbp keeps its value */
+	OFFCPU_FP_SAVED = 1, /* rbp saved at CFA + fp_off * 8 */
+	OFFCPU_FP_UNKNOWN = 2, /* rbp undefined or a rule not representable: unusable after this frame */
+};
+
+struct offcpu_cfi_row {
+	__u32 pc;      /* first pc of the row, minus the table's base */
+	__u16 cfa_off; /* in units of 8 bytes */
+	__u8 rule;     /* enum offcpu_cfa in the low nibble, enum offcpu_fp_rule in the high one */
+	__s8 fp_off;   /* in units of 8 bytes; for OFFCPU_CFA_PLT the rip & 15 threshold */
+};
+
+#define OFFCPU_CFI_RULE(cfa, fp) ((__u8)((cfa) | ((fp) << 4)))
+#define OFFCPU_CFI_CFA(rule) ((rule) & 0xf)
+#define OFFCPU_CFI_FP(rule) ((rule) >> 4)
+
 #endif
