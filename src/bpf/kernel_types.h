@@ -18,6 +18,7 @@
 #define __VMLINUX_H__
 
 typedef unsigned char __u8;
+typedef signed char __s8;
 typedef short __s16;
 typedef unsigned short __u16;
 typedef int __s32;
