@@ -54,6 +54,9 @@ static void usage(FILE *out)
 		"                         'offcpu export --format chrome-trace' (native only)\n"
 		"      --kernel-threads   include kernel threads\n"
 		"      --no-user-stacks, --no-kernel-stacks\n"
+		"      --unwind dwarf|fp  user stacks from .eh_frame tables (default) or frame "
+		"pointers only\n"
+		"      --unwind-memory SIZE   kernel memory for unwind tables (default 64M)\n"
 		"      --no-stack-cache   walk every stack (the cache is exact; this is for "
 		"benchmarks)\n"
 		"      --raw-tp           use the raw_tp programs even where tp_btf works\n"
@@ -148,6 +151,31 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* A byte count with an optional K, M or G suffix (powers of 1024). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 static int parse_states(const char *s, uint32_t *mask)
 {
 	*mask = 0;
@@ -227,6 +255,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_TIMELINE,
 		OPT_DEADLINE_SIG,
 		OPT_KILL_AFTER,
+		OPT_UNWIND,
+		OPT_UNWIND_MEM,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -248,6 +278,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{"no-user-stacks", no_argument, NULL, OPT_NO_USTACK},
 		{"no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACK},
 		{"no-stack-cache", no_argument, NULL, OPT_NO_CACHE},
+		{"unwind", required_argument, NULL, OPT_UNWIND},
+		{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEM},
 		{"raw-tp", no_argument, NULL, OPT_RAWTP},
 		{"stack-entries", required_argument, NULL, OPT_STACK_N},
 		{"agg-entries", required_argument, NULL, OPT_AGG_N},
@@ -355,6 +387,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_RAWTP:
 			o->native.force_raw_tp = true;
+			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "dwarf") && strcmp(optarg, "fp"))
+				BAD("--unwind is 'dwarf' or 'fp', not '%s'", optarg);
+			o->native.fp_unwind = !strcmp(optarg, "fp");
+			break;
+		case OPT_UNWIND_MEM:
+			if (parse_size(optarg, &o->native.unwind_budget) ||
+			    o->native.unwind_budget < 4096)
+				BAD("--unwind-memory is a size like 64M or 1G (at least 4K), not '%s'",
+				    optarg);
 			break;
 		case OPT_STACK_N:
 		case OPT_AGG_N:

@@ -45,7 +45,8 @@ static __always_inline void site_key(void *ctx, struct task_struct *t, __u32 pre
 		k[OFFCPU_KEY_SP] = PT_REGS_SP(regs);
 		k[OFFCPU_KEY_FP] = PT_REGS_FP(regs);
 		k[OFFCPU_KEY_SYSCALL] = PT_REGS_SYSCALL_NR(regs);
-		if (user_stacks)
+		/* The unwinder's words are verified per site (uslots_match()), not keyed. */
+		if (user_stacks && !(OFFCPU_HAVE_DWARF_UNWIND && dwarf_unwind))
 			k[OFFCPU_KEY_CHAIN] = user_chain(k[OFFCPU_KEY_FP]);
 	}
 	if (kernel_stacks)
@@ -108,10 +109,14 @@ static __always_inline __u32 cache_lookup(void *ctx, struct offcpu_thread *th, c
 	for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++) {
 		if (th->tag[w] != tag || !key_eq(th->sites[w].key, key))
 			continue;
-		if (kslots_match(ctx, &th->sites[w]))
-			hit = w;
-		else
+		if (!kslots_match(ctx, &th->sites[w]))
 			STAT(kslot_rejects, 1);
+#if OFFCPU_HAVE_DWARF_UNWIND
+		else if (dwarf_unwind && !uslots_match(&th->sites[w], key[OFFCPU_KEY_SP]))
+			STAT(uslot_rejects, 1);
+#endif
+		else
+			hit = w;
 	}
 	return hit;
 }
@@ -142,6 +147,32 @@ static __always_inline void site_check(struct offcpu_thread *th, __u32 tid, stru
 	s->hits = 0;
 	s->unchecked = 0;
 	s->unchecked_ns = 0;
+}
+
+/* The user stack words the unwind just read (this CPU's ustate), to verify hits by. */
+static __always_inline void site_uslots(struct offcpu_site *s)
+{
+#if OFFCPU_HAVE_DWARF_UNWIND
+	struct unwind_state *st;
+	__u32 zero = 0, n;
+
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st)
+		return;
+	n = st->nslots < OFFCPU_USLOTS ? st->nslots : OFFCPU_USLOTS;
+	__builtin_memcpy(s->uslot, st->slot, sizeof(s->uslot));
+	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
+		if (i >= n)
+			break;
+		if (st->slot[i] > s->umax)
+			s->umax = st->slot[i];
+	}
+	s->nu = n;
+	s->uhash = st->hash;
+	/* Every word the unwind read is verified at each hit: the site is exact. */
+	if (!st->overflow)
+		s->exact |= OFFCPU_SITE_USER_EXACT;
+#endif
 }
 
 /*
@@ -185,8 +216,16 @@ static __always_inline __u32 site_make(struct offcpu_thread *th, __u32 tid, cons
 	} else {
 		s->exact |= OFFCPU_SITE_KERNEL_EXACT;
 	}
-	if (!user_stacks || kthread || (key[OFFCPU_KEY_CHAIN] & OFFCPU_CHAIN_WHOLE))
+	s->nu = 0;
+	s->umax = 0;
+	s->uhash = 0x9e3779b97f4a7c15ULL;
+	if (!user_stacks || kthread) {
 		s->exact |= OFFCPU_SITE_USER_EXACT;
+	} else if (OFFCPU_HAVE_DWARF_UNWIND && dwarf_unwind) {
+		site_uslots(s);
+	} else if (key[OFFCPU_KEY_CHAIN] & OFFCPU_CHAIN_WHOLE) {
+		s->exact |= OFFCPU_SITE_USER_EXACT;
+	}
 	STAT(sites_made, 1);
 	if (s->exact & OFFCPU_SITE_KERNEL_EXACT)
 		STAT(sites_kernel_exact, 1);
@@ -218,6 +257,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	__u64 key[OFFCPU_KEY_WORDS] = {};
 	struct offcpu_site *s = NULL;
 	__u32 hit = OFFCPU_CACHE_WAYS, zero = 0, tag = 0;
+	bool transient = false;
 	__u64 k, u;
 
 	th->site = OFFCPU_NO_SITE;
@@ -244,17 +284,25 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	/* Locate the frames while the kernel walk is still in the scratch buffer. */
 	if (cache && !s && kernel_stacks)
 		kernel_sig(ptr_value(ctx), key[OFFCPU_KEY_ENTRY_RET]);
-	u = user_stacks && !kthread ? walk(ctx, true) : OFFCPU_STACK_NONE;
+	if (!user_stacks || kthread)
+		u = OFFCPU_STACK_NONE;
+#if OFFCPU_HAVE_DWARF_UNWIND
+	else if (dwarf_unwind)
+		u = unwind_user(btf ? t : bpf_get_current_task_btf(), tgid, &transient);
+#endif
+	else
+		u = walk(ctx, true);
 	th->kstack = k;
 	th->ustack = u;
 	if (u & OFFCPU_STACK_REAL) {
 		struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &zero);
 
-		notify_track(tgid, now, buf && buf->pad);
+		notify_track(tgid, now, transient || (buf && buf->pad));
 	}
 	if (!cache)
 		return;
-	if (!stack_ok(k) || !stack_ok(u)) {
+	/* A stack cut by what may change (maps not loaded yet) is not remembered. */
+	if (!stack_ok(k) || !stack_ok(u) || transient) {
 		/* A failed walk says nothing about the key: keep the entry as it was. */
 		if (s)
 			s->hits = 0;

@@ -37,7 +37,9 @@ enum {
 /* UAPI constants (linux/bpf.h), stable by contract. */
 enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_HASH_OF_MAPS = 13,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
 
@@ -51,7 +53,14 @@ enum {
 };
 
 enum {
+	BPF_F_NO_PREALLOC = 1U << 0,
+	BPF_F_MMAPABLE = 1U << 10,
+	BPF_F_INNER_MAP = 1U << 12,
+};
+
+enum {
 	BPF_RB_NO_WAKEUP = 1ULL << 0,
+	BPF_RB_FORCE_WAKEUP = 1ULL << 1,
 };
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)

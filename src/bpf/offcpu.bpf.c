@@ -70,6 +70,8 @@ const volatile __u64 max_block_ns = 0;
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
 const volatile bool stack_cache = true;
+/* User stacks from the .eh_frame tables (unwind.bpf.h), else frame pointers. */
+const volatile bool dwarf_unwind = false;
 const volatile __u32 check_max = 64;	     /* longest check period, partly verified site */
 const volatile __u32 check_max_exact = 1024; /* ... fully verified site */
 const volatile bool kmem_direct = false;     /* bpf_rdonly_cast exists (6.2+) */
@@ -191,6 +193,62 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64[OFFCPU_WAKER_FRAMES]);
 } waker_stack SEC(".maps");
+
+/* The unwinder's state, one per CPU (see unwind.bpf.h). */
+struct unwind_state {
+	__u64 ip, sp, bp;
+	__u64 sp0;  /* sp at the switch-out: where raw.win was copied from */
+	__u64 hash; /* of the words read at slot[], in order */
+	__u32 n;
+	__u32 tgid;
+	__u32 nslots;
+	__u8 bp_ok;    /* bp holds the frame's rbp (not an undefined value) */
+	__u8 exact_ip; /* ip is an interrupted pc, not a return address */
+	__u8 via_fp;   /* this frame was reached by a frame-pointer step: the marker if it is junk */
+	__u8 mark;     /* enum offcpu_umark that ended the walk; 0: complete */
+	__u8 overflow; /* words read that slot[] could not hold */
+	__u8 pad[3];
+	__u16 slot[OFFCPU_USLOTS];
+	/* The registers at switch-out and the window: sent as is when user space must unwind. */
+	struct offcpu_raw_ustack raw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_state);
+} ustate SEC(".maps");
+
+/* Executable mappings per process (key: tgid), written by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct offcpu_umaps);
+} umaps SEC(".maps");
+
+/*
+ * Unwind tables, one array of rows per binary (key: the file id of struct
+ * offcpu_umap), each as large as its table: user space creates them.
+ */
+struct cfi_rows {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* Mappable: user space fills a table with one copy, not a syscall per row. */
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	/* By size: the row type is only used through pointers, BTF would have a forward. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct offcpu_cfi_row));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, OFFCPU_MAX_CFI_FILES);
+	__type(key, __u32);
+	__array(values, struct cfi_rows);
+} cfi_files SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -355,6 +413,7 @@ static __always_inline void record(__u32 tgid, __u32 tid, __u64 k, __u64 u, __u3
 }
 
 #include "stacks.bpf.h"
+#include "unwind.bpf.h"
 #include "cache.bpf.h"
 #include "wakeup.bpf.h"
 
@@ -809,6 +868,8 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 		bpf_get_current_comm(th->comm, sizeof(th->comm));
 	if (pr)
 		pr->flags &= ~OFFCPU_PROC_NOTIFIED;
+	/* A new image: the old one's mappings must not unwind it. */
+	bpf_map_delete_elem(&umaps, &tgid);
 }
 
 static __always_inline void on_exit(struct task_struct *p, const bool btf)
@@ -817,8 +878,10 @@ static __always_inline void on_exit(struct task_struct *p, const bool btf)
 	int live = btf ? p->signal->live.counter : BPF_CORE_READ(p, signal, live.counter);
 
 	/* The last thread of the process: its pid may be reused by a stranger. */
-	if (live == 0)
+	if (live == 0) {
 		bpf_map_delete_elem(&procs, &tgid);
+		bpf_map_delete_elem(&umaps, &tgid);
+	}
 }
 
 SEC("tp_btf/sched_switch")

@@ -15,6 +15,7 @@
 #define OFFCPU_KSLOTS 16    /* kernel return addresses a call site verifies */
 #define OFFCPU_KSCAN 1024   /* kernel stack words searched for them (8 KiB) */
 #define OFFCPU_UWIN 256	    /* bytes of user stack above bp read for a call-site key */
+#define OFFCPU_USLOTS 32    /* user stack words a call site verifies (a power of two) */
 /* Frames searched from the top of a kernel stack for the __schedule anchor. */
 #define OFFCPU_MAX_TRACER_FRAMES 8
 
@@ -138,6 +139,12 @@ struct offcpu_site {
 	__u64 off_ns;
 	__u64 runq_ns;
 	__u64 unchecked_ns; /* off-CPU time attributed since the last check */
+	/* The user stack words the unwind read, as word offsets from sp, and their hash. */
+	__u64 uhash;
+	__u16 uslot[OFFCPU_USLOTS];
+	__u16 umax; /* the largest uslot */
+	__u8 nu;    /* uslot entries used; 0: nothing to verify (no unwind, or no word read) */
+	__u8 upad[5];
 };
 
 enum offcpu_site_flags {
@@ -209,6 +216,7 @@ enum offcpu_event_type {
 	OFFCPU_EV_EXIT,	     /* a traced thread exited: its ground truth */
 	OFFCPU_EV_STACK,     /* a new stack: struct offcpu_stack, ips cut at nr */
 	OFFCPU_EV_INTERVAL,  /* one interval for the timeline: struct offcpu_interval */
+	OFFCPU_EV_RAW_USTACK, /* a user stack to unwind in user space: struct offcpu_raw_ustack */
 };
 
 /* Waker detection: frames walked, interrupt entry ranges (see waker_tid()). */
@@ -288,6 +296,11 @@ struct offcpu_stats {
 	__u64 filtered;		   /* intervals outside the state mask or block-time bounds */
 	__u64 held_skipped;	   /* the held follow_pid root's waits before its exec */
 	__u64 agg_inserts;	   /* new aggregation keys (map fill) */
+	__u64 uwalks_dwarf;	   /* user walks by the .eh_frame unwinder */
+	__u64 uframes;		   /* ... frames they found */
+	__u64 uslot_rejects;	   /* key matched but the user stack words differed: a miss */
+	__u64 uraw_sent;	   /* user stacks left to user space (mappings not loaded yet) */
+	__u64 umarks[8];	   /* ... stacks ended by each enum offcpu_umark (index) */
 };
 
 /*
@@ -329,5 +342,65 @@ struct offcpu_cfi_row {
 #define OFFCPU_CFI_RULE(cfa, fp) ((__u8)((cfa) | ((fp) << 4)))
 #define OFFCPU_CFI_CFA(rule) ((rule) & 0xf)
 #define OFFCPU_CFI_FP(rule) ((rule) >> 4)
+
+/*
+ * The executable mappings of one traced process, for the unwinder (umaps
+ * map, key: tgid), written by user space (collect/unwind.c) and sorted by
+ * start. base: the runtime address of the table's pc 0 (load bias + the
+ * table's base), so that a row's pc is address - base. Tables are packed
+ * into arrays of rows ("chunks", 1 MiB or one large table each): adding a
+ * map to cfi_files waits for an RCU grace period (milliseconds), adding rows
+ * to a chunk does not.
+ */
+#define OFFCPU_MAX_UMAPS 256 /* a power of two */
+#define OFFCPU_MAX_CFI_FILES 4096
+#define OFFCPU_UWIN_MAX 4096 /* bytes of user stack above sp copied once per unwind */
+
+struct offcpu_umap {
+	__u64 start, end; /* [start, end) */
+	__u64 base;
+	__u32 chunk; /* key in cfi_files of the array holding the table; 0: no table */
+	__u32 first; /* the table's first row in that array */
+	__u32 nrows; /* its rows; without a table, an OFFCPU_UMARK_* saying why */
+	__u32 pad;
+};
+
+struct offcpu_umaps {
+	__u32 n;
+	__u32 pad;
+	struct offcpu_umap m[OFFCPU_MAX_UMAPS];
+};
+
+/*
+ * A user stack left for user space to unwind: the registers and the top of
+ * the stack, sent when the process's mappings were not loaded yet (its first
+ * switches after exec, before user space has read them). Cut at win + len.
+ */
+struct offcpu_raw_ustack {
+	__u32 type;
+	__u32 tgid;
+	__u64 id;
+	__u64 ip, sp, bp;
+	__u32 len; /* bytes of stack from sp in win */
+	__u32 pad;
+	__u64 win[OFFCPU_UWIN_MAX / 8];
+};
+
+/*
+ * Marker words: the last entry of a user stack the unwinder could not finish
+ * says why (OFFCPU_UMARK_BASE | enum offcpu_umark); user space names it
+ * "[unwind: REASON in BIN]". A user stack without one is complete.
+ */
+#define OFFCPU_UMARK_BASE 0xffffffffffffff00ULL
+enum offcpu_umark {
+	OFFCPU_UMARK_NO_CFI = 1,   /* no table for the binary and no usable frame pointer */
+	OFFCPU_UMARK_UNSUPPORTED,  /* a CFI rule the unwinder cannot evaluate */
+	OFFCPU_UMARK_OUTSIDE,	   /* the next return address lies in no executable mapping */
+	OFFCPU_UMARK_UNREADABLE,   /* the stack could not be read (not present, swapped out) */
+	OFFCPU_UMARK_TRUNCATED,	   /* OFFCPU_MAX_STACK frames and more */
+	OFFCPU_UMARK_NO_MAPS,	   /* the process's mappings were not loaded yet */
+	OFFCPU_UMARK_OVER_BUDGET,  /* the binary's table did not fit the memory budget */
+	OFFCPU_UMARK_MAX,
+};
 
 #endif

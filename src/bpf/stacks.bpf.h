@@ -151,7 +151,12 @@ static __always_inline void notify_track(__u32 tgid, __u64 now, bool new_stack)
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->type = OFFCPU_EV_TRACK;
 	ev->tgid = tgid;
-	bpf_ringbuf_submit(ev, 0);
+	/*
+	 * Forced: the default wakes user space only if it has read every
+	 * earlier record, and stacks are sent without waking it. The process
+	 * must be tracked while it lives.
+	 */
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	p->flags = (p->flags | OFFCPU_PROC_NOTIFIED) & ~OFFCPU_PROC_PENDING;
 	p->notified_ns = now;
 }

@@ -18,6 +18,7 @@
 
 #include "collect/native_priv.h"
 #include "collect/probe.h"
+#include "collect/unwind.h"
 #include "offcpu.skel.h"
 
 _Static_assert(OFFCPU_ST_UNKNOWN == (int)OFFCPU_STATE_UNKNOWN, "state numbering");
@@ -117,7 +118,8 @@ static int prepare(struct native *n, const struct native_opts *o, char *why, siz
 		return n->nr_cpus ? n->nr_cpus : -EINVAL;
 	}
 	if (ntable_init(&n->agg, sizeof(struct offcpu_agg_key), sizeof(struct offcpu_agg_val)) ||
-	    ntable_init(&n->stacks, sizeof(uint64_t), sizeof(struct native_stack)))
+	    ntable_init(&n->stacks, sizeof(uint64_t), sizeof(struct native_stack)) ||
+	    ntable_init(&n->raws, sizeof(uint64_t), sizeof(struct native_raw)))
 		return -ENOMEM;
 	if (access(btf, R_OK)) {
 		snprintf(why, whylen,
@@ -210,6 +212,11 @@ int native__poll(struct native *n, int timeout_ms)
 	return 0;
 }
 
+int native__fd(const struct native *n)
+{
+	return n && n->rb ? ring_buffer__epoll_fd(n->rb) : -1;
+}
+
 int native__stats(const struct native *n, struct native_stats *st)
 {
 	if (!n || !st)
@@ -228,10 +235,14 @@ void native__free(struct native *n)
 	ring_buffer__free(n->rb);
 	if (n->skel)
 		native_destroy_skel(n);
+	unwinder__free(n->unw);
 	ntable_free(&n->agg);
 	for (size_t pos = 0; n->stacks.slots && ntable_next(&n->stacks, &pos, &key, &val);)
 		free(((struct native_stack *)val)->ips);
 	ntable_free(&n->stacks);
+	for (size_t pos = 0; n->raws.slots && ntable_next(&n->raws, &pos, &key, &val);)
+		free(((struct native_raw *)val)->r);
+	ntable_free(&n->raws);
 	free(n->exits);
 	free(n->ivs);
 	if (libbpf_diag == n->diag) {

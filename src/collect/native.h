@@ -133,6 +133,14 @@ struct native_opts {
 	bool no_user_stacks;
 	bool no_kernel_stacks;
 	bool no_stack_cache; /* walk every stack (for benchmarks of the cache) */
+	/*
+	 * User stacks by frame pointers only (bpf_get_stack), as before the
+	 * .eh_frame unwinder; the unwinder is the default on x86-64 kernels
+	 * with bpf_loop (5.17+). unwind_budget: bytes of unwind table rows at
+	 * most (0: UNWIND_DEFAULT_BUDGET), see collect/unwind.h.
+	 */
+	bool fp_unwind;
+	uint64_t unwind_budget;
 	bool force_raw_tp;   /* use the raw_tp programs even when tp_btf works */
 
 	/* Map sizes; 0 picks a size from the target. */
@@ -168,6 +176,8 @@ struct native;
 struct native *native__start(const struct native_opts *opts);
 /* Wait up to timeout_ms for work, drain what is ready. 0 or -errno. */
 int native__poll(struct native *n, int timeout_ms);
+/* A descriptor that polls readable when native__poll() has work (the ring buffer's). */
+int native__fd(const struct native *n);
 /*
  * Detach, then add every interval to p (states, run-queue split, per-thread
  * schedstat ground truth via profile__set_thread_time) and every loss to in.

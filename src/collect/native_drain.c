@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/native_priv.h"
+#include "collect/unwind.h"
 #include "offcpu.skel.h"
 #include "util/vec.h"
 
@@ -77,6 +78,25 @@ int native_on_event(void *ctx, void *data, size_t len)
 		memcpy(ns->ips, st->ips + st->first, ns->nr * sizeof(*ns->ips));
 		return 0;
 	}
+	if (ev->type == OFFCPU_EV_RAW_USTACK) {
+		const struct offcpu_raw_ustack *r = data;
+		struct native_raw *nr;
+		bool created;
+
+		if (len < offsetof(struct offcpu_raw_ustack, win))
+			return 0;
+		nr = ntable_get(&n->raws, &r->id, &created);
+		if (!nr)
+			return -ENOMEM;
+		if (!created)
+			return 0;
+		nr->len = len - offsetof(struct offcpu_raw_ustack, win);
+		nr->r = malloc(len);
+		if (!nr->r)
+			return -ENOMEM;
+		memcpy(nr->r, r, len);
+		return 0;
+	}
 	if (ev->type == OFFCPU_EV_INTERVAL) {
 		if (len < sizeof(struct offcpu_interval))
 			return 0;
@@ -87,6 +107,8 @@ int native_on_event(void *ctx, void *data, size_t len)
 	if (ev->type == OFFCPU_EV_TRACK) {
 		if (n->sym)
 			symbolizer__track(n->sym, ev->tgid);
+		if (n->unw)
+			unwinder__track(n->unw, ev->tgid);
 		n->tracked++;
 		return 0;
 	}

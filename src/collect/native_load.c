@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/native_priv.h"
+#include "collect/unwind.h"
 #include "offcpu.skel.h"
 
 /*
@@ -93,6 +94,8 @@ void native_kernel_features(struct native *n)
 			n->switch_state = btf_vlen(t) >= 5; /* void *, preempt, prev, next, state */
 	}
 	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	/* The unwinder needs bpf_loop (5.17) and is written for x86-64. */
+	n->dwarf = OFFCPU_DWARF_ARCH && btf__find_by_name_kind(btf, "bpf_loop", BTF_KIND_FUNC) > 0;
 	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
 		       has_member(btf, "sched_entity", "cfs_rq") &&
 		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
@@ -286,6 +289,8 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	s->rodata->kernel_stacks = !o->no_kernel_stacks;
 	s->rodata->user_stacks = !o->no_user_stacks;
 	s->rodata->stack_cache = !o->no_stack_cache;
+	n->dwarf = n->dwarf && !o->fp_unwind && !o->no_user_stacks;
+	s->rodata->dwarf_unwind = n->dwarf;
 	s->rodata->sched_lo = n->sched_lo;
 	s->rodata->sched_hi = n->sched_hi;
 	s->rodata->switch_has_state = n->switch_state;
@@ -313,6 +318,7 @@ static int size_maps(struct native *n, const struct native_opts *o)
 	stacks = pick(o->stack_entries, OFFCPU_MAX_STACKS, OFFCPU_MAX_STACKS_LARGE, n->target);
 	if ((err = bpf_map__set_max_entries(s->maps.threads, threads)) ||
 	    (err = bpf_map__set_max_entries(s->maps.procs, threads)) ||
+	    (err = bpf_map__set_max_entries(s->maps.umaps, threads)) ||
 	    (err = bpf_map__set_max_entries(s->maps.agg0, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.agg1, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.stacks, stacks)) ||
@@ -339,6 +345,30 @@ static int add_pids(struct native *n, const struct native_opts *o, char *why, si
 			return err;
 		}
 	}
+	return 0;
+}
+
+/*
+ * The unwinder's user-space half, and the tables of the processes given by
+ * pid, loaded before tracing starts (a followed workload has not exec'd yet:
+ * its image is loaded when its first stack asks).
+ */
+static int unwind_setup(struct native *n, const struct native_opts *o, char *why, size_t whylen)
+{
+	struct unwinder_opts uo = {
+		.umaps_fd = bpf_map__fd(n->skel->maps.umaps),
+		.files_fd = bpf_map__fd(n->skel->maps.cfi_files),
+		.budget = o->unwind_budget,
+		.diag = n->diag,
+	};
+
+	n->unw = unwinder__new(&uo);
+	if (!n->unw) {
+		snprintf(why, whylen, "cannot set up the unwinder: %s", strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < o->nr_pids; i++)
+		unwinder__track(n->unw, o->pids[i]);
 	return 0;
 }
 
@@ -393,6 +423,8 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		return err;
 	}
 	if (n->target == OFFCPU_TARGET_TGIDS && (err = add_pids(n, o, why, whylen)))
+		return err;
+	if (n->dwarf && (err = unwind_setup(n, o, why, whylen)))
 		return err;
 	n->start_ns = n->last_drain_ns = native_mono_ns();
 	s->bss->start_ns = n->start_ns;

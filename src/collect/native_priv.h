@@ -25,6 +25,12 @@
 
 #define NS_PER_SEC 1000000000ULL
 
+#if defined(__x86_64__)
+#define OFFCPU_DWARF_ARCH 1
+#else
+#define OFFCPU_DWARF_ARCH 0
+#endif
+
 /* Programs of the BPF object, each in a tp_btf and a raw_tp variant (native_load.c). */
 #define NATIVE_NR_PROGS 7
 
@@ -43,7 +49,14 @@ struct native_stack {
 	uint32_t nr;
 };
 
+/* A user stack the BPF side left to user space to unwind (struct offcpu_raw_ustack). */
+struct native_raw {
+	struct offcpu_raw_ustack *r;
+	size_t len; /* bytes of r->win received */
+};
+
 struct offcpu_bpf;
+struct unwinder;
 struct bpf_link;
 struct bpf_map;
 struct ring_buffer;
@@ -59,6 +72,8 @@ struct native {
 	bool stopped;
 	bool membarrier_broken;
 	bool switch_state, rdonly_cast, schedinfo;
+	bool dwarf;		 /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
+	struct unwinder *unw;	 /* its tables and mappings, when dwarf */
 	struct native_stats stats;
 	int nr_cpus;
 	enum offcpu_target target;
@@ -72,6 +87,7 @@ struct native {
 	uint64_t tracked;
 	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
 	struct ntable stacks; /* stack id -> struct native_stack */
+	struct ntable raws;   /* stack id -> struct native_raw */
 	struct native_thread *exits;
 	size_t nr_exits, cap_exits;
 	struct timeline *timeline; /* o->timeline: filled at stop */

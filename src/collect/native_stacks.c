@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collect/native_priv.h"
+#include "collect/unwind.h"
 #include "util/vec.h"
 
 const char *native_errno_name(unsigned int e, bool upper)
@@ -73,18 +74,94 @@ static int part_push(struct part *pt, int id)
 	return 0;
 }
 
+/*
+ * glibc has no CFI for the instructions of clone3/clone that start a new
+ * thread: an unwind that stops there has reached the thread's first frame.
+ */
+static bool thread_entry(const char *name)
+{
+	return !strcmp(name, "clone3") || !strcmp(name, "__clone3") || !strcmp(name, "clone") ||
+	       !strcmp(name, "__clone") || !strcmp(name, "__GI___clone3") ||
+	       !strcmp(name, "__GI___clone");
+}
+
+/*
+ * The marker frame that ends user stack st (its last entry, OFFCPU_UMARK_BASE |
+ * why): "[unwind: REASON in BIN]", BIN the binary of the outermost real frame.
+ * Returns 0 with *id -1 when there is no marker or it only says the stack
+ * reached a thread's start; else the frame's id in *id.
+ */
+static int user_marker(struct build *b, uint32_t tgid, const struct native_stack *st, int *id)
+{
+	uint64_t why = st->ips[st->nr - 1] & ~OFFCPU_UMARK_BASE;
+	const char *reason = unwind_mark__reason(why), *bin = NULL;
+	char name[256];
+
+	*id = -1;
+	if (st->nr >= 2 && b->sym) {
+		uint64_t ip = st->ips[st->nr - 2] - (st->nr > 2);
+		struct sym_frame fr[8];
+		int k = symbolizer__user(b->sym, tgid, ip, fr, 8);
+
+		if (why == OFFCPU_UMARK_NO_CFI && k > 0 && thread_entry(fr[0].name))
+			return 0;
+		bin = symbolizer__binary_name(b->sym, tgid, ip);
+	}
+	if (!reason)
+		snprintf(name, sizeof(name), "[unwind: stopped (%" PRIu64 ")]", why);
+	else if (bin)
+		snprintf(name, sizeof(name), "[unwind: %s in %s]", reason, bin);
+	else
+		snprintf(name, sizeof(name), "[unwind: %s]", reason);
+	*id = profile__frame(b->p, FRAME_MISSING, name, strlen(name));
+	return *id < 0 ? *id : 0;
+}
+
+/*
+ * A user stack the BPF side could not unwind (the process's mappings were not
+ * loaded yet), unwound now and kept as if it had been sent as frames. *out
+ * stays NULL when id is not such a stack.
+ */
+static int raw_unwind(struct build *b, uint64_t id, const struct native_stack **out)
+{
+	const struct native_raw *raw = ntable_find(&b->n->raws, &id);
+	uint64_t ips[OFFCPU_MAX_STACK];
+	struct native_stack *ns;
+	bool created;
+	size_t nr;
+
+	if (!raw)
+		return 0;
+	nr = unwinder__unwind_raw(b->n->unw, raw->r, raw->len, ips, OFFCPU_MAX_STACK);
+	ns = ntable_get(&b->n->stacks, &id, &created);
+	if (!ns)
+		return -ENOMEM;
+	if (created && nr) {
+		ns->ips = malloc(nr * sizeof(*ns->ips));
+		if (!ns->ips)
+			return -ENOMEM;
+		memcpy(ns->ips, ips, nr * sizeof(*ns->ips));
+		ns->nr = nr;
+	}
+	*out = ns;
+	return 0;
+}
+
 /* Frames of stack id of one side, root first, interned into the profile. */
 static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid, uint64_t id)
 {
 	const struct native_stack *st;
 	char name[256];
-	size_t first = 0;
+	size_t first = 0, nr;
+	int e;
 
 	if (id == OFFCPU_STACK_NONE)
 		return 0;
 	if (!(id & OFFCPU_STACK_REAL))
 		return part_push(pt, missing_frame(b->p, user ? "user" : "kernel", id));
 	st = ntable_find(&b->n->stacks, &id);
+	if (!st && user && (e = raw_unwind(b, id, &st)))
+		return e;
 	if (!st || !st->nr) {
 		b->unresolved++;
 		return part_push(pt, missing_frame(b->p, user ? "user" : "kernel", ENOENT));
@@ -97,7 +174,15 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 			first++;
 		b->stripped += first != 0;
 	}
-	for (size_t i = st->nr; i-- > first;) {
+	nr = st->nr;
+	if (user && st->ips[nr - 1] >= OFFCPU_UMARK_BASE) {
+		int mark;
+
+		nr--;
+		if ((e = user_marker(b, tgid, st, &mark)) || (mark >= 0 && (e = part_push(pt, mark))))
+			return e;
+	}
+	for (size_t i = nr; i-- > first;) {
 		uint64_t ip = st->ips[i];
 		int err = 0;
 

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/native_priv.h"
+#include "collect/unwind.h"
 #include "model/timeline.h"
 #include "offcpu.skel.h"
 
@@ -443,6 +444,44 @@ static void stop_stats(struct native *n, const struct offcpu_stats *st)
 	timeline_info(n, st);
 }
 
+/* What the .eh_frame unwinder did: tables, memory, and why stacks ended early. */
+static void unwind_notes(struct native *n, const struct offcpu_stats *st)
+{
+	struct unwinder_stats us;
+	char marks[512] = "";
+	size_t len = 0, nb;
+	const struct unwind_binary *bins = unwinder__binaries(n->unw, &nb);
+
+	unwinder__stats(n->unw, &us);
+	for (unsigned int i = 1; i < OFFCPU_UMARK_MAX; i++)
+		if (st->umarks[i] && len < sizeof(marks))
+			len += snprintf(marks + len, sizeof(marks) - len, "%s%s %" PRIu64,
+					len ? ", " : "", unwind_mark__reason(i),
+					(uint64_t)st->umarks[i]);
+	native_note(n,
+		    "user stacks: .eh_frame unwinder, %" PRIu64 " walks, %.1f frames a walk, %" PRIu64
+		    " left to user space (mappings not loaded yet), %" PRIu64
+		    " cache keys refused by user stack words; ended early: %s",
+		    (uint64_t)st->uwalks_dwarf,
+		    st->uwalks_dwarf ? (double)st->uframes / st->uwalks_dwarf : 0.0,
+		    (uint64_t)st->uraw_sent, (uint64_t)st->uslot_rejects, len ? marks : "none");
+	native_note(n,
+		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %" PRIu64
+		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64 ", %zu over budget, %zu mappings dropped",
+		    us.processes, us.binaries, us.tables, us.bytes, us.rows_bytes, us.budget, us.over_budget,
+		    us.maps_dropped);
+	for (size_t i = 0; bins && i < nb; i++) {
+		static const char *const status[] = {"table", "no CFI", "over budget", "error"};
+
+		native_note(n,
+			    "unwind table %s: %s, %zu rows, %" PRIu64 " bytes, built in %.2f ms, "
+			    "loaded in %.2f ms%s%s",
+			    bins[i].path, status[bins[i].status], bins[i].rows, bins[i].bytes,
+			    bins[i].build_ns / 1e6, bins[i].load_ns / 1e6,
+			    bins[i].source ? ", from " : "", bins[i].source ? bins[i].source : "");
+	}
+}
+
 /* The diagnostics of a run, for --verbose and the capture's diagnostics. */
 static void stop_notes(struct build *b, const struct offcpu_stats *st)
 {
@@ -472,6 +511,12 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 		    st->check_failed_user, st->cache_mismatch, st->kslot_rejects, st->sites_made,
 		    st->sites_kernel_exact, st->sites_user_exact,
 		    n->rdonly_cast ? "" : " (kernel words read by helper)");
+	if (n->unw)
+		unwind_notes(n, st);
+	else
+		native_note(n, "user stacks: frame pointers only%s",
+			    OFFCPU_DWARF_ARCH ? " (the .eh_frame unwinder was off or unavailable)"
+					      : "");
 	if (st->unseen_switch_in || st->unseen_switch_out)
 		native_note(n,
 			    "the kernel did not report %" PRIu64 " switch-ins and %" PRIu64

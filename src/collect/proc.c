@@ -239,6 +239,11 @@ int proc__wait(struct proc *p, int timeout_ms)
 
 int proc__wait_ended(struct proc *p, int timeout_ms)
 {
+	return proc__wait_ended_fd(p, timeout_ms, -1);
+}
+
+int proc__wait_ended_fd(struct proc *p, int timeout_ms, int fd)
+{
 	uint64_t deadline = timeout_ms < 0 ? 0 : proc__now_ns() + (uint64_t)timeout_ms * 1000000;
 
 	if (p->end.exited || p->pid <= 0)
@@ -256,10 +261,13 @@ int proc__wait_ended(struct proc *p, int timeout_ms)
 		if (timeout_ms >= 0)
 			ms = (int)((deadline - proc__now_ns()) / 1000000) + 1;
 		if (p->pidfd >= 0) {
-			struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
+			struct pollfd pfd[2] = {{.fd = p->pidfd, .events = POLLIN},
+						{.fd = fd, .events = POLLIN}};
 
-			if (poll(&pfd, 1, ms) < 0 && errno == EINTR)
+			if (poll(pfd, fd >= 0 ? 2 : 1, ms) < 0 && errno == EINTR)
 				return -EINTR;
+			if (fd >= 0 && (pfd[1].revents & POLLIN) && !(pfd[0].revents & POLLIN))
+				return 1;
 		} else if (usleep(2000) && errno == EINTR) {
 			return -EINTR;
 		}

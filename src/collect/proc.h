@@ -66,6 +66,8 @@ int proc__wait(struct proc *p, int timeout_ms);
  * and so its group id): 0 when it ended, -ETIMEDOUT, -EINTR.
  */
 int proc__wait_ended(struct proc *p, int timeout_ms);
+/* The same, also returning 1 as soon as fd (when >= 0) is readable. */
+int proc__wait_ended_fd(struct proc *p, int timeout_ms, int fd);
 /* The signal that stopped the child since the last call (SIGTTIN, SIGTSTP, ...), or 0. */
 int proc__stopped(struct proc *p);
 /* Send sig (no-op once reaped). */

@@ -441,8 +441,9 @@ static void run_command(struct rec *r, uint64_t deadline)
 			killed = true;
 		}
 		wait_ms = ms_until(now, deadline_hit ? (killed ? 0 : kill_at) : deadline, 200);
-		err = proc__wait_ended(&r->work, wait_ms);
-		if (err != -ETIMEDOUT && err != -EINTR)
+		/* The collector's events (a process to track now, while it lives) wake us too. */
+		err = proc__wait_ended_fd(&r->work, wait_ms, r->native ? native__fd(r->native) : -1);
+		if (err != -ETIMEDOUT && err != -EINTR && err != 1)
 			break;
 		share_terminal(r);
 		if (r->native)

@@ -744,6 +744,14 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 	return err;
 }
 
+const char *symbolizer__binary_name(struct symbolizer *s, int pid, uint64_t addr)
+{
+	struct proc *p = s ? proc_find(s, pid) : NULL;
+	const struct umap *um = p ? umap_find(p, addr) : NULL;
+
+	return um ? s->bins[um->bin]->base : NULL;
+}
+
 static int copy_out(const struct proc *p, const struct cached *c, struct sym_frame *out, size_t max)
 {
 	size_t n = c->n < max ? c->n : max;

@@ -98,6 +98,12 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 		     size_t max);
 
 /*
+ * The basename of the file mapped at addr in pid (as tracked), or NULL; owned
+ * by s. For naming where an unwind stopped.
+ */
+const char *symbolizer__binary_name(struct symbolizer *s, int pid, uint64_t addr);
+
+/*
  * The binaries seen so far (files mapped executable by tracked processes, not
  * the vdso); the array is owned by s and valid until the next call.
  */

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * User stacks without frame pointers: an unwinder over the tables user space
+ * built from the binaries' .eh_frame (collect/cfi.h, collect/unwind.h).
+ * Included once, by offcpu.bpf.c after stacks.bpf.h; x86-64 only (other
+ * architectures keep bpf_get_stack's frame-pointer walk).
+ *
+ * At switch-out the leaving thread's user registers are in its pt_regs.
+ * unwind_user() copies up to OFFCPU_UWIN_MAX bytes of its stack above sp
+ * once (one read is cheaper than a read per saved word), then bpf_loop()
+ * runs unwind_step() once per frame:
+ *
+ *   1. the mapping that holds the pc (for a return address, pc - 1: the
+ *      call, which may be the last instruction of a function), from the
+ *      process's sorted executable mappings (umaps); none: the stack ends
+ *      with a marker, never with the word itself (no junk frames);
+ *   2. the row for the pc in the binary's table (cfi_files), by binary search;
+ *   3. the caller's registers: CFA from rsp or rbp, return address at CFA - 8,
+ *      rbp restored if saved; signal frames from the ucontext, PLT stubs by
+ *      their rule. A mapping without a table (JIT code, a binary without CFI,
+ *      one over the memory budget) takes one frame-pointer step instead, and
+ *      if that leads outside code the marker names the table's absence.
+ *
+ * The state lives in a per-CPU map value rather than on the stack of
+ * bpf_loop's caller: the verifier then checks the step once, not per
+ * possible stack layout. Every word read is remembered (its offset from sp
+ * and a hash of the values, in order): the call-site cache re-reads those
+ * words to prove a cached stack still holds (see uslots_match()).
+ */
+#ifndef OFFCPU_BPF_UNWIND_BPF_H
+#define OFFCPU_BPF_UNWIND_BPF_H
+
+#if defined(__TARGET_ARCH_x86)
+#define OFFCPU_HAVE_DWARF_UNWIND 1
+
+/* The ucontext a signal handler returns through, as offsets from its rsp (x86-64). */
+#define UC_RBP 120
+#define UC_RSP 160
+#define UC_RIP 168
+
+#define UWIN_WORDS (OFFCPU_UWIN_MAX / 8)
+
+static __always_inline __u64 umix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/* A user word for the unwind, from the copied window where it lies there. */
+static __always_inline int uread(struct unwind_state *st, __u64 addr, __u64 *val)
+{
+	__u64 off = addr - st->sp0;
+
+	if (off < st->raw.len && !(off & 7))
+		*val = st->raw.win[(off >> 3) & (UWIN_WORDS - 1)];
+	else if (bpf_probe_read_user(val, sizeof(*val), (const void *)addr))
+		return -1;
+	if (!(off & 7) && off < (1ULL << 19) && st->nslots < OFFCPU_USLOTS) {
+		st->slot[st->nslots & (OFFCPU_USLOTS - 1)] = off >> 3;
+		st->nslots++;
+		st->hash = umix(st->hash, *val);
+	} else {
+		/* Not verifiable by a site: its stack is checked by real walks. */
+		st->overflow = 1;
+	}
+	return 0;
+}
+
+/*
+ * The mapping of process tgid holding addr: its index, or -1. A global
+ * function: the verifier checks the search once, and its caller sees an
+ * index it knows nothing about (inlined, every path of the search would be
+ * a state of its own for the rest of the step).
+ */
+__noinline int umap_find(__u32 tgid, __u64 addr)
+{
+	const struct offcpu_umaps *um = bpf_map_lookup_elem(&umaps, &tgid);
+	__u32 lo = 0, hi, idx;
+
+	if (!um)
+		return -1;
+	hi = um->n;
+	if (hi > OFFCPU_MAX_UMAPS)
+		hi = OFFCPU_MAX_UMAPS;
+	/* lo becomes the first mapping starting above addr */
+	for (int i = 0; i < 9; i++) {
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (addr < um->m[mid & (OFFCPU_MAX_UMAPS - 1)].start)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == 0)
+		return -1;
+	idx = (lo - 1) & (OFFCPU_MAX_UMAPS - 1);
+	if (addr >= um->m[idx].end)
+		return -1;
+	return idx;
+}
+
+/*
+ * The row for rel (the last one whose pc <= rel) in the table at rows
+ * [first, first + n) of chunk: its index, or -1. Global for the same reason
+ * as umap_find().
+ */
+__noinline int row_find(__u32 chunk, __u32 first, __u32 n, __u64 rel)
+{
+	const struct offcpu_cfi_row *r;
+	__u32 lo = first, hi = first + n;
+	void *inner;
+
+	inner = bpf_map_lookup_elem(&cfi_files, &chunk);
+	if (!inner || !n || rel >= (1ULL << 32))
+		return -1;
+	for (int i = 0; i < 24; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(inner, &mid);
+		if (!r)
+			return -1;
+		if (r->pc <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = bpf_map_lookup_elem(inner, &lo);
+	if (!r || r->pc > rel)
+		return -1;
+	return lo;
+}
+
+/*
+ * One frame-pointer step, where no table covers the pc: the caller's frame
+ * record at rbp. why: the marker if the step leads nowhere.
+ */
+static __always_inline long fp_step(struct unwind_state *st, __u8 why)
+{
+	__u64 ra, bp;
+
+	if (!st->bp_ok || st->bp <= st->sp || (st->bp & 7) || no_user_memory(st->bp)) {
+		st->mark = why;
+		return 1;
+	}
+	if (uread(st, st->bp + 8, &ra) || uread(st, st->bp, &bp)) {
+		st->mark = why;
+		return 1;
+	}
+	st->sp = st->bp + 16;
+	st->bp = bp;
+	st->ip = ra;
+	st->exact_ip = 0;
+	st->via_fp = why;
+	return 0;
+}
+
+static long unwind_step(__u32 i, void *ctx)
+{
+	const struct offcpu_cfi_row *row = NULL;
+	const struct offcpu_umap *m;
+	struct offcpu_umaps *um;
+	struct unwind_state *st;
+	struct offcpu_stack *buf;
+	__u32 zero = 0, chunk, nrows;
+	__u64 look, cfa, ra, bp;
+	void *inner;
+	int idx, r;
+	__u8 cfa_kind;
+
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!st || !buf)
+		return 1;
+	/* A return address of 0 ends a chain: the outermost frame was reached. */
+	if (!st->ip)
+		return 1;
+	um = bpf_map_lookup_elem(&umaps, &st->tgid);
+	if (!um) {
+		st->mark = OFFCPU_UMARK_NO_MAPS;
+		return 1;
+	}
+	look = st->exact_ip ? st->ip : st->ip - 1;
+	idx = umap_find(st->tgid, look);
+	if (idx < 0) {
+		/* After a frame-pointer step: that step was the guess that failed. */
+		st->mark = st->via_fp ? st->via_fp : OFFCPU_UMARK_OUTSIDE;
+		return 1;
+	}
+	if (st->n >= OFFCPU_MAX_STACK - 1) {
+		st->mark = OFFCPU_UMARK_TRUNCATED;
+		return 1;
+	}
+	buf->ips[st->n & 127] = st->ip;
+	st->n++;
+	m = &um->m[idx & (OFFCPU_MAX_UMAPS - 1)];
+	chunk = m->chunk;
+	nrows = m->nrows;
+	if (!chunk)
+		return fp_step(st, nrows && nrows < OFFCPU_UMARK_MAX ? nrows : OFFCPU_UMARK_NO_CFI);
+	r = row_find(chunk, m->first, nrows, look - m->base);
+	inner = r >= 0 ? bpf_map_lookup_elem(&cfi_files, &chunk) : NULL;
+	if (inner)
+		row = bpf_map_lookup_elem(inner, &r);
+	cfa_kind = row ? OFFCPU_CFI_CFA(row->rule) : OFFCPU_CFA_NONE;
+	switch (cfa_kind) {
+	case OFFCPU_CFA_SP:
+		cfa = st->sp + (__u64)row->cfa_off * 8;
+		break;
+	case OFFCPU_CFA_FP:
+		if (!st->bp_ok) {
+			st->mark = OFFCPU_UMARK_UNSUPPORTED;
+			return 1;
+		}
+		cfa = st->bp + (__u64)row->cfa_off * 8;
+		break;
+	case OFFCPU_CFA_PLT:
+		cfa = st->sp + (__u64)row->cfa_off * 8 + ((st->ip & 15) >= (__u64)row->fp_off ? 8 : 0);
+		break;
+	case OFFCPU_CFA_SIGNAL: {
+		__u64 ip, sp;
+
+		/* The handler returned here: the interrupted registers are in the ucontext. */
+		if (uread(st, st->sp + UC_RIP, &ip) || uread(st, st->sp + UC_RSP, &sp) ||
+		    uread(st, st->sp + UC_RBP, &bp)) {
+			st->mark = OFFCPU_UMARK_UNREADABLE;
+			return 1;
+		}
+		st->ip = ip;
+		st->sp = sp;
+		st->bp = bp;
+		st->bp_ok = 1;
+		st->exact_ip = 1;
+		st->via_fp = 0;
+		return 0;
+	}
+	case OFFCPU_CFA_END:
+		return 1;
+	case OFFCPU_CFA_NONE:
+		return fp_step(st, OFFCPU_UMARK_NO_CFI);
+	default:
+		st->mark = OFFCPU_UMARK_UNSUPPORTED;
+		return 1;
+	}
+	/* The caller's frame lies above this one: anything else is a bad rule or a bad stack. */
+	if (cfa <= st->sp) {
+		st->mark = OFFCPU_UMARK_UNSUPPORTED;
+		return 1;
+	}
+	if (uread(st, cfa - 8, &ra)) {
+		st->mark = OFFCPU_UMARK_UNREADABLE;
+		return 1;
+	}
+	if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_SAVED) {
+		if (uread(st, cfa + (__s64)row->fp_off * 8, &bp)) {
+			st->mark = OFFCPU_UMARK_UNREADABLE;
+			return 1;
+		}
+		st->bp = bp;
+		st->bp_ok = 1;
+	} else if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_UNKNOWN) {
+		st->bp_ok = 0;
+	}
+	st->sp = cfa;
+	st->ip = ra;
+	st->exact_ip = 0;
+	st->via_fp = 0;
+	return 0;
+}
+
+/*
+ * Send this CPU's raw user stack (registers and window) for user space to
+ * unwind, once per distinct content: its id is a hash of all of it. A
+ * global function, so its loop is verified once.
+ */
+__noinline __u64 raw_commit(__u32 tgid)
+{
+	struct unwind_state *st;
+	__u32 zero = 0, len;
+	__u64 h = 0x6a09e667f3bcc909ULL, id, size;
+	__u8 one = 1;
+
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st)
+		return ENOMEM;
+	len = st->raw.len;
+	if (len > OFFCPU_UWIN_MAX)
+		len = OFFCPU_UWIN_MAX;
+	h = umix(h, tgid);
+	h = umix(h, st->raw.ip);
+	h = umix(h, st->raw.sp);
+	h = umix(h, st->raw.bp);
+	h = umix(h, len);
+	for (__u32 i = 0; i < UWIN_WORDS; i++) {
+		if (i * 8 >= len)
+			break;
+		h = umix(h, st->raw.win[i]);
+	}
+	id = h | OFFCPU_STACK_REAL;
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
+	st->raw.type = OFFCPU_EV_RAW_USTACK;
+	st->raw.tgid = tgid;
+	st->raw.id = id;
+	size = offsetof(struct offcpu_raw_ustack, win) + len;
+	if (size > sizeof(st->raw) ||
+	    bpf_ringbuf_output(&events, &st->raw, size, BPF_RB_NO_WAKEUP))
+		return OFFCPU_STACK_LOST;
+	bpf_map_update_elem(&stacks, &id, &one, BPF_NOEXIST);
+	return id;
+}
+
+/*
+ * Unwind the current task's user stack into this CPU's scratch buffer and
+ * commit it (stack_commit()). *transient: the stack ended for a reason that
+ * may not hold next time (mappings not loaded yet, an address outside the
+ * known mappings, a page not present): the caller must not cache it, and
+ * user space is asked to read the process's mappings again.
+ */
+static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid, bool *transient)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	struct offcpu_stack *buf;
+	struct unwind_state *st;
+	__u32 zero = 0, n;
+
+	*transient = false;
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!regs || !st || !buf)
+		return ENOMEM;
+	STAT(walks_user, 1);
+	STAT(uwalks_dwarf, 1);
+	st->ip = PT_REGS_IP(regs);
+	st->sp = PT_REGS_SP(regs);
+	st->bp = PT_REGS_FP(regs);
+	st->sp0 = st->sp;
+	st->raw.ip = st->ip;
+	st->raw.sp = st->sp;
+	st->raw.bp = st->bp;
+	st->tgid = tgid;
+	st->n = 0;
+	st->nslots = 0;
+	st->hash = 0x9e3779b97f4a7c15ULL;
+	st->bp_ok = 1;
+	st->exact_ip = 1;
+	st->via_fp = 0;
+	st->mark = 0;
+	st->overflow = 0;
+	/* Near the top of a stack mapping a full window is not readable: try less. */
+	st->raw.len = OFFCPU_UWIN_MAX;
+	if (bpf_probe_read_user(st->raw.win, OFFCPU_UWIN_MAX, (const void *)st->sp)) {
+		st->raw.len = 512;
+		if (bpf_probe_read_user(st->raw.win, 512, (const void *)st->sp))
+			st->raw.len = 0;
+	}
+	bpf_loop(OFFCPU_MAX_STACK, unwind_step, NULL, 0);
+	/* No mappings yet (a process just started): user space unwinds it once it has them. */
+	if (st->mark == OFFCPU_UMARK_NO_MAPS && !st->n) {
+		STAT(uraw_sent, 1);
+		*transient = true;
+		return raw_commit(tgid);
+	}
+	n = st->n;
+	if (st->mark) {
+		if (n < OFFCPU_MAX_STACK)
+			buf->ips[n & 127] = OFFCPU_UMARK_BASE | st->mark;
+		n++;
+		STAT(umarks[st->mark & (OFFCPU_UMARK_MAX - 1)], 1);
+		*transient = st->mark == OFFCPU_UMARK_NO_MAPS || st->mark == OFFCPU_UMARK_OUTSIDE ||
+			     st->mark == OFFCPU_UMARK_UNREADABLE;
+	}
+	STAT(uframes, st->n);
+	if (n > OFFCPU_MAX_STACK)
+		n = OFFCPU_MAX_STACK;
+	return stack_commit((long)n * 8, true);
+}
+
+/*
+ * Whether the user stack words a site's unwind read (its slots, offsets from
+ * sp) still hold the values they held (the hash of them, in reading order).
+ * The unwind is a function of the registers (in the key), those words and
+ * the tables: same words, same stack.
+ */
+static __always_inline bool uslots_match(const struct offcpu_site *s, __u64 sp)
+{
+	struct unwind_state *st;
+	__u32 zero = 0, len;
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+	if (!s->nu)
+		return true;
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st)
+		return false;
+	len = ((__u32)s->umax + 1) * 8;
+	if (len > OFFCPU_UWIN_MAX)
+		len = OFFCPU_UWIN_MAX;
+	if (bpf_probe_read_user(st->raw.win, len, (const void *)sp))
+		len = 0;
+	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
+		__u64 off, v;
+
+		if (i >= s->nu)
+			break;
+		off = (__u64)s->uslot[i] * 8;
+		if (off < len)
+			v = st->raw.win[(off >> 3) & (UWIN_WORDS - 1)];
+		else if (bpf_probe_read_user(&v, sizeof(v), (const void *)(sp + off)))
+			return false;
+		h = umix(h, v);
+	}
+	return h == s->uhash;
+}
+
+#else
+#define OFFCPU_HAVE_DWARF_UNWIND 0
+#endif
+
+#endif

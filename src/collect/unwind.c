@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unwind tables and process mappings into the BPF maps (see unwind.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/types.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpf/offcpu.h"
+#include "collect/cfi.h"
+#include "collect/native_table.h"
+#include "collect/unwind.h"
+#include "symbolize/procmaps.h"
+#include "util/vec.h"
+
+_Static_assert(OFFCPU_UMARK_MAX <= 8, "offcpu_stats.umarks holds every marker");
+
+/* Rows per chunk (1 MiB), unless one table needs more. */
+#define CHUNK_ROWS (1u << 17)
+
+/* An array of rows in the kernel, mapped here (see struct offcpu_umap). */
+struct uchunk {
+	int fd;
+	struct offcpu_cfi_row *mem;
+	size_t cap, used; /* rows */
+};
+
+struct ufile {
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;
+	uint32_t chunk; /* key in cfi_files; 0: no table */
+	uint32_t first; /* its rows in the chunk, also read by unwinder__unwind_raw() */
+	size_t nrows;
+	struct cfi_segment *segs;
+	size_t nsegs;
+	uint64_t base;
+	struct unwind_binary pub;
+};
+
+/* The mappings last written for a process, for unwinder__unwind_raw(). */
+struct uproc {
+	struct offcpu_umaps *maps;
+};
+
+struct unwinder {
+	int umaps_fd, files_fd;
+	uint64_t budget;
+	char *proc_root;
+	FILE *diag;
+	struct ufile *files;
+	size_t nfiles, cap_files;
+	struct unwind_binary *pub;
+	struct unwinder_stats stats;
+	struct offcpu_umaps *val; /* scratch for one process's mappings */
+	struct uchunk *chunks; /* chunk id - 1 -> chunk */
+	size_t nchunks, cap_chunks;
+	struct ntable procs; /* pid -> struct uproc */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *unwind_mark__reason(unsigned int why)
+{
+	static const char *const names[] = {
+		[OFFCPU_UMARK_NO_CFI] = "no CFI",
+		[OFFCPU_UMARK_UNSUPPORTED] = "unsupported CFI",
+		[OFFCPU_UMARK_OUTSIDE] = "outside code",
+		[OFFCPU_UMARK_UNREADABLE] = "stack not readable",
+		[OFFCPU_UMARK_TRUNCATED] = "truncated",
+		[OFFCPU_UMARK_NO_MAPS] = "maps not loaded",
+		[OFFCPU_UMARK_OVER_BUDGET] = "over budget",
+	};
+
+	return why < sizeof(names) / sizeof(names[0]) ? names[why] : NULL;
+}
+
+struct unwinder *unwinder__new(const struct unwinder_opts *o)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->umaps_fd = o->umaps_fd;
+	u->files_fd = o->files_fd;
+	u->budget = o->budget ? o->budget : UNWIND_DEFAULT_BUDGET;
+	u->stats.budget = u->budget;
+	u->diag = o->diag;
+	u->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
+	u->val = calloc(1, sizeof(*u->val));
+	if (!u->proc_root || !u->val || ntable_init(&u->procs, sizeof(uint32_t), sizeof(struct uproc))) {
+		unwinder__free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	const void *key;
+	void *val;
+
+	for (size_t i = 0; i < u->nfiles; i++) {
+		free(u->files[i].segs);
+		free((char *)u->files[i].pub.path);
+	}
+	for (size_t i = 0; i < u->nchunks; i++) {
+		munmap(u->chunks[i].mem, u->chunks[i].cap * sizeof(struct offcpu_cfi_row));
+		close(u->chunks[i].fd);
+	}
+	free(u->chunks);
+	for (size_t pos = 0; u->procs.slots && ntable_next(&u->procs, &pos, &key, &val);)
+		free(((struct uproc *)val)->maps);
+	ntable_free(&u->procs);
+	free(u->files);
+	free(u->pub);
+	free(u->val);
+	free(u->proc_root);
+	free(u);
+}
+
+/* A new chunk of cap rows, mapped and put under its id in cfi_files. 0 or -errno. */
+static int chunk_new(struct unwinder *u, size_t cap)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct uchunk *c;
+	uint32_t id;
+	int err;
+
+	if (vec_reserve(u->chunks, u->cap_chunks, u->nchunks + 1))
+		return -ENOMEM;
+	c = &u->chunks[u->nchunks];
+	c->used = 0;
+	c->cap = cap;
+	c->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
+			       sizeof(struct offcpu_cfi_row), cap, &mo);
+	if (c->fd < 0)
+		return -errno;
+	c->mem = mmap(NULL, cap * sizeof(*c->mem), PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+	if (c->mem == MAP_FAILED) {
+		err = -errno;
+		close(c->fd);
+		return err;
+	}
+	id = u->nchunks + 1;
+	if (bpf_map_update_elem(u->files_fd, &id, &c->fd, BPF_ANY)) {
+		err = -errno;
+		munmap(c->mem, cap * sizeof(*c->mem));
+		close(c->fd);
+		return err;
+	}
+	u->nchunks++;
+	u->stats.bytes += cap * sizeof(*c->mem);
+	return 0;
+}
+
+/*
+ * Put t's rows into a chunk with room (a new one if none has it, within the
+ * budget): 0 with f->chunk and f->first set, -E2BIG over the budget, -errno.
+ */
+static int table_load(struct unwinder *u, struct ufile *f, const struct cfi_table *t)
+{
+	size_t left = (u->budget - u->stats.bytes) / sizeof(struct offcpu_cfi_row);
+	struct uchunk *c = u->nchunks ? &u->chunks[u->nchunks - 1] : NULL;
+	int err;
+
+	if (!c || c->cap - c->used < t->n) {
+		size_t cap = t->n > CHUNK_ROWS ? t->n : CHUNK_ROWS;
+
+		if (u->stats.bytes >= u->budget || t->n > left)
+			return -E2BIG;
+		if (cap > left)
+			cap = left;
+		if ((err = chunk_new(u, cap)))
+			return err;
+		c = &u->chunks[u->nchunks - 1];
+	}
+	/* Rows land before the mappings that point at them are written: never half a table. */
+	memcpy(c->mem + c->used, t->rows, t->n * sizeof(*t->rows));
+	f->chunk = u->nchunks;
+	f->first = c->used;
+	f->nrows = t->n;
+	c->used += t->n;
+	return 0;
+}
+
+/* The file of mapping m of pid, converted and loaded at its first sight. NULL: no memory. */
+static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map *m)
+{
+	struct cfi_table t = {};
+	struct ufile *f;
+	char path[4096];
+	uint64_t t0;
+	int fd, err;
+
+	for (size_t i = 0; i < u->nfiles; i++) {
+		f = &u->files[i];
+		if (f->ino == m->inode && f->dev_major == m->dev_major &&
+		    f->dev_minor == m->dev_minor)
+			return f;
+	}
+	if (vec_reserve(u->files, u->cap_files, u->nfiles + 1))
+		return NULL;
+	f = &u->files[u->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->dev_major = m->dev_major;
+	f->dev_minor = m->dev_minor;
+	f->ino = m->inode;
+	f->pub.path = strdup(m->path);
+	if (!f->pub.path)
+		return NULL;
+	u->nfiles++;
+	u->stats.binaries++;
+	f->pub.status = UNWIND_ERROR;
+
+	/* map_files reaches the mapped file itself, even deleted or in another mount namespace. */
+	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, u->proc_root, pid,
+		 m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/%d/root%s", u->proc_root, pid, m->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		if (u->diag)
+			fprintf(u->diag, "unwind: %s: cannot open: %s\n", m->path, strerror(errno));
+		return f;
+	}
+	t0 = mono_ns();
+	err = cfi_table__build(fd, m->path, &t);
+	close(fd);
+	f->pub.build_ns = mono_ns() - t0;
+	if (err && err != -ENOENT) {
+		if (u->diag)
+			fprintf(u->diag, "unwind: %s: no unwind table: %s\n", m->path,
+				strerror(-err));
+		return f;
+	}
+	/* Keep the segments (for the bias of later mappings); the rows go to the kernel. */
+	f->segs = t.segs;
+	f->nsegs = t.nsegs;
+	t.segs = NULL;
+	t.nsegs = 0;
+	f->base = t.base;
+	f->pub.rows = t.n;
+	f->pub.source = t.source;
+	if (err == -ENOENT || !t.n) {
+		f->pub.status = UNWIND_NO_CFI;
+		if (u->diag)
+			fprintf(u->diag, "unwind: %s: no CFI: frame pointers only\n", m->path);
+	} else {
+		t0 = mono_ns();
+		err = table_load(u, f, &t);
+		f->pub.load_ns = mono_ns() - t0;
+		if (err == -E2BIG) {
+			f->pub.status = UNWIND_OVER_BUDGET;
+			u->stats.over_budget++;
+			if (u->diag)
+				fprintf(u->diag,
+					"unwind: %s: %zu rows do not fit the unwind memory budget "
+					"(%" PRIu64 " of %" PRIu64 " bytes used; --unwind-memory)\n",
+					m->path, t.n, u->stats.bytes, u->budget);
+		} else if (err) {
+			if (u->diag)
+				fprintf(u->diag, "unwind: %s: table not loaded: %s\n", m->path,
+					strerror(-err));
+		} else {
+			f->pub.status = UNWIND_TABLE;
+			f->pub.bytes = t.n * sizeof(struct offcpu_cfi_row);
+			u->stats.tables++;
+			u->stats.rows_bytes += f->pub.bytes;
+		}
+	}
+	cfi_table__free(&t);
+	return f;
+}
+
+/* The bias of a mapping of f: the runtime address of ELF vaddr 0. */
+static int file_bias(const struct ufile *f, const struct proc_map *m, uint64_t *bias)
+{
+	struct cfi_table t = {.segs = f->segs, .nsegs = f->nsegs};
+
+	return cfi_table__bias(&t, m->start, m->offset, bias);
+}
+
+int unwinder__track(struct unwinder *u, int pid)
+{
+	struct offcpu_umaps *v = u->val;
+	struct proc_map *maps = NULL;
+	uint32_t key = pid;
+	char path[256];
+	size_t nr = 0;
+	FILE *in;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
+	in = fopen(path, "re");
+	if (!in)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = procmaps__parse(in, &maps, &nr);
+	fclose(in);
+	if (err)
+		return err;
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < nr; i++) {
+		const struct proc_map *m = &maps[i];
+		struct offcpu_umap *um;
+		struct ufile *f = NULL;
+		uint64_t bias;
+
+		if (!m->executable || m->start >= 0x00007ffffffff000ULL)
+			continue; /* [vsyscall] lies above user space */
+		if (v->n == OFFCPU_MAX_UMAPS) {
+			u->stats.maps_dropped++;
+			continue;
+		}
+		um = &v->m[v->n];
+		um->start = m->start;
+		um->end = m->end;
+		um->nrows = OFFCPU_UMARK_NO_CFI;
+		if (m->path[0] == '/' && m->inode) {
+			f = file_get(u, pid, m);
+			if (!f) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		if (f && f->pub.status == UNWIND_OVER_BUDGET)
+			um->nrows = OFFCPU_UMARK_OVER_BUDGET;
+		if (f && f->chunk && !file_bias(f, m, &bias)) {
+			um->chunk = f->chunk;
+			um->first = f->first;
+			um->nrows = f->nrows;
+			um->base = bias + f->base;
+		}
+		v->n++;
+	}
+	if (bpf_map_update_elem(u->umaps_fd, &key, v, BPF_ANY)) {
+		err = -errno;
+	} else {
+		struct uproc *up = ntable_get(&u->procs, &key, NULL);
+
+		u->stats.processes++;
+		if (!up || (!up->maps && !(up->maps = malloc(sizeof(*up->maps))))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(up->maps, v, sizeof(*v));
+	}
+out:
+	procmaps__free(maps, nr);
+	return err;
+}
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)
+{
+	*st = u->stats;
+}
+
+const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t *n)
+{
+	struct unwinder *w = (struct unwinder *)u;
+	struct unwind_binary *pub = realloc(w->pub, (u->nfiles ? u->nfiles : 1) * sizeof(*pub));
+
+	*n = 0;
+	if (!pub)
+		return NULL;
+	w->pub = pub;
+	for (size_t i = 0; i < u->nfiles; i++)
+		pub[i] = u->files[i].pub;
+	*n = u->nfiles;
+	return pub;
+}
+
+/* ---- the same unwind as bpf/unwind.bpf.h, in user space, over a copied window ---- */
+
+struct raw_walk {
+	const struct offcpu_raw_ustack *r;
+	size_t len; /* bytes of window present */
+	uint64_t ip, sp, bp;
+	bool bp_ok, exact_ip;
+	uint8_t via_fp;
+};
+
+static int raw_read(const struct raw_walk *w, uint64_t addr, uint64_t *val)
+{
+	uint64_t off = addr - w->r->sp;
+
+	if (off >= w->len || w->len - off < sizeof(*val))
+		return -1;
+	memcpy(val, (const char *)w->r->win + off, sizeof(*val));
+	return 0;
+}
+
+static const struct offcpu_umap *raw_umap(const struct offcpu_umaps *um, uint64_t addr)
+{
+	size_t lo = 0, hi = um->n < OFFCPU_MAX_UMAPS ? um->n : OFFCPU_MAX_UMAPS;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < um->m[mid].start)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo && addr < um->m[lo - 1].end ? &um->m[lo - 1] : NULL;
+}
+
+static const struct offcpu_cfi_row *raw_row(const struct unwinder *u,
+					    const struct offcpu_umap *m, uint64_t rel)
+{
+	const struct offcpu_cfi_row *rows;
+	size_t lo = 0, hi = m->nrows;
+
+	if (!m->chunk || m->chunk > u->nchunks || rel >= (1ULL << 32) || !hi ||
+	    m->first + hi > u->chunks[m->chunk - 1].used)
+		return NULL;
+	rows = u->chunks[m->chunk - 1].mem + m->first;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return rows[lo].pc <= rel ? &rows[lo] : NULL;
+}
+
+/* One frame-pointer step; 0 or the marker. */
+static unsigned int raw_fp_step(struct raw_walk *w, unsigned int why)
+{
+	uint64_t ra, bp;
+
+	if (!w->bp_ok || w->bp <= w->sp || (w->bp & 7) || raw_read(w, w->bp + 8, &ra) ||
+	    raw_read(w, w->bp, &bp))
+		return why;
+	w->sp = w->bp + 16;
+	w->bp = bp;
+	w->ip = ra;
+	w->exact_ip = false;
+	w->via_fp = why;
+	return 0;
+}
+
+/* One step from the frame at w->ip: 0 to go on, -1 at the outermost frame, else a marker. */
+static int raw_step(const struct unwinder *u, const struct offcpu_umap *m, struct raw_walk *w,
+		    uint64_t look)
+{
+	const struct offcpu_cfi_row *row;
+	uint64_t cfa, ra, bp, ip, sp;
+
+	if (!m->chunk)
+		return raw_fp_step(w, m->nrows && m->nrows < OFFCPU_UMARK_MAX ? m->nrows
+									  : OFFCPU_UMARK_NO_CFI);
+	row = raw_row(u, m, look - m->base);
+	switch (row ? OFFCPU_CFI_CFA(row->rule) : OFFCPU_CFA_NONE) {
+	case OFFCPU_CFA_SP:
+		cfa = w->sp + (uint64_t)row->cfa_off * 8;
+		break;
+	case OFFCPU_CFA_FP:
+		if (!w->bp_ok)
+			return OFFCPU_UMARK_UNSUPPORTED;
+		cfa = w->bp + (uint64_t)row->cfa_off * 8;
+		break;
+	case OFFCPU_CFA_PLT:
+		cfa = w->sp + (uint64_t)row->cfa_off * 8 +
+		      ((w->ip & 15) >= (uint64_t)row->fp_off ? 8 : 0);
+		break;
+	case OFFCPU_CFA_SIGNAL:
+		if (raw_read(w, w->sp + 168, &ip) || raw_read(w, w->sp + 160, &sp) ||
+		    raw_read(w, w->sp + 120, &bp))
+			return OFFCPU_UMARK_UNREADABLE;
+		w->ip = ip;
+		w->sp = sp;
+		w->bp = bp;
+		w->bp_ok = w->exact_ip = true;
+		w->via_fp = 0;
+		return 0;
+	case OFFCPU_CFA_END:
+		return -1;
+	case OFFCPU_CFA_NONE:
+		return raw_fp_step(w, OFFCPU_UMARK_NO_CFI);
+	default:
+		return OFFCPU_UMARK_UNSUPPORTED;
+	}
+	if (cfa <= w->sp)
+		return OFFCPU_UMARK_UNSUPPORTED;
+	if (raw_read(w, cfa - 8, &ra))
+		return OFFCPU_UMARK_UNREADABLE;
+	if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_SAVED) {
+		if (raw_read(w, cfa + (int64_t)row->fp_off * 8, &bp))
+			return OFFCPU_UMARK_UNREADABLE;
+		w->bp = bp;
+		w->bp_ok = true;
+	} else if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_UNKNOWN) {
+		w->bp_ok = false;
+	}
+	w->sp = cfa;
+	w->ip = ra;
+	w->exact_ip = false;
+	w->via_fp = 0;
+	return 0;
+}
+
+size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r,
+			    size_t len, uint64_t *ips, size_t max)
+{
+	uint32_t key = r->tgid;
+	const struct uproc *up = u ? ntable_find(&u->procs, &key) : NULL;
+	struct raw_walk w = {
+		.r = r,
+		.len = len < r->len ? len : r->len,
+		.ip = r->ip,
+		.sp = r->sp,
+		.bp = r->bp,
+		.bp_ok = true,
+		.exact_ip = true,
+	};
+	unsigned int mark = 0;
+	size_t n = 0;
+
+	if (max < 2)
+		return 0;
+	if (!up || !up->maps)
+		mark = OFFCPU_UMARK_NO_MAPS;
+	while (!mark && w.ip) {
+		uint64_t look = w.exact_ip ? w.ip : w.ip - 1;
+		const struct offcpu_umap *m = raw_umap(up->maps, look);
+		int step;
+
+		if (!m) {
+			mark = w.via_fp ? w.via_fp : OFFCPU_UMARK_OUTSIDE;
+			break;
+		}
+		if (n + 1 >= max || n + 1 >= OFFCPU_MAX_STACK) {
+			mark = OFFCPU_UMARK_TRUNCATED;
+			break;
+		}
+		ips[n++] = w.ip;
+		step = raw_step(u, m, &w, look);
+		if (step < 0)
+			break;
+		mark = step;
+	}
+	if (mark)
+		ips[n++] = OFFCPU_UMARK_BASE | mark;
+	return n;
+}

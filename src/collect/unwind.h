@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The user-space half of the BPF unwinder (bpf/unwind.bpf.h): for each traced
+ * process, its executable mappings in the umaps map, and for each binary they
+ * map, its unwind table (collect/cfi.h) in an array of its own under the
+ * cfi_files map.
+ *
+ * A binary (by device and inode) is converted once per run, whichever
+ * processes map it, and its rows are then only in the kernel: user space
+ * keeps the segments for the load bias. Tables are loaded in the order
+ * binaries are first seen until their rows would pass the memory budget; a
+ * binary over it gets no table (its frames are unwound by frame pointers
+ * where it has them, else the stack ends with "[unwind: over budget in
+ * BIN]") and is counted. Anonymous executable mappings (JIT code) and files
+ * without CFI get no table either: frame pointers, then "no CFI".
+ *
+ * unwinder__track() runs when the BPF side asks (a process's first user
+ * stack, an address outside the mappings it knows, after exec): a process's
+ * first switches after exec are unwound before its mappings are loaded and
+ * end with "[unwind: maps not loaded in ...]". The BPF side deletes a
+ * process's mappings at exec and at exit.
+ */
+#ifndef OFFCPU_COLLECT_UNWIND_H
+#define OFFCPU_COLLECT_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define UNWIND_DEFAULT_BUDGET (64ULL << 20)
+
+struct unwinder;
+
+struct unwinder_opts {
+	int umaps_fd;	       /* BPF map: tgid -> struct offcpu_umaps */
+	int files_fd;	       /* BPF map of maps: file id -> array of struct offcpu_cfi_row */
+	uint64_t budget;       /* bytes of rows at most; 0: UNWIND_DEFAULT_BUDGET */
+	const char *proc_root; /* default /proc */
+	FILE *diag;	       /* one line per binary that got no table, and why; may be NULL */
+};
+
+enum unwind_status {
+	UNWIND_TABLE = 0,   /* loaded */
+	UNWIND_NO_CFI,	    /* the file has no CFI: frame pointers only */
+	UNWIND_OVER_BUDGET, /* its rows did not fit the budget */
+	UNWIND_ERROR,	    /* unreadable, not ELF, or the kernel refused the map */
+};
+
+/* One binary seen, for the summary and benchmarks. */
+struct unwind_binary {
+	const char *path; /* as the first process that mapped it saw it */
+	enum unwind_status status;
+	size_t rows;
+	uint64_t bytes;	   /* rows * 8: locked kernel memory of its table */
+	uint64_t build_ns; /* time to read its CFI and build the rows */
+	uint64_t load_ns;  /* time to create and fill its BPF array */
+	const char *source; /* ".eh_frame", ... (cfi_table.source) */
+};
+
+struct unwinder_stats {
+	size_t processes;    /* umaps entries written */
+	size_t binaries;     /* distinct files seen */
+	size_t tables;	     /* ... loaded */
+	size_t over_budget;  /* ... left without a table by the budget */
+	uint64_t bytes;	     /* kernel memory of the row arrays (chunks), in bytes */
+	uint64_t rows_bytes; /* ... holding rows */
+	uint64_t budget;
+	size_t maps_dropped; /* executable mappings past OFFCPU_MAX_UMAPS in a process */
+};
+
+struct unwinder *unwinder__new(const struct unwinder_opts *o);
+void unwinder__free(struct unwinder *u);
+
+/* Read pid's mappings and load what it needs. 0 or -errno (-ESRCH: gone). */
+int unwinder__track(struct unwinder *u, int pid);
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
+/* The binaries seen so far; owned by u, valid until the next call of unwinder__track(). */
+const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t *n);
+
+/*
+ * Unwind a stack the BPF side left to user space (the first len bytes of r
+ * are present) with the tables and the mappings last loaded for r->tgid:
+ * return addresses innermost first into ips (at most max), ended by a
+ * marker word (OFFCPU_UMARK_BASE | why) unless complete. Returns how many.
+ */
+struct offcpu_raw_ustack;
+size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r,
+			    size_t len, uint64_t *ips, size_t max);
+
+/* The marker frame's text for enum offcpu_umark why, e.g. "no CFI"; NULL if unknown. */
+const char *unwind_mark__reason(unsigned int why);
+
+#endif
