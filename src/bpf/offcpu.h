@@ -355,6 +355,7 @@ struct offcpu_cfi_row {
 #define OFFCPU_MAX_UMAPS 256 /* a power of two */
 #define OFFCPU_MAX_CFI_FILES 4096
 #define OFFCPU_UWIN_MAX 4096 /* bytes of user stack above sp copied once per unwind */
+#define OFFCPU_RAW_WIN 16384 /* ... copied for user space to unwind (struct offcpu_raw_ustack) */
 
 struct offcpu_umap {
 	__u64 start, end; /* [start, end) */
@@ -383,7 +384,7 @@ struct offcpu_raw_ustack {
 	__u64 ip, sp, bp;
 	__u32 len; /* bytes of stack from sp in win */
 	__u32 pad;
-	__u64 win[OFFCPU_UWIN_MAX / 8];
+	__u64 win[OFFCPU_RAW_WIN / 8];
 };
 
 /*

@@ -289,19 +289,27 @@ __noinline __u64 raw_commit(__u32 tgid)
 	st = bpf_map_lookup_elem(&ustate, &zero);
 	if (!st)
 		return ENOMEM;
-	len = st->raw.len;
-	if (len > OFFCPU_UWIN_MAX)
-		len = OFFCPU_UWIN_MAX;
+	/* Deeper than the unwinder's own window: user space gets one chance only. */
+	len = OFFCPU_RAW_WIN;
+	if (bpf_probe_read_user(st->raw.win, OFFCPU_RAW_WIN, (const void *)st->raw.sp) &&
+	    bpf_probe_read_user(st->raw.win, len = OFFCPU_RAW_WIN / 2, (const void *)st->raw.sp)) {
+		len = st->raw.len;
+		if (len > OFFCPU_UWIN_MAX)
+			len = OFFCPU_UWIN_MAX;
+		if (len && bpf_probe_read_user(st->raw.win, len, (const void *)st->raw.sp))
+			len = 0;
+	}
 	h = umix(h, tgid);
 	h = umix(h, st->raw.ip);
 	h = umix(h, st->raw.sp);
 	h = umix(h, st->raw.bp);
 	h = umix(h, len);
-	for (__u32 i = 0; i < UWIN_WORDS; i++) {
+	for (__u32 i = 0; i < OFFCPU_RAW_WIN / 8; i++) {
 		if (i * 8 >= len)
 			break;
 		h = umix(h, st->raw.win[i]);
 	}
+	st->raw.len = len;
 	id = h | OFFCPU_STACK_REAL;
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
