@@ -12,7 +12,8 @@ bool frame_name__is_raw(const char *s, size_t len)
 {
 	if (len == 9 && !memcmp(s, "[unknown]", 9))
 		return true;
-	if (len < 3 || s[0] != '0' || (s[1] | 0x20) != 'x')
+	/* An address has at most 16 hex digits; a longer word is something else. */
+	if (len < 3 || len > 18 || s[0] != '0' || (s[1] | 0x20) != 'x')
 		return false;
 	for (size_t i = 2; i < len; i++)
 		if (!isxdigit((unsigned char)s[i]))

@@ -28,7 +28,7 @@
 
 #define FRAME_NAME_UNSYMBOLIZED "[unsymbolized]"
 
-/* s[0..len) is a raw, collector-printed non-name: "0x" and hex digits, or "[unknown]". */
+/* s[0..len) is a raw, collector-printed non-name: "0x" and 1 to 16 hex digits, or "[unknown]". */
 bool frame_name__is_raw(const char *s, size_t len);
 /*
  * The name a raw frame s[0..len) gets: "[unsymbolized 0xADDR]" or

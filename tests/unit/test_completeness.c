@@ -6,6 +6,7 @@
 #include "model/frame_name.h"
 #include "output/report.h"
 #include "output/summary.h"
+#include "parse/folded.h"
 #include "parse/profile_text.h"
 #include "unit.h"
 
@@ -359,6 +360,45 @@ TEST(report_notes_unsymbolized_time)
 	CHECK(out);
 	CHECK_CONTAINS(out, "25.0% of off-CPU time is in stacks with unsymbolized frames");
 	free(out);
+	profile__free(p);
+}
+
+/* A real BCC capture: its "[unknown]" frames are marked, and their time counted. */
+TEST(bcc_lane_frames_without_names_are_marked_and_counted)
+{
+	struct profile *p = profile__new();
+	FILE *f = fopen("tests/data/bcc/system.folded", "r");
+	struct completeness *c;
+	uint64_t want = 0;
+	size_t marked = 0;
+
+	CHECK(p && f);
+	CHECK_INT(folded__parse(f, p, NULL, NULL), 0);
+	fclose(f);
+	for (size_t i = 0; i < profile__nr_frames(p); i++) {
+		const char *name = profile__frame_at(p, i)->name;
+
+		CHECK(strcmp(name, "[unknown]"));
+		CHECK(strncmp(name, "0x", 2));
+		marked += !strcmp(name, FRAME_NAME_UNSYMBOLIZED);
+	}
+	CHECK_INT(marked, 1);
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *r = profile__row_at(p, i);
+		size_t n;
+		const uint32_t *fr = profile__stack_at(p, r->stack, &n);
+
+		for (size_t j = 0; j < n; j++)
+			if (!strcmp(profile__frame_at(p, fr[j])->name, FRAME_NAME_UNSYMBOLIZED)) {
+				want += r->w.off_ns;
+				break;
+			}
+	}
+	c = completeness__new(p, UNWINDER_FP_BCC);
+	CHECK(c);
+	CHECK(want > 0);
+	CHECK_U64(c->unsymbolized_ns, want);
+	completeness__free(c);
 	profile__free(p);
 }
 
