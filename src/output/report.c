@@ -288,7 +288,8 @@ static void completeness_lines(struct ctx *c)
 	}
 	if (cp->off_ns &&
 	    (double)cp->unsymbolized_ns / (double)cp->off_ns >= UNSYMBOLIZED_NOTE_SHARE) {
-		snprintf(line, sizeof(line), "%s of off-CPU time is in stacks with unsymbolized frames",
+		snprintf(line, sizeof(line),
+			 "%s of off-CPU time is in stacks with unsymbolized frames",
 			 term__pct((double)cp->unsymbolized_ns / (double)cp->off_ns, pct,
 				   sizeof(pct)));
 		warn_line(c, line);
