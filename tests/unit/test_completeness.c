@@ -4,6 +4,7 @@
 
 #include "analyze/completeness.h"
 #include "model/frame_name.h"
+#include "output/folded.h"
 #include "output/report.h"
 #include "output/summary.h"
 #include "parse/folded.h"
@@ -400,6 +401,42 @@ TEST(bcc_lane_frames_without_names_are_marked_and_counted)
 	CHECK_U64(c->unsymbolized_ns, want);
 	completeness__free(c);
 	profile__free(p);
+}
+
+/* The mark survives writing and reading again: never wrapped twice, never lost. */
+TEST(unsymbolized_frames_survive_a_folded_round_trip)
+{
+	struct profile *p = profile__new(), *q = profile__new();
+	struct profile_weight w = {.count = 1, .off_ns = 3000};
+	char *buf = NULL;
+	size_t len = 0, n;
+	FILE *f;
+	uint32_t fr[3];
+	const uint32_t *st;
+
+	CHECK(p && q);
+	fr[0] = frame(p, FRAME_USER, "[unsymbolized 0x7f12ab34]");
+	fr[1] = frame(p, FRAME_USER, "[unsymbolized]");
+	fr[2] = frame(p, FRAME_KERNEL, "schedule");
+	profile__add(p, profile__thread(p, 1, 1, "app"), profile__stack(p, fr, 3),
+		     OFFCPU_STATE_SLEEP, &w);
+	f = open_memstream(&buf, &len);
+	CHECK(f);
+	CHECK_INT(folded__write(f, p), 0);
+	fclose(f);
+	CHECK_STR(buf, "app;[unsymbolized 0x7f12ab34];[unsymbolized];-;schedule 3\n");
+	f = unit_memfile(buf);
+	CHECK(f);
+	CHECK_INT(folded__parse(f, q, NULL, NULL), 0);
+	fclose(f);
+	free(buf);
+	st = profile__stack_at(q, profile__row_at(q, 0)->stack, &n);
+	CHECK_INT(n, 3);
+	CHECK_STR(profile__frame_at(q, st[0])->name, "[unsymbolized 0x7f12ab34]");
+	CHECK_INT(profile__frame_at(q, st[0])->kind, FRAME_USER);
+	CHECK_STR(profile__frame_at(q, st[1])->name, "[unsymbolized]");
+	profile__free(p);
+	profile__free(q);
 }
 
 int main(void)
