@@ -101,6 +101,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "offcpu report: %s\n", ld.error);
 		return EXIT_INPUT;
 	}
+	o.unwinder = unwinder__of_collector(lane.collector);
 	term_opts__settle_integrity(&ld.integrity);
 	lane_load__warn(&ld, "report", stderr);
 	err = report__write(stdout, p, &ld.integrity, &o);

@@ -6,6 +6,7 @@
 
 #include "analyze/budget.h"
 #include "analyze/diff.h"
+#include "model/frame_name.h"
 #include "parse/summary_json.h"
 #include "util/vec.h"
 
@@ -83,15 +84,22 @@ static void sort_merge(struct entries *es)
 	es->n = out + 1;
 }
 
-/* "name;name;..." and "uukk" for a frame list. */
+/*
+ * "name;name;..." and "uukk" for a frame list. A run of frames without a name
+ * ("[unsymbolized 0x7f...]", raw "0x7f..." or "[unknown]") is one
+ * "[unsymbolized]" frame: their addresses move with ASLR from run to run, and
+ * a frame-pointer walk through code without frame pointers finds a varying
+ * number of them, so neither may tell two runs of the same stack apart.
+ */
 static int stack_key(const char *const *names, const enum frame_kind *kinds, size_t n, char **name,
 		     char **kind_str)
 {
-	size_t len = 1;
+	size_t len = 1, nk = 0;
 	char clean[512], *s, *k;
+	bool prev_unsym = false;
 
 	for (size_t i = 0; i < n; i++)
-		len += strlen(names[i]) + 1;
+		len += strlen(names[i]) + sizeof(FRAME_NAME_UNSYMBOLIZED) + 1;
 	s = malloc(len);
 	k = malloc(n + 1);
 	if (!s || !k) {
@@ -101,17 +109,25 @@ static int stack_key(const char *const *names, const enum frame_kind *kinds, siz
 	}
 	s[0] = '\0';
 	for (size_t i = 0, pos = 0; i < n; i++) {
+		bool unsym = kinds[i] != FRAME_MISSING && frame_name__unsymbolized(names[i]);
+		const char *frame = clean;
 		size_t l;
 
-		reasons__clean_name(kinds[i], names[i], clean, sizeof(clean));
-		l = strlen(clean);
-		if (i)
+		if (unsym && prev_unsym && kinds[i] == kinds[i - 1])
+			continue;
+		prev_unsym = unsym;
+		if (unsym)
+			frame = FRAME_NAME_UNSYMBOLIZED;
+		else
+			reasons__clean_name(kinds[i], names[i], clean, sizeof(clean));
+		l = strlen(frame);
+		if (nk)
 			s[pos++] = ';';
-		memcpy(s + pos, clean, l + 1);
+		memcpy(s + pos, frame, l + 1);
 		pos += l;
-		k[i] = kinds[i] == FRAME_KERNEL ? 'k' : kinds[i] == FRAME_MISSING ? 'm' : 'u';
+		k[nk++] = kinds[i] == FRAME_KERNEL ? 'k' : kinds[i] == FRAME_MISSING ? 'm' : 'u';
 	}
-	k[n] = '\0';
+	k[nk] = '\0';
 	*name = s;
 	*kind_str = k;
 	return 0;

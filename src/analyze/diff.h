@@ -7,6 +7,10 @@
  * are matched by their frames' NAMES (kind and name, offsets and compiler
  * suffixes removed as in reasons__clean_name), never by ids; threads by comm,
  * since tids differ from run to run. Equal keys within one side are summed.
+ * Never by raw addresses either: a run of frames without a name (raw "0x7f..",
+ * "[unknown]", "[unsymbolized ...]": model/frame_name.h), whose addresses ASLR
+ * moves and whose number a frame-pointer walk varies, is one "[unsymbolized]"
+ * frame of the key; "[bin+0xoff]" frames are file-relative, stable, and stay.
  *
  * A side from a profile is exact. A side from offcpu.summary.json
  * (docs/summary.md) knows the totals and the threads fully, but only the

@@ -5,6 +5,7 @@
 
 #include "analyze/budget.h"
 #include "analyze/reasons.h"
+#include "output/completeness_json.h"
 #include "output/integrity_json.h"
 #include "output/report.h"
 #include "output/term.h"
@@ -29,6 +30,7 @@ struct ctx {
 	const struct integrity *in;
 	struct report_opts o;
 	struct budget *b;
+	struct completeness *comp;
 	struct top_stack *top;
 	size_t nr_top, nr_stacks;
 	uint64_t total_off;
@@ -237,6 +239,61 @@ static void totals_line(struct ctx *c)
 		&l, "(no run-queue split from this collector: only preempted stacks count as runq)",
 		-1);
 	term_line__end(&l);
+}
+
+/* Frames without a name in this share of the time or more get a line of their own. */
+#define UNSYMBOLIZED_NOTE_SHARE 0.10
+#define INCOMPLETE_SHOWN 3
+
+static void warn_line(struct ctx *c, const char *text)
+{
+	struct term_line l;
+
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__color(&l, "33");
+	term_line__text(&l, text, -1);
+	term_line__end(&l);
+}
+
+/*
+ * Where user stacks fell short, when enough did to mislead
+ * (analyze/completeness.h): one line, then the largest losses one a line so
+ * that no binary's name is cut.
+ */
+static void completeness_lines(struct ctx *c)
+{
+	const struct completeness *cp = c->comp;
+	double share = completeness__share(cp);
+	char line[512], pct[16];
+
+	if (share >= 0 && share < COMPLETENESS_WARN_SHARE) {
+		snprintf(line, sizeof(line),
+			 "user stacks: %s of off-CPU time in complete stacks; incomplete:",
+			 term__pct(share, pct, sizeof(pct)));
+		warn_line(c, line);
+		for (size_t i = 0; i < cp->nr_losses; i++) {
+			const struct completeness_loss *ls = &cp->losses[i];
+
+			if (i == INCOMPLETE_SHOWN) {
+				snprintf(line, sizeof(line), "  and %zu more (--json lists all)",
+					 cp->nr_losses - i);
+				warn_line(c, line);
+				break;
+			}
+			term__pct((double)ls->off_ns / (double)cp->with_user_ns, pct, sizeof(pct));
+			snprintf(line, sizeof(line), "  %6s  %s%s%s", pct, ls->reason,
+				 ls->binary ? " in " : "", ls->binary ? ls->binary : "");
+			warn_line(c, line);
+		}
+	}
+	if (cp->off_ns &&
+	    (double)cp->unsymbolized_ns / (double)cp->off_ns >= UNSYMBOLIZED_NOTE_SHARE) {
+		snprintf(line, sizeof(line),
+			 "%s of off-CPU time is in stacks with unsymbolized frames",
+			 term__pct((double)cp->unsymbolized_ns / (double)cp->off_ns, pct,
+				   sizeof(pct)));
+		warn_line(c, line);
+	}
 }
 
 /* Reasons with time, largest first (runqueue included, as the rows saw it). */
@@ -464,6 +521,7 @@ static void write_text(struct ctx *c)
 {
 	banner(c);
 	totals_line(c);
+	completeness_lines(c);
 	fputc('\n', c->out);
 	reasons_table(c);
 	budget_table(c);
@@ -623,6 +681,7 @@ static int write_json(struct ctx *c)
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
+	completeness_json__write(&w, "user_stacks", c->comp);
 	jw_object_end(&w);
 	return jw_finish(&w);
 }
@@ -649,6 +708,11 @@ int report__write(FILE *out, const struct profile *p, const struct integrity *in
 	c.b = budget__new(p);
 	if (!c.b)
 		return -errno;
+	c.comp = completeness__new(p, c.o.unwinder);
+	if (!c.comp) {
+		err = -errno;
+		goto cleanup;
+	}
 	err = compute_top(&c);
 	if (err)
 		goto cleanup;
@@ -662,6 +726,7 @@ int report__write(FILE *out, const struct profile *p, const struct integrity *in
 		err = -EIO;
 cleanup:
 	budget__free(c.b);
+	completeness__free(c.comp);
 	free(c.top);
 	return err;
 }

@@ -6,7 +6,14 @@
  *   1. the integrity banner, when in says the capture is not complete
  *      (status, every non-zero loss with its count and affected time, the
  *      collector's message). Nothing else comes before it.
- *   2. one line of totals;
+ *   2. one line of totals; then, when the unwinder marks the stacks it
+ *      could not finish and less than COMPLETENESS_WARN_SHARE of the time
+ *      with a user stack is in complete ones (analyze/completeness.h), one
+ *      warning: "user stacks: 71.0% of off-CPU time in complete stacks;
+ *      incomplete:", then the three largest (binary, reason) one a line,
+ *      "   22.0%  no CFI in libfoo.so", shares of the time with a user
+ *      stack. And when frames without a name hold at least 10% of all
+ *      off-CPU time, a line saying how much;
  *   3. blocked time by reason (reasons.h), largest first;
  *   4. the wall-clock budget (budget.h): processes, largest first, each with
  *      its threads indented under it; wall, on-CPU, run queue, blocked,
@@ -26,7 +33,8 @@
  *     "budget": {"total": E, "processes": [E + "thread_list": [E]]},
  *     "top_stacks": [{rank, reason, off_ns, blocked_ns, runq_ns, count, share,
  *       thread: {pid, tid, comm}, key_frames: {kernel: [..], user: [..]},
- *       frames: [{name, kind}]}] }
+ *       frames: [{name, kind}]}],
+ *     "user_stacks": the summary's object (output/completeness_json.h) }
  * where E is {pid, tid, comm, threads, wall_ns, oncpu_ns, runq_ns, blocked_ns,
  * blocked_by_reason: {reason: ns}, unaccounted_ns, excess_ns, off_ns, count,
  * coverage}; values not known are null. frames are root first, as in the
@@ -41,6 +49,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "analyze/completeness.h"
 #include "model/integrity.h"
 #include "model/profile.h"
 
@@ -51,6 +60,7 @@ struct report_opts {
 	int top;	 /* stacks; 0 means 10 */
 	int max_procs;	 /* budget rows for processes; 0 means 10 */
 	int max_threads; /* threads under each process; 0 means 5 */
+	enum unwinder unwinder; /* the collector's (unwinder__of_collector()); 0: native */
 };
 
 int report__write(FILE *out, const struct profile *p, const struct integrity *in,

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/completeness.h"
+#include "output/completeness_json.h"
 #include "output/integrity_json.h"
 #include "output/summary.h"
 #include "util/json_writer.h"
@@ -319,6 +321,24 @@ static void write_binaries(struct jw *w, const struct sym_binary *b, size_t n)
 	jw_array_end(w);
 }
 
+/* How much off-CPU time has a whole user stack (analyze/completeness.h). */
+static int write_user_stacks(struct jw *w, const struct lane *l, const struct profile *p)
+{
+	enum unwinder u = unwinder__of_collector(l->collector);
+	struct profile *empty = NULL;
+	struct completeness *c;
+
+	if (!p)
+		p = empty = profile__new();
+	c = p ? completeness__new(p, u) : NULL;
+	profile__free(empty);
+	if (!c)
+		return -ENOMEM;
+	completeness_json__write(w, "user_stacks", c);
+	completeness__free(c);
+	return 0;
+}
+
 static void write_timeline(struct jw *w, const struct summary_timeline *t)
 {
 	jw_key(w, "timeline");
@@ -367,6 +387,8 @@ int summary__write(FILE *out, const struct summary_input *in)
 	} else {
 		write_empty_totals(&w);
 	}
+	if (!err)
+		err = write_user_stacks(&w, l, in->profile);
 	write_binaries(&w, in->binaries, in->nr_binaries);
 	write_timeline(&w, in->timeline);
 	jw_object_end(&w);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/frame_name.h"
 #include "parse/bpftrace.h"
 #include "util/lines.h"
 #include "util/vec.h"
@@ -249,6 +250,7 @@ static int add_stack(struct bt_state *bs, const struct elem *e, enum frame_kind 
 		const char *le = nl ? nl : end;
 		const char *name = p;
 		size_t len = le - p;
+		char unsym[64];
 		bool kaddr;
 		int id;
 
@@ -259,6 +261,11 @@ static int add_stack(struct bt_state *bs, const struct elem *e, enum frame_kind 
 		frame_name(&name, &len, &kaddr);
 		if (!len)
 			continue;
+		/* A raw address (or perf mode's "[unknown]") is not a symbol: say so. */
+		if (frame_name__is_raw(name, len)) {
+			len = frame_name__unsymbolize(name, len, unsym, sizeof(unsym));
+			name = unsym;
+		}
 		id = profile__frame(bs->p, kaddr ? FRAME_KERNEL : kind, name, len);
 		if (id < 0)
 			return id;

@@ -25,8 +25,10 @@
  *
  * Frames: bpftrace prints them innermost first; the stack is stored root first,
  * user stacks before kernel stacks. "sym+1576" and "sym+0x628" lose the offset;
- * raw addresses ("0x7f7c36c5d503") are kept as they are; perf-mode lines
- * ("7f7c36c5d503 sym+19 (/usr/lib/libc.so.6)") keep only the symbol.
+ * raw addresses ("0x7f7c36c5d503") become "[unsymbolized 0x7f7c36c5d503]"
+ * (model/frame_name.h); perf-mode lines ("7f7c36c5d503 sym+19
+ * (/usr/lib/libc.so.6)") keep only the symbol, "[unknown]" becomes
+ * "[unsymbolized]".
  *
  * Values: map names ending "_ns", "_us", "_ms" or "_s" hold time in that unit
  * (count 1 per key); any other name holds a count (off_ns 0). bpftrace's

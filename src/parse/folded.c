@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/frame_name.h"
 #include "parse/folded.h"
 #include "util/lines.h"
 #include "util/vec.h"
@@ -249,6 +250,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 
 	for (i = 1; i < nspans; i++) {
 		struct span f = fs->spans[i];
+		char unsym[64];
 		enum frame_kind kind;
 		int id;
 
@@ -281,6 +283,11 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 			if (!kernel && delim == SIZE_MAX && is_kernel_entry(&f))
 				kernel = true;
 			kind = kernel ? FRAME_KERNEL : FRAME_USER;
+		}
+		/* "[unknown]", "0x7f12ab34": not a symbol, and not to be taken for one. */
+		if (kind != FRAME_MISSING && frame_name__is_raw(f.s, f.len)) {
+			f.len = frame_name__unsymbolize(f.s, f.len, unsym, sizeof(unsym));
+			f.s = unsym;
 		}
 		id = profile__frame(fs->p, kind, f.s, f.len);
 		if (id < 0)

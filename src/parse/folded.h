@@ -10,6 +10,8 @@
  * is removed), and otherwise frames from the first well-known kernel entry point
  * (entry_SYSCALL_64*, do_syscall_64, ret_from_fork*, asm_*, ...) on are kernel.
  * "[Missed User Stack]" and "[Missed Kernel Stack]" become FRAME_MISSING frames.
+ * Frames printed without a name, "[unknown]" and raw "0x7f12ab34", become
+ * "[unsymbolized]" and "[unsymbolized 0x7f12ab34]" (model/frame_name.h).
  * VALUE is a decimal integer after the last blank; it is multiplied by
  * value_scale_ns to give off_ns (BCC writes microseconds: 1000) and the row's
  * count is 1 per line unless count_only is set (VALUE is a count, off_ns 0).

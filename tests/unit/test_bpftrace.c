@@ -73,9 +73,9 @@ TEST(bpftrace_real_offcpu_dump)
 	CHECK_INT(st.malformed, 0);
 	CHECK_INT(st.skipped, 2); /* "Attaching 4 probes...", "ready" */
 	CHECK_INT(profile__nr_rows(p), 1);
-	/* user stack root first, then kernel root first; offsets gone, addresses kept */
+	/* user stack root first, then kernel root first; offsets gone, raw addresses marked */
 	CHECK_STR(stack_str(p, 0),
-		  "U:0x11e1a300;U:0x7f7c36c5d503;"
+		  "U:[unsymbolized 0x11e1a300];U:[unsymbolized 0x7f7c36c5d503];"
 		  "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
 		  "K:__x64_sys_clock_nanosleep;K:common_nsleep;K:hrtimer_nanosleep;"
 		  "K:do_nanosleep;K:schedule;K:__schedule");
@@ -181,7 +181,8 @@ TEST(bpftrace_stack_kinds_by_name_position_and_address)
 	CHECK_STR(stack_str(p, 0), "U:outer;U:inner");
 	/* Kernel addresses are kernel in any position; perf mode is read too. */
 	CHECK_INT(parse_str("@x[\n    0xffffffff81000000\n    0x7f0000001000\n]: 1\n", p, &st), 0);
-	CHECK_STR(stack_str(p, 1), "K:0x7f0000001000;K:0xffffffff81000000");
+	CHECK_STR(stack_str(p, 1),
+		  "K:[unsymbolized 0x7f0000001000];K:[unsymbolized 0xffffffff81000000]");
 	CHECK_INT(parse_str("@y[comm1, \n\t7f7c36c5d503 epoll_wait+86 "
 			    "(/usr/lib/x86_64-linux-gnu/libc.so.6)\n\tffffffff81e00000 "
 			    "schedule+0x23 ([kernel.kallsyms])\n]: 1\n",
@@ -194,9 +195,13 @@ TEST(bpftrace_stack_kinds_by_name_position_and_address)
 			    "    u_out\n, c, 7, 8]: 9\n",
 			    p, &st),
 		  0);
-	CHECK_STR(stack_str(p, 3), "U:u_out;K:0xffffffff81000000;U:u_in;K:k_out;K:k_in");
+	CHECK_STR(stack_str(p, 3),
+		  "U:u_out;K:[unsymbolized 0xffffffff81000000];U:u_in;K:k_out;K:k_in");
 	CHECK_INT(thread_of(p, 3)->pid, 7);
 	CHECK_INT(thread_of(p, 3)->tid, 8);
+	/* perf mode's unnamed frame is no symbol either */
+	CHECK_INT(parse_str("@w[\n\t7f7c36c5d503 [unknown] ([unknown])\n]: 1\n", p, &st), 0);
+	CHECK_STR(stack_str(p, 4), "K:[unsymbolized]");
 	profile__free(p);
 }
 

@@ -6,6 +6,7 @@
 #include "analyze/diff.h"
 #include "model/profile.h"
 #include "output/diff_report.h"
+#include "parse/profile_text.h"
 #include "parse/summary_json.h"
 #include "unit.h"
 
@@ -222,6 +223,70 @@ TEST(diff_stacks_on_one_side_only)
 	CHECK(gate(d, "reason:disk_io>+1000%")); /* growth from nothing crosses any % */
 	CHECK(gate(d, "stack:;fsync;>+39ms"));
 	diff__free(d);
+	profile__free(a);
+	profile__free(b);
+}
+
+static size_t count_char(const char *s, char c)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
+static struct profile *load_profile(const char *path)
+{
+	struct profile *p = profile__new();
+	FILE *f = fopen(path, "r");
+	int err = p && f ? profile_text__parse(f, p, NULL) : -ENOENT;
+
+	if (f)
+		fclose(f);
+	if (err) {
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Two runs of one program whose frames without a name differ in address (ASLR),
+ * in spelling ("0x...", "[unknown]", "[unsymbolized ...]") and in number: the
+ * same stacks, none gone, none new.
+ */
+TEST(diff_matches_stacks_whatever_their_unnamed_frames)
+{
+	struct profile *a = load_profile("tests/data/diff/junk-a/offcpu.profile.txt");
+	struct profile *b = load_profile("tests/data/diff/junk-b/offcpu.profile.txt");
+	struct diff_side *sa = a ? diff_side__from_profile(a) : NULL;
+	struct diff_side *sb = b ? diff_side__from_profile(b) : NULL;
+	struct diff *d = NULL;
+	bool libfoo = false;
+
+	CHECK(sa && sb);
+	CHECK_INT(diff__new(sa, sb, DIFF_NORM_NONE, &d), 0);
+	CHECK_INT(d->nr_stacks, profile__nr_stacks(a));
+	for (size_t i = 0; i < d->nr_stacks; i++) {
+		const struct diff_item *it = &d->stacks[i];
+
+		if (it->only_base || it->only_new) {
+			UNIT_FAIL("%s only in %s", it->name, it->only_base ? "base" : "new");
+			return;
+		}
+		CHECK(!strstr(it->name, "0x7f"));
+		CHECK(!strstr(it->name, "[unknown]"));
+		/* One kind letter per frame of the merged key. */
+		CHECK_INT(strlen(it->kinds), 1 + count_char(it->name, ';'));
+		CHECK_U64(it->off.base, it->off.new);
+		/* A file-relative address is stable: a name, kept. */
+		libfoo |= strstr(it->name, ";[libfoo.so.1+0x1a2b];[unsymbolized];poll;") != NULL;
+	}
+	CHECK(libfoo);
+	diff__free(d);
+	diff_side__free(sa);
+	diff_side__free(sb);
 	profile__free(a);
 	profile__free(b);
 }

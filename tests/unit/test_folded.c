@@ -76,7 +76,7 @@ TEST(folded_bcc_without_delimiter_splits_at_kernel_entry)
 	CHECK_INT(st.malformed, 0);
 	CHECK_INT(profile__nr_rows(p), 3); /* lines 1 and 4 are the same row */
 	CHECK_STR(stack_str(p, 0),
-		  "U:[unknown];U:__libc_start_main;U:main;U:clock_nanosleep;"
+		  "U:[unsymbolized];U:__libc_start_main;U:main;U:clock_nanosleep;"
 		  "K:entry_SYSCALL_64_after_hwframe;K:do_syscall_64;"
 		  "K:__x64_sys_clock_nanosleep;K:common_nsleep;K:hrtimer_nanosleep;"
 		  "K:do_nanosleep;K:schedule;K:__schedule");
