@@ -1,0 +1,334 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+# User stacks of an offcpu capture, checked against ground truth. Prints the
+# tests/run.sh protocol lines (ok / FAIL / skip) itself; exits 0 unless its
+# input cannot be read.
+#
+#   stacks.py compare PREFIX PROFILE_TXT PERF_NOINLINE PERF_INLINE PID COMM...
+#       offcpu's user stacks of process PID's threads named COMM against the
+#       stacks `perf script` printed for the same switches (perf ran under
+#       offcpu record, so both saw every switch): PERF_NOINLINE from
+#       `perf script --no-inline`, PERF_INLINE from `perf script`, both with
+#       -F comm,pid,tid,event,trace,ip,sym,dso.
+#   stacks.py check PREFIX PROFILE_TXT [SUMMARY_JSON [PID...]]
+#       no raw address among the user frames, and at least 95% of the off-CPU
+#       time of rows with a user stack in complete stacks (of PIDs' threads
+#       when given).
+#   stacks.py diff PREFIX DIFF_JSON
+#       `offcpu diff --json` of two runs of one workload: no blocked stack is
+#       both "gone" and "new".
+#   stacks.py has PREFIX PROFILE_TXT COMM_REGEX NAME...
+#       some stack of threads whose comm matches holds all of NAME (user
+#       frames), in this order from leaf to root, not necessarily adjacent.
+#
+# profile.txt is described in src/parse/profile_text.h: frame kinds u user,
+# i inlined (user), k kernel, m missing; stacks root first. By the marker
+# contract, a user stack that the unwinder could not finish starts (root end)
+# with one `[unwind: REASON]` frame; one without is complete: it reaches
+# _start, clone/clone3 or start_thread.
+import json
+import re
+import sys
+from collections import defaultdict
+
+USER_KINDS = ("u", "i")
+HEX_FRAME = re.compile(r"^(0x)?[0-9a-fA-F]{6,}$")
+# Where a complete stack may start; a stripped executable's _start has no name,
+# so the frame below __libc_start_main counts as its _start.
+ROOTS = {"_start", "clone", "clone3", "start_thread"}
+
+
+def unescape(s):
+    out, i = [], 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n == "x" and i + 3 < len(s):
+                out.append(chr(int(s[i + 2:i + 4], 16)))
+                i += 4
+                continue
+            out.append({"s": " ", "t": "\t", "r": "\r", "n": "\n"}.get(n, n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+class Profile:
+    """frames {id: (kind, name)}, stacks {id: [frame ids root first]},
+    threads {id: (pid, tid, comm)}, rows [(thread, stack, state, count, off_ns)]"""
+
+    def __init__(self, path):
+        self.frames, self.stacks, self.threads, self.rows = {}, {}, {}, []
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                w = line.rstrip("\n").split(" ")
+                if w[0] == "frame":
+                    self.frames[int(w[1])] = (w[2], unescape(" ".join(w[3:])))
+                elif w[0] == "stack":
+                    self.stacks[int(w[1])] = [int(x) for x in w[2:] if x]
+                elif w[0] == "thread":
+                    comm = unescape(" ".join(w[4:])) if len(w) > 4 else ""
+                    self.threads[int(w[1])] = (int(w[2]), int(w[3]), comm)
+                elif w[0] == "row":
+                    self.rows.append((int(w[1]), int(w[2]), w[3], int(w[4]), int(w[5])))
+
+    def user(self, stack, inline=True):
+        """(markers, user frame names) of a stack, both root first."""
+        marks, names = [], []
+        for fid in self.stacks[stack]:
+            kind, name = self.frames[fid]
+            if kind == "m":
+                marks.append(name)
+            elif kind == "u" or (inline and kind == "i"):
+                names.append(name)
+        return marks, names
+
+
+def norm(name):
+    """One name for the aliases glibc gives one address: the debug file's
+    __GI___foo, the versioned foo@@GLIBC_2.17 and foo@GLIBC_2.2.5, __foo."""
+    name = re.sub(r"@.*$", "", name)
+    name = re.sub(r"\.(isra|constprop|part|cold)\.\d+$", "", name)
+    name = re.sub(r"^__GI_", "", name)
+    name = re.sub(r"_impl$", "", name)
+    return name.lstrip("_") or name
+
+
+ROOTS = {norm(r) for r in ROOTS}
+
+
+def trim_root(path):
+    """perf prints glibc's clone3 end as clone3 or [unknown]; an unwinder may
+    stop at start_thread: compare from start_thread on."""
+    path = list(path)
+    while path and path[0] in ("[unknown]", "clone", "clone3"):
+        path.pop(0)
+    return tuple(path)
+
+
+def perf_samples(path):
+    """[(comm, pid, tid, prev_state, [(name, dso, inlined)] leaf first)]"""
+    head = re.compile(r"^(\S.*?)\s+(\d+)/(\d+)\s+.*sched:sched_switch:.*prev_state=(\S+)")
+    frame = re.compile(r"^\s+([0-9a-f]+)\s+(.*)\s+\((.*)\)\s*$")
+    out, cur = [], None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = head.match(line)
+            if m:
+                cur = (m.group(1), int(m.group(2)), int(m.group(3)), m.group(4), [])
+                out.append(cur)
+                continue
+            m = frame.match(line)
+            if m and cur is not None:
+                dso = m.group(3)
+                cur[4].append((m.group(2), dso, dso == "inlined", int(m.group(1), 16)))
+    return out
+
+
+def is_kernel(fr):
+    return fr[1] == "[kernel.kallsyms]" or fr[3] >= 0xFFFF800000000000
+
+
+def say(ok, name, why=""):
+    print(f"ok {name}" if ok else f"FAIL {name}: {why}")
+
+
+def compare(prefix, profile, noinl, inl, pid, comms):
+    prof = Profile(profile)
+    perf = perf_samples(noinl)
+    perf_inl = perf_samples(inl)
+    blocked = lambda st: st[:1] in ("S", "D")
+
+    # perf's paths per comm, root first, names normalised.
+    want = defaultdict(lambda: defaultdict(int))
+    inlined = defaultdict(set)  # path -> inlined names perf shows along it
+    for i, (comm, ppid, tid, st, frames) in enumerate(perf):
+        if ppid != pid or comm not in comms or not blocked(st):
+            continue
+        user = [f for f in frames if not is_kernel(f)]
+        path = trim_root(norm(f[0]) for f in reversed(user))
+        want[comm][path] += 1
+        if i < len(perf_inl) and perf_inl[i][2] == tid:
+            for f in perf_inl[i][4]:
+                if f[2]:
+                    inlined[path].add(norm(f[0]))
+
+    # The oracle: each thread's own three levels, down to its root.
+    bad = []
+    for comm in comms:
+        if not want[comm]:
+            bad.append(f"{comm}: no blocked switch")
+            continue
+        own = [p for p in want[comm] if any(re.match(r".*_(leaf|mid|top)$", n) for n in p)]
+        if not own:
+            bad.append(f"{comm}: no path through its own functions: {list(want[comm])[:2]}")
+        elif not any(p and p[0] in ROOTS for p in own):
+            bad.append(f"{comm}: perf's stacks end at {sorted({p[0] for p in own})}")
+    say(not bad, f"{prefix}_perf_oracle", "; ".join(bad))
+    if bad:
+        return
+
+    got = defaultdict(lambda: defaultdict(int))  # comm -> path -> count
+    got_ns = defaultdict(lambda: defaultdict(int))
+    marks, hexes, wrong = [], [], []
+    total = wrong_ns = 0
+    seen_inline = False
+    for th, stack, st, count, off in prof.rows:
+        tpid, tid, comm = prof.threads[th]
+        if tpid != pid or comm not in comms:
+            continue
+        m, names = prof.user(stack, inline=False)
+        _, withinl = prof.user(stack, inline=True)
+        hexes += [n for n in names if HEX_FRAME.match(n)]
+        if not blocked(st) or not (names or m):
+            continue
+        marks += [x for x in m if x.startswith("[unwind:")]
+        path = trim_root(norm(n) for n in names)
+        got[comm][path] += count
+        got_ns[comm][path] += off
+        total += off
+        if path not in want[comm]:
+            wrong.append(f"{comm}: {';'.join(path) or '(no user frames)'} {m}")
+            wrong_ns += off
+        extra = {norm(n) for n in withinl} - {norm(n) for n in names}
+        if extra:
+            seen_inline = True
+            if not extra <= inlined.get(path, set()):
+                wrong.append(f"{comm}: inlined {sorted(extra - inlined.get(path, set()))}"
+                             f" not shown by perf on {';'.join(path)}")
+
+    say(not wrong, f"{prefix}_offcpu_stacks_equal_perf",
+        f"{len(wrong)} stacks ({100.0 * wrong_ns / max(total, 1):.0f}% of blocked time)"
+        f" perf did not print, e.g. {wrong[0] if wrong else ''}")
+    missing = [f"{c}: {';'.join(p)}" for c in comms for p in want[c] if p not in got[c]]
+    say(not missing, f"{prefix}_offcpu_has_every_perf_path",
+        f"{len(missing)} of {sum(len(want[c]) for c in comms)} perf paths not in offcpu,"
+        f" e.g. {missing[0] if missing else ''}")
+    # Same switches on both sides: as many intervals on each path (a stack
+    # cache that hands one path's stack to another shows here).
+    off = [f"{c}: {';'.join(p)} perf {n} offcpu {got[c][p]}" for c in comms
+           for p, n in want[c].items() if abs(got[c][p] - n) > max(2, n // 5)]
+    say(not off, f"{prefix}_same_count_per_path_as_perf", "; ".join(off[:3]))
+    say(not marks and not hexes, f"{prefix}_no_marker_no_raw_address",
+        f"markers {sorted(set(marks))[:3]}, raw frames {sorted(set(hexes))[:5]}")
+    if seen_inline:
+        print(f"ok {prefix}_inlined_frames_as_perf" if not any("inlined" in w for w in wrong)
+              else f"FAIL {prefix}_inlined_frames_as_perf: "
+              + [w for w in wrong if "inlined" in w][0])
+    else:
+        print(f"skip {prefix}_inlined_frames_as_perf: offcpu shows no inlined frame here")
+
+
+
+def complete(names):
+    """Root first user frame names without a marker: do they reach a root?"""
+    if not names:
+        return False
+    r = norm(names[0])
+    if r in ROOTS:
+        return True
+    return len(names) > 1 and norm(names[1]).startswith("libc_start_main")
+
+
+def check(prefix, profile, summary=None, pids=()):
+    prof = Profile(profile)
+    hexes = set()
+    total = done = marked = 0
+    unrooted = defaultdict(int)
+    for th, stack, st, count, off in prof.rows:
+        tpid = prof.threads[th][0]
+        if pids and tpid not in pids:
+            continue
+        m, names = prof.user(stack)
+        hexes |= {n for n in names if HEX_FRAME.match(n)}
+        if not names:
+            continue
+        total += off
+        if any(x.startswith("[unwind:") for x in m):
+            marked += off
+        elif complete(names):
+            done += off
+        else:
+            unrooted[";".join(names[:3])] += off
+    say(not hexes, f"{prefix}_no_raw_address_frames",
+        f"{len(hexes)} raw user frames, e.g. {sorted(hexes)[:4]}")
+    share = done / total if total else 0.0
+    why = (f"{100 * share:.1f}% of {total / 1e9:.2f} s with a user stack is complete;"
+           f" {100.0 * marked / max(total, 1):.1f}% marked")
+    if unrooted:
+        top = max(unrooted, key=unrooted.get)
+        why += f", {100.0 * sum(unrooted.values()) / total:.1f}% unmarked but not at a root, e.g. {top}"
+    if summary:
+        try:
+            with open(summary) as f:
+                s = json.load(f).get("user_stacks", {}).get("complete_share")
+        except (OSError, ValueError):
+            s = None
+        if s is not None:
+            why += f"; summary complete_share {s}"
+            share = min(share, float(s))
+    print(f"# {prefix}: {why}")
+    say(total > 0 and share >= 0.95, f"{prefix}_complete_stacks_95pct", why)
+
+
+def has(prefix, profile, comm_re, names):
+    prof = Profile(profile)
+    pat = re.compile(comm_re)
+    for th, stack, st, count, off in prof.rows:
+        if not pat.search(prof.threads[th][2]):
+            continue
+        _, user = prof.user(stack)
+        leaf_first = [norm(n) for n in reversed(user)]
+        i = 0
+        for n in leaf_first:
+            if i < len(names) and n == norm(names[i]):
+                i += 1
+        if i == len(names):
+            return 0
+    return 1
+
+
+def diffcheck(prefix, path):
+    """The same workload twice: no blocked stack both gone and new (compared
+    without raw addresses), and none of its main paths (>= 20 ms) gone or new."""
+    with open(path) as f:
+        d = json.load(f)
+    keys = {"gone": {}, "new": {}}
+    big = []
+    for s in d.get("stacks", []):
+        if s.get("reason") == "runqueue" or not (s.get("only_base") or s.get("only_new")):
+            continue
+        side = "gone" if s.get("only_base") else "new"
+        key = ";".join(norm(f["name"]) for f in s["frames"] if not HEX_FRAME.match(f["name"]))
+        keys[side][key] = s
+        off = max(s["off"]["base"], s["off"]["new"])
+        if off >= 20000000:
+            big.append(f"{side} {off / 1e6:.0f} ms: "
+                       + ";".join(f["name"] for f in s["frames"] if f["kind"] == "user"))
+    both = sorted(set(keys["gone"]) & set(keys["new"]))
+    say(not both and not big, f"{prefix}_diff_no_stack_gone_and_new",
+        f"{len(both)} stacks both gone and new, e.g. {both[0][:200] if both else ''}; "
+        f"{len(big)} main paths gone or new, e.g. {big[0][:200] if big else ''}")
+
+
+def main(argv):
+    if len(argv) >= 7 and argv[1] == "compare":
+        compare(argv[2], argv[3], argv[4], argv[5], int(argv[6]), argv[7:])
+    elif len(argv) >= 4 and argv[1] == "check":
+        check(argv[2], argv[3], argv[4] if len(argv) > 4 else None,
+              {int(p) for p in argv[5:]})
+    elif len(argv) == 4 and argv[1] == "diff":
+        diffcheck(argv[2], argv[3])
+    elif len(argv) >= 6 and argv[1] == "has":
+        return has(argv[2], argv[3], argv[4], argv[5:])
+    else:
+        print("usage: see the comment at the top of " + argv[0], file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
