@@ -10,10 +10,12 @@
 #       offcpu record, so both saw every switch): PERF_NOINLINE from
 #       `perf script --no-inline`, PERF_INLINE from `perf script`, both with
 #       -F comm,pid,tid,event,trace,ip,sym,dso.
-#   stacks.py check PREFIX PROFILE_TXT [SUMMARY_JSON [PID...]]
-#       no raw address among the user frames, and at least 95% of the off-CPU
-#       time of rows with a user stack in complete stacks (of PIDs' threads
-#       when given).
+#   stacks.py check PREFIX DIR [PID...]
+#       capture DIR: no raw address among the user frames of its profile.txt,
+#       folded time.txt and offcpu.pb.gz (when exported there), and at least
+#       95% of the off-CPU time of rows with a user stack in complete stacks
+#       (of PIDs' threads when given; else the summary's
+#       user_stacks.complete_share too, when it has one).
 #   stacks.py diff PREFIX DIFF_JSON
 #       `offcpu diff --json` of two runs of one workload: no blocked stack is
 #       both "gone" and "new".
@@ -26,13 +28,15 @@
 # contract, a user stack that the unwinder could not finish starts (root end)
 # with one `[unwind: REASON]` frame; one without is complete: it reaches
 # _start, clone/clone3 or start_thread.
+import gzip
 import json
+import os
 import re
 import sys
 from collections import defaultdict
 
 USER_KINDS = ("u", "i")
-HEX_FRAME = re.compile(r"^(0x)?[0-9a-fA-F]{6,}$")
+HEX_FRAME = re.compile(r"^0x[0-9a-fA-F]+$")
 # Where a complete stack may start; a stripped executable's _start has no name,
 # so the frame below __libc_start_main counts as its _start.
 ROOTS = {"_start", "clone", "clone3", "start_thread"}
@@ -233,17 +237,72 @@ def complete(names):
     return len(names) > 1 and norm(names[1]).startswith("libc_start_main")
 
 
-def check(prefix, profile, summary=None, pids=()):
-    prof = Profile(profile)
-    hexes = set()
+def pprof_strings(path):
+    """The string table (field 6) of a gzipped profile.proto."""
+    buf = gzip.open(path).read()
+    out, i = [], 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+
+    while i < len(buf):
+        key = varint()
+        wire = key & 7
+        if wire == 0:
+            varint()
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            n = varint()
+            if key >> 3 == 6:
+                out.append(buf[i:i + n].decode("utf-8", "replace"))
+            i += n
+        else:
+            raise ValueError(f"{path}: wire type {wire} at {i}")
+    return out
+
+
+def raw_frames(d):
+    """Raw addresses among the user frames of every output in capture DIR d:
+    {file name: set of frames}."""
+    bad = defaultdict(set)
+    prof = Profile(os.path.join(d, "offcpu.profile.txt"))
+    for kind, name in prof.frames.values():
+        if kind in USER_KINDS and HEX_FRAME.match(name):
+            bad["offcpu.profile.txt"].add(name)
+    folded = os.path.join(d, "offcpu.time.txt")
+    if os.path.exists(folded):
+        with open(folded, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                stack = line.rsplit(" ", 1)[0].split(";")[1:]
+                bad["offcpu.time.txt"] |= {n for n in stack if HEX_FRAME.match(n)}
+    pb = os.path.join(d, "offcpu.pb.gz")
+    if os.path.exists(pb):
+        bad["offcpu.pb.gz"] |= {n for n in pprof_strings(pb) if HEX_FRAME.match(n)}
+    return {k: v for k, v in bad.items() if v}
+
+
+def check(prefix, d, pids=()):
+    prof = Profile(os.path.join(d, "offcpu.profile.txt"))
+    bad = raw_frames(d)
+    say(not bad, f"{prefix}_no_raw_address_frames",
+        "; ".join(f"{k}: {len(v)} raw frames, e.g. {sorted(v)[:3]}" for k, v in bad.items()))
     total = done = marked = 0
     unrooted = defaultdict(int)
     for th, stack, st, count, off in prof.rows:
-        tpid = prof.threads[th][0]
-        if pids and tpid not in pids:
+        if pids and prof.threads[th][0] not in pids:
             continue
         m, names = prof.user(stack)
-        hexes |= {n for n in names if HEX_FRAME.match(n)}
         if not names:
             continue
         total += off
@@ -253,23 +312,21 @@ def check(prefix, profile, summary=None, pids=()):
             done += off
         else:
             unrooted[";".join(names[:3])] += off
-    say(not hexes, f"{prefix}_no_raw_address_frames",
-        f"{len(hexes)} raw user frames, e.g. {sorted(hexes)[:4]}")
     share = done / total if total else 0.0
     why = (f"{100 * share:.1f}% of {total / 1e9:.2f} s with a user stack is complete;"
            f" {100.0 * marked / max(total, 1):.1f}% marked")
     if unrooted:
         top = max(unrooted, key=unrooted.get)
-        why += f", {100.0 * sum(unrooted.values()) / total:.1f}% unmarked but not at a root, e.g. {top}"
-    if summary:
-        try:
-            with open(summary) as f:
-                s = json.load(f).get("user_stacks", {}).get("complete_share")
-        except (OSError, ValueError):
-            s = None
-        if s is not None:
-            why += f"; summary complete_share {s}"
-            share = min(share, float(s))
+        why += (f", {100.0 * sum(unrooted.values()) / total:.1f}% unmarked but not at a root,"
+                f" e.g. {top}")
+    try:
+        with open(os.path.join(d, "offcpu.summary.json")) as f:
+            s = (json.load(f).get("user_stacks") or {}).get("complete_share")
+    except (OSError, ValueError):
+        s = None
+    if s is not None and not pids:
+        why += f"; summary complete_share {s}"
+        share = min(share, float(s))
     print(f"# {prefix}: {why}")
     say(total > 0 and share >= 0.95, f"{prefix}_complete_stacks_95pct", why)
 
@@ -318,8 +375,7 @@ def main(argv):
     if len(argv) >= 7 and argv[1] == "compare":
         compare(argv[2], argv[3], argv[4], argv[5], int(argv[6]), argv[7:])
     elif len(argv) >= 4 and argv[1] == "check":
-        check(argv[2], argv[3], argv[4] if len(argv) > 4 else None,
-              {int(p) for p in argv[5:]})
+        check(argv[2], argv[3], {int(p) for p in argv[4:]})
     elif len(argv) == 4 and argv[1] == "diff":
         diffcheck(argv[2], argv[3])
     elif len(argv) >= 6 and argv[1] == "has":
