@@ -24,7 +24,7 @@
 mount_tracefs
 PY=/usr/bin/python3
 STACKS="$OFFCPU_ROOT/tests/e2e/stacks.py"
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+PGBIN=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 PGTMP=
 KILL_PIDS=
 
@@ -141,7 +141,8 @@ else
 		bpid=$!
 		KILL_PIDS="$KILL_PIDS $bpid"
 		sleep 1.5
-		pids=$(echo "$pm" $(cat /proc/"$pm"/task/*/children 2>/dev/null) | tr ' ' ',')
+		pids=$({ echo "$pm"; cat /proc/"$pm"/task/*/children 2>/dev/null; } | tr -s ' \n' ',')
+		pids=${pids%,}
 		"$OFFCPU_BIN" record -q -o "$d" -p "$pids" -d 5s >"$d.out" 2>"$d.err"
 		wait "$bpid"
 		kill -INT "$pm" 2>/dev/null # fast shutdown
