@@ -160,7 +160,7 @@ END {
 	}
 	if ("native" in med && bcc != "nan" && bcc > 0) {
 		r = 100 * (med["native"] - b) / bcc
-		printf "\nTarget: offcpu'"'"'s added cost at most 50%% of offcputime'"'"'s on this benchmark: %s (%.0f%%).\n",
+		printf "\nTarget: offcpu'"'"'s added cost at most 50%% of offcputime'"'"'s on the FP-less pipe benchmark: %s (%.0f%%).\n",
 			r <= 50 ? "met" : "NOT met", r
 	}
 }' "$TMP/medians"
