@@ -113,7 +113,6 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &r1);
 	pthread_join(t, NULL);
 	printf("pipe_fpless ops=%ld secs=%.6f us_per_op=%.4f csw=%ld\n", ops, t1 - t0,
-	       (t1 - t0) * 1e6 / ops,
-	       (r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw));
+	       (t1 - t0) * 1e6 / ops, (r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw));
 	return 0;
 }

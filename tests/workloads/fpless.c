@@ -16,9 +16,10 @@
  *   "cvwaiter"  cvwait_top   -> cvwait_mid   -> cvwait_leaf   -> pthread_cond_wait
  *   main        join_top     -> join_mid     -> join_leaf     -> pthread_join
  *
- * ROUNDS rounds of 20 ms * SCALE each. The functions are noipa (no inlining, no
- * clones with suffixed names) and do some work after their call, so the compiler
- * turns none of the calls into a jump: every level keeps a frame of its own.
+ * ROUNDS rounds of 20 ms * SCALE each; every thread reports its truth (workload.h).
+ * The functions are noipa (no inlining, no clones with suffixed names) and do some
+ * work after their call, so the compiler turns none of the calls into a jump: every
+ * level keeps a frame of its own.
  */
 #include <stdatomic.h>
 
@@ -133,29 +134,41 @@ static STEP void cvwait_top(void)
 
 static void *sleeper(void *arg)
 {
-	wl_set_comm("sleeper");
+	struct truth t;
+
+	truth_begin(&t, "fpless", "sleeper", "S");
 	sleeper_top();
+	truth_end(&t, ROUNDS);
 	return NULL;
 }
 
 static void *holder(void *arg)
 {
-	wl_set_comm("holder");
+	struct truth t;
+
+	truth_begin(&t, "fpless", "holder", "S");
 	holder_top();
+	truth_end(&t, ROUNDS);
 	return NULL;
 }
 
 static void *locker(void *arg)
 {
-	wl_set_comm("locker");
+	struct truth t;
+
+	truth_begin(&t, "fpless", "locker", "S");
 	locker_top();
+	truth_end(&t, ROUNDS);
 	return NULL;
 }
 
 static void *cvwaiter(void *arg)
 {
-	wl_set_comm("cvwaiter");
+	struct truth t;
+
+	truth_begin(&t, "fpless", "cvwaiter", "S");
 	cvwait_top();
+	truth_end(&t, ROUNDS);
 	return NULL;
 }
 
@@ -181,6 +194,7 @@ static STEP void join_top(pthread_t *t, int n)
 int main(int argc, char **argv)
 {
 	void *(*fn[])(void *) = {sleeper, holder, locker, cvwaiter};
+	struct truth truth;
 	pthread_t t[4];
 	double scale;
 
@@ -190,8 +204,10 @@ int main(int argc, char **argv)
 			 "  three functions each, 10 rounds of 20 ms * SCALE; main joins them");
 	step_ns = 20 * NSEC_PER_MSEC * scale;
 	wl_start();
+	truth_begin(&truth, "fpless", "fpless", "S");
 	for (int i = 0; i < 4; i++)
 		wl_check(pthread_create(&t[i], NULL, fn[i], NULL), "pthread_create");
 	join_top(t, 4);
+	truth_end(&truth, 4);
 	return 0;
 }
