@@ -311,10 +311,11 @@ def check(prefix, d, pids=()):
         if pids and prof.threads[th][0] not in pids:
             continue
         m, names = prof.user(stack)
-        if not names:
+        unwind = any(x.startswith("[unwind:") for x in m)
+        if not names and not unwind:
             continue
         total += off
-        if any(x.startswith("[unwind:") for x in m):
+        if unwind:
             marked += off
         elif complete(names):
             done += off
@@ -332,9 +333,9 @@ def check(prefix, d, pids=()):
             s = (json.load(f).get("user_stacks") or {}).get("complete_share")
     except (OSError, ValueError):
         s = None
-    if s is not None and not pids:
+    if isinstance(s, (int, float)) and not pids:
         why += f"; summary complete_share {s}"
-        share = min(share, float(s))
+        share = min(share, s / 100.0 if s > 1 else s)
     print(f"# {prefix}: {why}")
     say(total > 0 and share >= 0.95, f"{prefix}_complete_stacks_95pct", why)
 
