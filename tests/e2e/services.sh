@@ -7,8 +7,8 @@
 # stopped by pid. For each capture:
 #
 #   - no user frame outside an executable mapping in any output: no raw
-#     `0x...` frame in offcpu.profile.txt, the folded offcpu.time.txt or the
-#     pprof export;
+#     `0x...` frame in offcpu.profile.txt, the folded offcpu.time.txt, nor the
+#     pprof and speedscope exports;
 #   - at least 95% of the off-CPU time of rows with a user stack lies in
 #     complete stacks (no `[unwind: ...]` marker, starting at _start,
 #     clone/clone3 or start_thread; tests/e2e/stacks.py);
@@ -54,6 +54,8 @@ checks() {
 	fi
 	"$OFFCPU_BIN" export -f pprof "$2" -o "$2/offcpu.pb.gz" 2>/dev/null ||
 		fail "$1_pprof_export" "offcpu export -f pprof failed"
+	"$OFFCPU_BIN" export -f speedscope "$2" -o "$2/offcpu.speedscope.json" 2>/dev/null ||
+		fail "$1_speedscope_export" "offcpu export -f speedscope failed"
 	"$PY" "$STACKS" check "$1" "$2"
 }
 

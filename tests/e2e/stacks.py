@@ -12,7 +12,8 @@
 #       -F comm,pid,tid,event,trace,ip,sym,dso.
 #   stacks.py check PREFIX DIR [PID...]
 #       capture DIR: no raw address among the user frames of its profile.txt,
-#       folded time.txt and offcpu.pb.gz (when exported there), and at least
+#       folded time.txt, offcpu.pb.gz and offcpu.speedscope.json (those two
+#       when exported there), and at least
 #       95% of the off-CPU time of rows with a user stack in complete stacks
 #       (of PIDs' threads when given; else the summary's
 #       user_stacks.complete_share too, when it has one).
@@ -297,6 +298,12 @@ def raw_frames(d):
     pb = os.path.join(d, "offcpu.pb.gz")
     if os.path.exists(pb):
         bad["offcpu.pb.gz"] |= {n for n in pprof_strings(pb) if HEX_FRAME.match(n)}
+    ss = os.path.join(d, "offcpu.speedscope.json")
+    if os.path.exists(ss):
+        with open(ss) as f:
+            frames = json.load(f).get("shared", {}).get("frames", [])
+        bad["offcpu.speedscope.json"] |= {f.get("name", "") for f in frames
+                                          if HEX_FRAME.match(f.get("name", ""))}
     return {k: v for k, v in bad.items() if v}
 
 

@@ -79,6 +79,7 @@ fi
 "$PY" "$STACKS" compare unwind "$prof" "$SCRATCH/perf.noinline" "$SCRATCH/perf.inline" \
 	"$pid" $COMMS
 "$OFFCPU_BIN" export -f pprof "$d" -o "$d/offcpu.pb.gz" 2>/dev/null
+"$OFFCPU_BIN" export -f speedscope "$d" -o "$d/offcpu.speedscope.json" 2>/dev/null
 "$PY" "$STACKS" check unwind_fpless "$d" "$pid" | grep -v '^#'
 
 # Two runs of the same program: the same stacks, whatever ASLR did.
