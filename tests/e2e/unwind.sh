@@ -11,8 +11,9 @@
 # switch-out of the workload's threads must have the same user frames, root to
 # leaf, on both sides (names compared across glibc's aliases, inlined frames only
 # where offcpu shows them), each path as often, and offcpu must print no
-# `[unwind: ...]` marker and no raw address. Then `offcpu diff` of two runs of
-# the workload must not see a stack as both gone and new.
+# `[unwind: ...]` marker and no raw address. The same holds when offcpu attaches
+# to the running workload by pid. Then `offcpu diff` of two runs of the workload
+# must not see a stack as both gone and new.
 . "$(dirname "$0")/lib.sh"
 mount_tracefs
 PY=/usr/bin/python3
@@ -81,6 +82,24 @@ fi
 "$OFFCPU_BIN" export -f pprof "$d" -o "$d/offcpu.pb.gz" 2>/dev/null
 "$OFFCPU_BIN" export -f speedscope "$d" -o "$d/offcpu.speedscope.json" 2>/dev/null
 "$PY" "$STACKS" check unwind_fpless "$d" "$pid" | grep -v '^#'
+
+# Attached by pid to a running FP-less process: its tables are built at attach.
+a=$SCRATCH/attach
+"$FPLESS" --wait-start 2>"$a.wl" &
+wpid=$!
+for _ in $(seq 100); do grep -q "waiting for SIGUSR1" "$a.wl" 2>/dev/null && break; sleep 0.05; done
+"$OFFCPU_BIN" record -o "$a" -p $wpid 2>"$a.err" &
+rec=$!
+for _ in $(seq 200); do grep -q "tracing" "$a.err" 2>/dev/null && break; sleep 0.05; done
+kill -USR1 $wpid
+wait $wpid
+kill -INT $rec
+wait $rec
+if [ -s "$a/offcpu.profile.txt" ]; then
+	"$PY" "$STACKS" check unwind_attach "$a" "$wpid" | grep -v '^#'
+else
+	fail unwind_attach_capture "no profile: $(tail -n 2 "$a.err" | tr '\n' ' ')"
+fi
 
 # Two runs of the same program: the same stacks, whatever ASLR did.
 for r in 1 2; do
