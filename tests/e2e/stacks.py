@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
-# User stacks of an offcpu capture, checked against ground truth. Prints the
-# tests/run.sh protocol lines (ok / FAIL / skip) itself; exits 0 unless its
-# input cannot be read.
+# User stacks of an offcpu capture, checked against ground truth. compare,
+# check and diff print the tests/run.sh protocol lines (ok / FAIL / skip)
+# themselves and exit 0 unless an input cannot be read; has says nothing and
+# exits 0 when it finds the path, 1 when not.
 #
 #   stacks.py compare PREFIX PROFILE_TXT PERF_NOINLINE PERF_INLINE PID COMM...
 #       offcpu's user stacks of process PID's threads named COMM against the
@@ -13,10 +14,9 @@
 #   stacks.py check PREFIX DIR [PID...]
 #       capture DIR: no raw address among the user frames of its profile.txt,
 #       folded time.txt, offcpu.pb.gz and offcpu.speedscope.json (those two
-#       when exported there), and at least
-#       95% of the off-CPU time of rows with a user stack in complete stacks
-#       (of PIDs' threads when given; else the summary's
-#       user_stacks.complete_share too, when it has one).
+#       when exported there), and at least 95% of the off-CPU time of rows
+#       with a user stack in complete stacks (of PIDs' threads when given;
+#       else the summary's user_stacks.complete_share too, when it has one).
 #   stacks.py diff PREFIX DIFF_JSON
 #       `offcpu diff --json` of two runs of one workload: no blocked stack is
 #       both "gone" and "new".
