@@ -144,6 +144,13 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/workloads/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -Wall -D_GNU_SOURCE -o $@ $< -lpthread
 
+# Except fpless, built as distributions build: optimised and without frame pointers,
+# the ground truth for the .eh_frame unwinder (tests/e2e/unwind.sh).
+$(BUILD)/tests/workloads/fpless: tests/workloads/fpless.c tests/workloads/workload.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -D_GNU_SOURCE -o $@ $< -lpthread
+
 tests-build: $(BIN) $(TEST_BINS) $(WORK_BINS)
 
 # Each unit program runs on its own into a log (in parallel under make -j);

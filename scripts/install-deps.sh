@@ -20,6 +20,9 @@ libjson-c-dev zlib1g-dev"
 test_pkgs="bpftrace bpfcc-tools libbpf-tools jq linux-perf golang-go chromium \
 libxml2-utils util-linux procps python3-jsonschema nodejs libclang-rt-$clang_major-dev clang-format"
 bench_pkgs="hyperfine time perl"
+# Complete user stacks (tests/e2e/services.sh, unwind.sh): real services to
+# unwind, and separate debug files for libc's and python's inlined frames.
+test_pkgs="$test_pkgs postgresql redis-server redis-tools libc6-dbg python3.11-dbg"
 
 case "${1:-}" in
 --build) want="$build_pkgs" ;;

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Complete user stacks without frame pointers (issue #9): offcpu's native
+# collector against perf's DWARF unwinding, on tests/workloads/fpless (built
+# -O2 -fomit-frame-pointer: threads sleep, wait on a mutex and a condition
+# variable, main joins, each through three functions of its own).
+#
+# The oracle: perf record -e sched:sched_switch --call-graph dwarf,16384 copies
+# 16 KiB of stack at every switch and unwinds afterwards. perf runs under
+# `offcpu record --`, so both see the very same switches: every blocked
+# switch-out of the workload's threads must have the same user frames, root to
+# leaf, on both sides (names compared across glibc's aliases, inlined frames only
+# where offcpu shows them), each path as often, and offcpu must print no
+# `[unwind: ...]` marker and no raw address. The same holds when offcpu attaches
+# to the running workload by pid. Then `offcpu diff` of two runs of the workload
+# must not see a stack as both gone and new.
+. "$(dirname "$0")/lib.sh"
+mount_tracefs
+PY=/usr/bin/python3
+STACKS="$OFFCPU_ROOT/tests/e2e/stacks.py"
+FPLESS=$W/fpless
+COMMS="fpless sleeper holder locker cvwaiter"
+
+if ! need_root; then
+	skip unwind "needs root to load BPF programs"
+	exit 0
+fi
+if [ ! -x "$FPLESS" ]; then
+	fail unwind "no $FPLESS; run make tests-build"
+	exit 0
+fi
+
+# The workload's own functions never set up a frame pointer (mov %rsp,%rbp), so
+# a frame-pointer walk cannot pass through them and only unwinding from CFI can.
+t=unwind_fpless_has_no_frame_pointers
+fp=$(objdump -d --no-show-raw-insn "$FPLESS" | awk '
+	/^[0-9a-f]+ <.*>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
+	fn ~ /^(main|sleeper|holder|locker|cvwaiter)$|_(leaf|mid|top)$/ && /mov +%rsp,%rbp/ { print fn }' |
+	sort -u | tr '\n' ' ')
+own=$(nm "$FPLESS" | grep -cE ' t (sleeper|holder|locker|cvwait|join)_(leaf|mid|top)$')
+if [ -n "$fp" ]; then
+	fail $t "functions with a frame pointer: $fp"
+elif [ "$own" -ne 15 ]; then
+	fail $t "expected 15 *_leaf/_mid/_top functions, nm finds $own (inlined or cloned?)"
+else
+	ok $t
+fi
+
+command -v perf >/dev/null || { skip unwind_perf "no perf (Debian: linux-perf)"; exit 0; }
+
+d=$SCRATCH/fpless
+pd=$SCRATCH/perf.data
+"$OFFCPU_BIN" record -q -o "$d" -- perf record -q -e sched:sched_switch \
+	--call-graph dwarf,16384 -o "$pd" -- "$FPLESS" >"$SCRATCH/record.out" 2>&1
+prof=$d/offcpu.profile.txt
+if [ ! -s "$prof" ] || [ ! -s "$pd" ]; then
+	fail unwind_capture "no profile or perf.data: $(tail -3 "$SCRATCH/record.out")"
+	exit 0
+fi
+ok unwind_capture
+
+# offcpu's own verdict on the binary agrees.
+t=unwind_summary_says_no_frame_pointers
+v=$(json "$d/offcpu.summary.json" '[.binaries[]? | select(.path | endswith("/fpless")) | .frame_pointers][0]')
+if [ "$v" = absent ]; then
+	ok $t
+else
+	fail $t "frame_pointers of fpless in the summary: $v"
+fi
+
+F=comm,pid,tid,event,trace,ip,sym,dso
+perf script -i "$pd" --no-inline -F $F >"$SCRATCH/perf.noinline" 2>/dev/null
+perf script -i "$pd" -F $F >"$SCRATCH/perf.inline" 2>/dev/null
+pid=$(awk '$1 == "thread" && $5 == "sleeper" { print $3; exit }' "$prof")
+if [ -z "$pid" ]; then
+	fail unwind_workload_threads "no thread sleeper in $prof"
+	exit 0
+fi
+# shellcheck disable=SC2086 # COMMS is a list
+"$PY" "$STACKS" compare unwind "$prof" "$SCRATCH/perf.noinline" "$SCRATCH/perf.inline" \
+	"$pid" $COMMS
+"$OFFCPU_BIN" export -f pprof "$d" -o "$d/offcpu.pb.gz" 2>/dev/null
+"$OFFCPU_BIN" export -f speedscope "$d" -o "$d/offcpu.speedscope.json" 2>/dev/null
+"$PY" "$STACKS" check unwind_fpless "$d" "$pid" | grep -v '^#'
+
+# Attached by pid to a running FP-less process: its tables are built at attach.
+a=$SCRATCH/attach
+"$FPLESS" --wait-start 2>"$a.wl" &
+wpid=$!
+for _ in $(seq 100); do grep -q "waiting for SIGUSR1" "$a.wl" 2>/dev/null && break; sleep 0.05; done
+"$OFFCPU_BIN" record -o "$a" -p $wpid 2>"$a.err" &
+rec=$!
+for _ in $(seq 200); do grep -q "tracing" "$a.err" 2>/dev/null && break; sleep 0.05; done
+kill -USR1 $wpid
+wait $wpid
+kill -INT $rec
+wait $rec
+if [ -s "$a/offcpu.profile.txt" ]; then
+	"$PY" "$STACKS" check unwind_attach "$a" "$wpid" | grep -v '^#'
+else
+	fail unwind_attach_capture "no profile: $(tail -n 2 "$a.err" | tr '\n' ' ')"
+fi
+
+# Two runs of the same program: the same stacks, whatever ASLR did.
+for r in 1 2; do
+	"$OFFCPU_BIN" record -q -o "$SCRATCH/run$r" -- "$FPLESS" >/dev/null 2>&1
+done
+if "$OFFCPU_BIN" diff --json --top 100000 "$SCRATCH/run1" "$SCRATCH/run2" >"$SCRATCH/diff.json" 2>"$SCRATCH/diff.err" ||
+	[ -s "$SCRATCH/diff.json" ]; then
+	"$PY" "$STACKS" diff unwind "$SCRATCH/diff.json"
+else
+	fail unwind_diff_no_stack_gone_and_new "offcpu diff: $(head -2 "$SCRATCH/diff.err")"
+fi
