@@ -39,6 +39,8 @@ struct cfi_stats {
 /* A PT_LOAD segment, for the load bias of a mapping. */
 struct cfi_segment {
 	uint64_t vaddr, offset, filesz;
+	uint64_t memsz;
+	uint32_t flags; /* PF_X, PF_W, PF_R */
 };
 
 struct cfi_table {
@@ -57,10 +59,16 @@ struct cfi_table {
  * Build the table of the ELF file open at fd (read with pread, fd not
  * closed; path is only for finding a debug file and for messages). Returns
  * 0, -ENOENT when the file has no CFI anywhere (t->segs and build id are
- * still filled, t->n == 0), -ENOEXEC when it is not an x86-64 ELF file,
+ * still filled, t->n == 0), -ENOEXEC when it is not an x86-64 ELF executable
+ * or shared object (or its headers cannot be read),
  * -ENOMEM, or -EIO. On error *t holds nothing to free except after -ENOENT.
  */
 int cfi_table__build(int fd, const char *path, struct cfi_table *t);
+/*
+ * The same, with the debug files under debug_root instead of /usr/lib/debug
+ * (a container's root, a test's directory); NULL means /usr/lib/debug.
+ */
+int cfi_table__build_root(int fd, const char *path, const char *debug_root, struct cfi_table *t);
 void cfi_table__free(struct cfi_table *t);
 
 /*
