@@ -772,6 +772,7 @@ int cfi_table__build_root(int fd, const char *path, const char *debug_root, stru
 		err = -ENOEXEC;
 		goto cleanup;
 	}
+	t->elf_type = eh.e_type;
 	err = read_segments(elf, t);
 	if (err)
 		goto cleanup;
@@ -842,6 +843,10 @@ int cfi_table__bias(const struct cfi_table *t, uint64_t map_start, uint64_t map_
 	}
 	if (!best)
 		return -ENOENT;
+	if (t->elf_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
 	/* the file offset map_offset is at map_start; in the ELF it is at vaddr + (it - offset) */
 	*bias = map_start - (best->vaddr + (map_offset - best->offset));
 	return 0;

@@ -50,6 +50,7 @@ struct cfi_table {
 	const char *source; /* ".eh_frame", ".debug_frame", "debug file .debug_frame" (static) */
 	struct cfi_segment *segs; /* PT_LOAD segments of the file */
 	size_t nsegs;
+	uint16_t elf_type; /* ET_EXEC (loaded at its vaddrs: bias 0) or ET_DYN */
 	uint8_t build_id[20];
 	size_t build_id_len; /* 0: the file has none */
 	struct cfi_stats stats;
@@ -74,7 +75,9 @@ void cfi_table__free(struct cfi_table *t);
 /*
  * The load bias (runtime address - ELF vaddr) of a mapping of the file that
  * starts at map_start with file offset map_offset. Returns 0, or -ENOENT
- * when no PT_LOAD segment holds that offset.
+ * when no PT_LOAD segment holds that offset. Where two segments start in
+ * the same page of a shared object, the executable one is taken: ask with
+ * an executable mapping.
  */
 int cfi_table__bias(const struct cfi_table *t, uint64_t map_start, uint64_t map_offset,
 		    uint64_t *bias);
