@@ -562,7 +562,8 @@ static int build_rows(const struct cfi_source *s, struct cfi_table *t, struct fd
 	uint64_t covered = 0;
 	int err = 0;
 
-	qsort(fdes->v, fdes->n, sizeof(*fdes->v), cmp_fde);
+	if (fdes->n)
+		qsort(fdes->v, fdes->n, sizeof(*fdes->v), cmp_fde);
 	for (size_t i = 0; i < fdes->n; i++) {
 		const struct fde_range *fr = &fdes->v[i];
 		uint64_t pc = fr->start;

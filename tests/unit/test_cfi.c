@@ -932,6 +932,22 @@ TEST(cfi_bias_non_pie)
 	waitpid(pid, NULL, 0);
 }
 
+/*
+ * Inputs tests/fuzz/fuzz_cfi.c found to break the builder (the fuzzer runs
+ * them first too). no-fdes-qsort-null: an .eh_frame whose one FDE lies
+ * outside the code, so no FDE is kept; qsort was called with NULL (UBSan,
+ * `make check-asan`). It is a file without usable CFI.
+ */
+TEST(cfi_fuzz_regressions)
+{
+	struct cfi_table t;
+
+	CHECK_INT(build_path("tests/fuzz/regressions/cfi/no-fdes-qsort-null", "/nonexistent", &t),
+		  -ENOENT);
+	CHECK_INT(t.n, 0);
+	cfi_table__free(&t);
+}
+
 TEST(cfi_row_format)
 {
 	struct offcpu_cfi_row r = { .cfa_off = 2, .rule = OFFCPU_CFI_RULE(OFFCPU_CFA_SP, OFFCPU_FP_SAVED),
