@@ -934,9 +934,9 @@ TEST(cfi_bias_non_pie)
 
 /*
  * Inputs tests/fuzz/fuzz_cfi.c found to break the builder (the fuzzer runs
- * them first too). no-fdes-qsort-null: an .eh_frame whose one FDE lies
- * outside the code, so no FDE is kept; qsort was called with NULL (UBSan,
- * `make check-asan`). It is a file without usable CFI.
+ * them first too). no-fdes-qsort-null: a mutated tiny static executable
+ * from which no FDE is kept; qsort was called with NULL (UBSan, `make
+ * check-asan`). It is a file without usable CFI.
  */
 TEST(cfi_fuzz_regressions)
 {
