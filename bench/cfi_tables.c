@@ -41,7 +41,7 @@ static double median(double *v, int n)
 static int bench_file(const char *path, int reps)
 {
 	double wall[64], cpu[64];
-	struct cfi_table t = { 0 };
+	struct cfi_table t = {0};
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
 
@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: cfi-tables [-r REPS (1-64)] FILE...\n");
 		return 2;
 	}
-	printf("| binary | CFI | build ms (wall) | build ms (CPU) | rows | bytes | FDEs | unsupported rows |\n");
+	printf("| binary | CFI | build ms (wall) | build ms (CPU) | rows | bytes | FDEs | "
+	       "unsupported rows |\n");
 	printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
 	for (int i = optind; i < argc; i++)
 		err |= bench_file(argv[i], reps);

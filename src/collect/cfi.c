@@ -235,8 +235,8 @@ static bool read_encoded(struct cursor *c, uint8_t enc, uint64_t *v)
 static bool cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 {
 	const char *a = cie->augmentation;
-	struct cursor c = { cie->augmentation_data,
-			    cie->augmentation_data + cie->augmentation_data_size };
+	struct cursor c = {cie->augmentation_data,
+			   cie->augmentation_data + cie->augmentation_data_size};
 	uint64_t skip;
 
 	*enc = DW_EH_PE_absptr;
@@ -290,7 +290,7 @@ static int fde_list__push(struct fde_list *l, uint64_t start, uint64_t end, uint
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n++] = (struct fde_range){ start, end, off };
+	l->v[l->n++] = (struct fde_range){start, end, off};
 	return 0;
 }
 
@@ -354,7 +354,7 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 			ncies++;
 		} else {
 			const struct cie_enc *ce = NULL;
-			struct cursor c = { e.fde.start, e.fde.end };
+			struct cursor c = {e.fde.start, e.fde.end};
 			uint64_t start, range;
 			uint8_t enc;
 
@@ -375,7 +375,8 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 			case 0:
 				break;
 			case DW_EH_PE_pcrel:
-				start += s->sh_addr + (uint64_t)(e.fde.start - (const uint8_t *)s->data->d_buf);
+				start += s->sh_addr +
+					 (uint64_t)(e.fde.start - (const uint8_t *)s->data->d_buf);
 				break;
 			default:
 				goto next;
@@ -386,7 +387,7 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 			if (err)
 				goto cleanup;
 		}
-next:
+	next:
 		off = next;
 	}
 cleanup:
@@ -424,8 +425,8 @@ static bool ops_is_cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *off)
  */
 static bool ops_is_plt(const Dwarf_Op *ops, size_t nops, int64_t *n, int *thr)
 {
-	static const uint8_t shape[] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
-					 DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,	 DW_OP_plus };
+	static const uint8_t shape[] = {DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+					DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,	DW_OP_plus};
 
 	if (nops != sizeof(shape))
 		return false;
@@ -471,13 +472,13 @@ static bool cfa_off_ok(int64_t off)
 
 static struct offcpu_cfi_row command_row(enum offcpu_cfa cfa)
 {
-	return (struct offcpu_cfi_row){ .rule = OFFCPU_CFI_RULE(cfa, OFFCPU_FP_SAME) };
+	return (struct offcpu_cfi_row){.rule = OFFCPU_CFI_RULE(cfa, OFFCPU_FP_SAME)};
 }
 
 /* One libdw frame state as a row (its pc is set by the caller). */
 static struct offcpu_cfi_row row_of(Dwarf_Frame *f, bool signal)
 {
-	struct offcpu_cfi_row r = { 0 };
+	struct offcpu_cfi_row r = {0};
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
 	int64_t off;
@@ -607,8 +608,8 @@ static int build_rows(const struct cfi_source *s, struct cfi_table *t, struct fd
 
 static int build_from(const struct cfi_source *s, struct cfi_table *t, const char *source)
 {
-	struct fde_list fdes = { 0 };
-	struct row_buf b = { 0 };
+	struct fde_list fdes = {0};
+	struct row_buf b = {0};
 	size_t fdes_before = t->stats.fdes;
 	int err;
 
@@ -779,8 +780,8 @@ int cfi_table__build_root(int fd, const char *path, const char *debug_root, stru
 		goto cleanup;
 	idlen = dwelf_elf_gnu_build_id(elf, &id);
 	if (idlen > 0) {
-		t->build_id_len = (size_t)idlen < sizeof(t->build_id) ? (size_t)idlen :
-									sizeof(t->build_id);
+		t->build_id_len =
+			(size_t)idlen < sizeof(t->build_id) ? (size_t)idlen : sizeof(t->build_id);
 		memcpy(t->build_id, id, t->build_id_len);
 	}
 
@@ -899,8 +900,9 @@ int cfi_row__format(const struct offcpu_cfi_row *r, char *buf, size_t len)
 	case OFFCPU_CFA_FP:
 		switch (OFFCPU_CFI_FP(r->rule)) {
 		case OFFCPU_FP_SAME:
-			n = snprintf(buf, len, "%s+%u", OFFCPU_CFI_CFA(r->rule) == OFFCPU_CFA_SP ?
-						       "rsp" : "rbp", r->cfa_off * 8);
+			n = snprintf(buf, len, "%s+%u",
+				     OFFCPU_CFI_CFA(r->rule) == OFFCPU_CFA_SP ? "rsp" : "rbp",
+				     r->cfa_off * 8);
 			break;
 		case OFFCPU_FP_SAVED:
 			n = snprintf(buf, len, "%s+%u rbp=[cfa%+d]",

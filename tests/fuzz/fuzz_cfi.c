@@ -55,8 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(write(fd, data, size) == (ssize_t)size);
 	err = cfi_table__build_root(fd, NULL, "/nonexistent-debug-root", &t);
 	close(fd);
-	FUZZ_CHECK(err == 0 || err == -ENOENT || err == -ENOEXEC || err == -EIO ||
-		   err == -ENOMEM);
+	FUZZ_CHECK(err == 0 || err == -ENOENT || err == -ENOEXEC || err == -EIO || err == -ENOMEM);
 	if (err && err != -ENOENT) {
 		FUZZ_CHECK(!t.rows && !t.segs);
 		return 0;

@@ -152,7 +152,8 @@ static int readelf__load(struct readelf *r, const char *path)
 		char *cell[64];
 		int n;
 
-		if (sscanf(line, "%llx %llx %llx", &off, &len, &cptr) == 3 && strstr(line, " CIE \"")) {
+		if (sscanf(line, "%llx %llx %llx", &off, &len, &cptr) == 3 &&
+		    strstr(line, " CIE \"")) {
 			const char *q = strstr(line, " CIE \"") + 6, *e = strchr(q, '"');
 
 			snprintf(aug, sizeof(aug), "%.*s", e ? (int)(e - q) : 0, q);
@@ -167,8 +168,8 @@ static int readelf__load(struct readelf *r, const char *path)
 			cur = NULL;
 			continue;
 		}
-		if (sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &off, &len, &cptr, &off,
-			   &a, &b) == 6) {
+		if (sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &off, &len, &cptr,
+			   &off, &a, &b) == 6) {
 			r->f = realloc(r->f, (r->n + 1) * sizeof(*r->f));
 			cur = &r->f[r->n++];
 			memset(cur, 0, sizeof(*cur));
@@ -208,7 +209,7 @@ static int readelf__load(struct readelf *r, const char *path)
 		    sscanf(cell[0], "%llx", &a) != 1)
 			continue;
 		{
-			struct rrow row = { .loc = a };
+			struct rrow row = {.loc = a};
 
 			snprintf(row.cfa, sizeof(row.cfa), "%s", cell[icfa]);
 			snprintf(row.rbp, sizeof(row.rbp), "%s", irbp >= 0 ? cell[irbp] : "u");
@@ -320,10 +321,11 @@ static size_t plt_ranges(const char *path, struct plt_range *pr, size_t max)
 		unsigned long long addr, off, size;
 		char *b = strchr(line, ']');
 
-		if (!b || sscanf(b + 1, "%63s %63s %llx %llx %llx", name, type, &addr, &off, &size) != 5)
+		if (!b ||
+		    sscanf(b + 1, "%63s %63s %llx %llx %llx", name, type, &addr, &off, &size) != 5)
 			continue;
 		if (!strncmp(name, ".plt", 4) && n < max)
-			pr[n++] = (struct plt_range){ addr, addr + size };
+			pr[n++] = (struct plt_range){addr, addr + size};
 	}
 	pclose(p);
 	return n;
@@ -364,7 +366,8 @@ static bool check_at(const struct cfi_table *t, uint64_t a, const char *want, si
 	if (!strcmp(got, want))
 		return true;
 	if (!(*bad)++)
-		snprintf(why, len, "at %#" PRIx64 ": table says \"%s\", readelf \"%s\"", a, got, want);
+		snprintf(why, len, "at %#" PRIx64 ": table says \"%s\", readelf \"%s\"", a, got,
+			 want);
 	return false;
 }
 
@@ -607,8 +610,11 @@ TEST(cfi_debug_file_by_build_id)
 	CHECK(t.n > 3);
 	cfi_table__free(&t);
 	/* a debug file of another build is not taken for this one */
-	CHECK_INT(sh("objcopy --only-keep-debug '%s' '%s' 2>/dev/null", compile("other", "-O1 -g "
-				 "-fno-asynchronous-unwind-tables"), file), 0);
+	CHECK_INT(sh("objcopy --only-keep-debug '%s' '%s' 2>/dev/null",
+		     compile("other", "-O1 -g "
+				      "-fno-asynchronous-unwind-tables"),
+		     file),
+		  0);
 	CHECK_INT(build_path(bin, tmpdir, &t), -ENOENT);
 	cfi_table__free(&t);
 }
@@ -761,7 +767,7 @@ TEST(cfi_truncated_elf_fails_cleanly)
 	int src = open(LIBC, O_RDONLY), fd;
 	struct stat st;
 	static char buf[1 << 16];
-	off_t cuts[] = { 0, 16, 63, 64, 100, 4096, 65536, 0x1a9000, 0x1b0000, -4096, -1 };
+	off_t cuts[] = {0, 16, 63, 64, 100, 4096, 65536, 0x1a9000, 0x1b0000, -4096, -1};
 	size_t ok = 0;
 
 	CHECK(src >= 0);
@@ -825,7 +831,8 @@ static size_t mappings_of(pid_t pid, const char *path, struct mapping *m, size_t
 		unsigned long long s, e, off;
 		char perms[8], file[4096] = "";
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &s, &e, perms, &off, file) < 4)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &s, &e, perms, &off, file) <
+		    4)
 			continue;
 		if (strcmp(file, real) || n >= max)
 			continue;
@@ -857,7 +864,8 @@ static void check_bias(pid_t pid, const char *path, uint64_t want_bias, uint64_t
 			break;
 		}
 		if (bias != want_bias) {
-			UNIT_FAIL("%s mapping %s at %#" PRIx64 ": bias %#" PRIx64 ", dladdr %#" PRIx64,
+			UNIT_FAIL("%s mapping %s at %#" PRIx64 ": bias %#" PRIx64
+				  ", dladdr %#" PRIx64,
 				  path, m[i].perms, m[i].start, bias, want_bias);
 			break;
 		}
@@ -869,7 +877,7 @@ static void check_bias(pid_t pid, const char *path, uint64_t want_bias, uint64_t
 		CHECK(OFFCPU_CFI_CFA(r->rule) == OFFCPU_CFA_SP);
 	}
 	/* an offset past every segment has no bias */
-	CHECK_INT(cfi_table__bias(&t, 0x1000, 1ULL << 40, &(uint64_t){ 0 }), -ENOENT);
+	CHECK_INT(cfi_table__bias(&t, 0x1000, 1ULL << 40, &(uint64_t){0}), -ENOENT);
 	cfi_table__free(&t);
 	CHECK(nx >= 1);
 }
@@ -950,8 +958,9 @@ TEST(cfi_fuzz_regressions)
 
 TEST(cfi_row_format)
 {
-	struct offcpu_cfi_row r = { .cfa_off = 2, .rule = OFFCPU_CFI_RULE(OFFCPU_CFA_SP, OFFCPU_FP_SAVED),
-				    .fp_off = -2 };
+	struct offcpu_cfi_row r = {.cfa_off = 2,
+				   .rule = OFFCPU_CFI_RULE(OFFCPU_CFA_SP, OFFCPU_FP_SAVED),
+				   .fp_off = -2};
 	char s[64];
 
 	CHECK_INT(cfi_row__format(&r, s, sizeof(s)), 0);
