@@ -622,7 +622,8 @@ static int build_from(const struct cfi_source *s, struct cfi_table *t, const cha
 		t->stats.fdes = fdes_before;
 		return err ? err : -ENOENT;
 	}
-	t->rows = b.v;
+	/* the table lives as long as the process is traced: give back the slack */
+	t->rows = realloc(b.v, b.n * sizeof(*b.v)) ?: b.v;
 	t->n = b.n;
 	t->source = source;
 	t->stats.rows = b.n;

@@ -16,7 +16,11 @@
  * so that a lookup (the last row whose pc <= the address) never lands in a
  * neighbouring function's rule; the table ends with a NONE row at the end of
  * the last FDE. Rows are sorted by pc, pcs strictly increasing, consecutive
- * rows with equal rules merged.
+ * rows with equal rules merged. Where FDEs overlap (rare; none in the
+ * binaries measured), the one that starts later takes over from its start
+ * and the rest of the earlier one is a gap: the FDE an .eh_frame_hdr lookup
+ * picks. FDEs outside the executable PT_LOAD segments (the linker leaves
+ * discarded functions' at address 0) are left out.
  *
  * Cost, measured: see BENCHMARKS.md ("Unwind tables").
  */
@@ -85,7 +89,12 @@ int cfi_table__bias(const struct cfi_table *t, uint64_t map_start, uint64_t map_
 /* The row for ELF vaddr addr (the last row whose pc <= addr - base), or NULL. */
 const struct offcpu_cfi_row *cfi_table__find(const struct cfi_table *t, uint64_t addr);
 
-/* One row as text ("rsp+16 rbp=[cfa-16]", "plt", "signal", "end", "none"), for tests. */
+/*
+ * One row as text, for tests and messages: "rsp+16 rbp=[cfa-16]", "rbp+16"
+ * (rbp unchanged), "rsp+8 rbp=?" (rbp unknown), "plt rsp+8 rip&15>=11",
+ * "signal", "end", "none", "unsupported". Returns 0, or -ENOSPC when len is
+ * too small (buf then holds what fit).
+ */
 int cfi_row__format(const struct offcpu_cfi_row *r, char *buf, size_t len);
 
 #endif

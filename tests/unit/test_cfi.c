@@ -466,6 +466,12 @@ TEST(cfi_python_matches_readelf)
 	compare_with_readelf(PYTHON, NULL, NULL, ".eh_frame", 50000);
 }
 
+/* redis-server has CFA offsets of 512 KiB and 1 MiB: past what cfa_off holds. */
+TEST(cfi_redis_matches_readelf)
+{
+	compare_with_readelf("/usr/bin/redis-server", NULL, NULL, ".eh_frame", 30000);
+}
+
 /* ---- small programs compiled here ---- */
 
 static const char small_src[] =
