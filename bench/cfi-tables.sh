@@ -30,7 +30,8 @@ echo "Command: \`bench/cfi-tables.sh $(basename "$BUILD")\` (BENCH_REPS=${BENCH_
 	"Unsupported rows: a CFA from another register or a return address not at CFA - 8."
 echo
 for f in "$@"; do cat "$f" >/dev/null 2>&1; done
-"$BIN" -r "${BENCH_REPS:-5}" "$@" || exit 1
+table=$("$BIN" -r "${BENCH_REPS:-5}" "$@") || exit 1
+echo "$table"
 echo
 for f in "$@"; do
 	[ -e "$f" ] || continue
@@ -39,5 +40,5 @@ for f in "$@"; do
 	echo "- \`$f\`: ${v:-not from a package}, $(stat -L -c %s "$f") bytes"
 done
 echo
-echo "Target: libc's table in under 10 ms: $("$BIN" -r "${BENCH_REPS:-5}" \
-	/lib/x86_64-linux-gnu/libc.so.6 | awk -F'|' 'NR == 3 { print ($5 + 0 < 10 ? "met" : "NOT met") " (" $5 + 0 " ms CPU)" }')."
+echo "$table" | awk -F'|' '$2 ~ /^ libc\.so/ && $5 + 0 > 0 {
+	printf "Target: libc'"'"'s table in under 10 ms: %s (%.1f ms CPU).\n", $5 + 0 < 10 ? "met" : "NOT met", $5 }'
