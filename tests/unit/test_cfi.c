@@ -559,6 +559,28 @@ TEST(cfi_debug_frame_matches_readelf)
 	compare_with_readelf(bin, NULL, NULL, ".debug_frame", 5);
 }
 
+/* Debug sections are often compressed (SHF_COMPRESSED): Go binaries, some distros' debug files. */
+TEST(cfi_compressed_debug_frame_matches_readelf)
+{
+	const char *bin = compile_debug_frame_only(), *out = tmp_path("dfz");
+	char cmd[512], flags[16] = "";
+	FILE *p;
+
+	if (!bin || sh("objcopy --compress-debug-sections=zlib-gabi '%s' '%s'", bin, out))
+		SKIP("gcc/objcopy could not build the test program");
+	/* the section's flags column says C when it is compressed */
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -SW '%s' | sed -n 's/.*\\] \\.debug_frame .* 00 *\\([A-Z]*\\) .*/\\1/p'",
+		 out);
+	p = popen(cmd, "r");
+	CHECK(p);
+	if (!fgets(flags, sizeof(flags), p))
+		flags[0] = '\0';
+	pclose(p);
+	CHECK(strchr(flags, 'C'));
+	compare_with_readelf(out, "/nonexistent", NULL, ".debug_frame", 5);
+}
+
 /* The file stripped of all CFI, its .debug_frame in a separate debug file. */
 static const char *split_debug(const char *name, bool debuglink)
 {
