@@ -627,12 +627,13 @@ static int build_from(const struct cfi_source *s, struct cfi_table *t, const cha
 	t->n = b.n;
 	t->source = source;
 	t->stats.rows = b.n;
-	for (size_t i = 0; i < b.n; i++) {
-		if (OFFCPU_CFI_CFA(b.v[i].rule) == OFFCPU_CFA_UNSUPPORTED)
+	for (size_t i = 0; i < t->n; i++) {
+		unsigned int cfa = OFFCPU_CFI_CFA(t->rows[i].rule);
+
+		if (cfa == OFFCPU_CFA_UNSUPPORTED)
 			t->stats.unsupported++;
-		else if ((OFFCPU_CFI_CFA(b.v[i].rule) == OFFCPU_CFA_SP ||
-			  OFFCPU_CFI_CFA(b.v[i].rule) == OFFCPU_CFA_FP) &&
-			 OFFCPU_CFI_FP(b.v[i].rule) == OFFCPU_FP_UNKNOWN)
+		else if ((cfa == OFFCPU_CFA_SP || cfa == OFFCPU_CFA_FP) &&
+			 OFFCPU_CFI_FP(t->rows[i].rule) == OFFCPU_FP_UNKNOWN)
 			t->stats.fp_unknown++;
 	}
 	return 0;
