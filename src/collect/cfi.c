@@ -279,6 +279,105 @@ static bool cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 	return true;
 }
 
+/*
+ * Whether a CIE's or an FDE's instructions name only registers x86-64 has
+ * (the highest DWARF number is 125, k7). libdw grows its register array to
+ * the highest number an instruction names and clears it: one corrupt
+ * operand made it allocate and touch 2 GB (found by fuzz_cfi). Unknown
+ * opcodes fail too: libdw would refuse them anyway.
+ */
+#define CFI_MAX_REG 127
+
+static bool insns_sane(struct cursor c, uint8_t enc)
+{
+	uint64_t v;
+	int64_t sv;
+
+	while (c.p < c.end) {
+		uint8_t op = *c.p++;
+
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			continue;
+		case DW_CFA_offset:
+			if (!read_uleb(&c, &v))
+				return false;
+			continue;
+		case DW_CFA_restore:
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc:
+			if (!read_encoded(&c, enc & 0x0f, &v))
+				return false;
+			break;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			if (!read_fixed(&c,
+					op == DW_CFA_advance_loc1   ? 1
+					: op == DW_CFA_advance_loc2 ? 2
+								    : 4,
+					&v))
+				return false;
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_GNU_args_size:
+			if (!read_uleb(&c, &v))
+				return false;
+			break;
+		case DW_CFA_def_cfa_offset_sf:
+			if (!read_sleb(&c, &sv))
+				return false;
+			break;
+		case DW_CFA_def_cfa_expression:
+			if (!read_uleb(&c, &v) || v > (uint64_t)(c.end - c.p))
+				return false;
+			c.p += v;
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			if (!read_uleb(&c, &v) || v > CFI_MAX_REG)
+				return false;
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_register:
+		case DW_CFA_def_cfa:
+		case DW_CFA_val_offset:
+		case DW_CFA_GNU_negative_offset_extended:
+			if (!read_uleb(&c, &v) || v > CFI_MAX_REG)
+				return false;
+			if (!read_uleb(&c, &v) || (op == DW_CFA_register && v > CFI_MAX_REG))
+				return false;
+			break;
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset_sf:
+			if (!read_uleb(&c, &v) || v > CFI_MAX_REG || !read_sleb(&c, &sv))
+				return false;
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			if (!read_uleb(&c, &v) || v > CFI_MAX_REG)
+				return false;
+			if (!read_uleb(&c, &v) || v > (uint64_t)(c.end - c.p))
+				return false;
+			c.p += v;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
 static int fde_list__push(struct fde_list *l, uint64_t start, uint64_t end, uint64_t off)
 {
 	if (l->n == l->cap) {
@@ -298,6 +397,7 @@ struct cie_enc {
 	uint64_t off;
 	uint8_t enc;
 	bool ok;
+	bool z; /* its FDEs have augmentation data, with its size first */
 };
 
 static bool in_code(const struct cfi_table *t, uint64_t start, uint64_t end)
@@ -351,11 +451,19 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 			}
 			cies[ncies].off = off;
 			cies[ncies].ok = cie_fde_encoding(&e.cie, &cies[ncies].enc);
+			cies[ncies].z = e.cie.augmentation && e.cie.augmentation[0] == 'z';
+			if (cies[ncies].ok &&
+			    !insns_sane((struct cursor){e.cie.initial_instructions,
+							e.cie.initial_instructions_end},
+					cies[ncies].enc)) {
+				err = -EBADMSG;
+				goto cleanup;
+			}
 			ncies++;
 		} else {
 			const struct cie_enc *ce = NULL;
 			struct cursor c = {e.fde.start, e.fde.end};
-			uint64_t start, range;
+			uint64_t start, range, augsz;
 			uint8_t enc;
 
 			/* CIEs come before their FDEs in practice: look back from the last */
@@ -371,6 +479,15 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 			enc = ce->enc;
 			if (!read_encoded(&c, enc, &start) || !read_encoded(&c, enc & 0x0f, &range))
 				goto next;
+			/* the FDE's augmentation data, then its instructions */
+			if (ce->z && (!read_uleb(&c, &augsz) || augsz > (uint64_t)(c.end - c.p)))
+				goto next;
+			if (ce->z)
+				c.p += augsz;
+			if (!insns_sane(c, enc)) {
+				err = -EBADMSG;
+				goto cleanup;
+			}
 			switch (enc & 0x70) {
 			case 0:
 				break;
@@ -617,6 +734,11 @@ static int build_from(const struct cfi_source *s, struct cfi_table *t, const cha
 	if (!err)
 		err = build_rows(s, t, &fdes, &b);
 	free(fdes.v);
+	if (err == -EBADMSG) {
+		/* not trusted to libdw at all: as if the section were not there */
+		t->stats.corrupt++;
+		err = -ENOENT;
+	}
 	if (err || !b.n) {
 		free(b.v);
 		t->stats.fdes = fdes_before;

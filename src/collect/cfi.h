@@ -38,6 +38,7 @@ struct cfi_stats {
 	size_t rows;	    /* rows in the table (after merging) */
 	size_t unsupported; /* rows made OFFCPU_CFA_UNSUPPORTED */
 	size_t fp_unknown;  /* rows with OFFCPU_FP_UNKNOWN */
+	size_t corrupt;	    /* CFI sections refused: a register x86-64 lacks, an unknown opcode */
 };
 
 /* A PT_LOAD segment, for the load bias of a mapping. */
@@ -63,10 +64,13 @@ struct cfi_table {
 /*
  * Build the table of the ELF file open at fd (read with pread, fd not
  * closed; path is only for finding a debug file and for messages). Returns
- * 0, -ENOENT when the file has no CFI anywhere (t->segs and build id are
+ * 0, -ENOENT when the file has no usable CFI anywhere (t->segs and build id are
  * still filled, t->n == 0), -ENOEXEC when it is not an x86-64 ELF executable
  * or shared object (or its headers cannot be read),
  * -ENOMEM, or -EIO. On error *t holds nothing to free except after -ENOENT.
+ * A CFI section whose instructions name a register x86-64 does not have
+ * or an unknown opcode is corrupt and not used (t->stats.corrupt counts it):
+ * libdw would allocate for such numbers without bound.
  */
 int cfi_table__build(int fd, const char *path, struct cfi_table *t);
 /*

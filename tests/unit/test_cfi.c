@@ -984,6 +984,22 @@ TEST(cfi_fuzz_regressions)
 	cfi_table__free(&t);
 }
 
+/*
+ * register-255588543: an FDE saying "DW_CFA_same_value r255588543". libdw
+ * grows and clears its register array up to the number: 2 GB allocated and
+ * touched, 7.5 s. The section is refused as corrupt before libdw runs it.
+ */
+TEST(cfi_fuzz_regression_huge_register)
+{
+	struct cfi_table t;
+
+	CHECK_INT(build_path("tests/fuzz/regressions/cfi/register-255588543", "/nonexistent", &t),
+		  -ENOENT);
+	CHECK_INT(t.n, 0);
+	CHECK_INT(t.stats.corrupt, 1);
+	cfi_table__free(&t);
+}
+
 TEST(cfi_row_format)
 {
 	struct offcpu_cfi_row r = {.cfa_off = 2,
