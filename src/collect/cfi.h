@@ -16,7 +16,11 @@
  * so that a lookup (the last row whose pc <= the address) never lands in a
  * neighbouring function's rule; the table ends with a NONE row at the end of
  * the last FDE. Rows are sorted by pc, pcs strictly increasing, consecutive
- * rows with equal rules merged.
+ * rows with equal rules merged. Where FDEs overlap (rare; none in the
+ * binaries measured), the one that starts later takes over from its start
+ * and the rest of the earlier one is a gap: the FDE an .eh_frame_hdr lookup
+ * picks. FDEs outside the executable PT_LOAD segments (the linker leaves
+ * discarded functions' at address 0) are left out.
  *
  * Cost, measured: see BENCHMARKS.md ("Unwind tables").
  */
@@ -34,11 +38,14 @@ struct cfi_stats {
 	size_t rows;	    /* rows in the table (after merging) */
 	size_t unsupported; /* rows made OFFCPU_CFA_UNSUPPORTED */
 	size_t fp_unknown;  /* rows with OFFCPU_FP_UNKNOWN */
+	size_t corrupt;	    /* CFI sections refused: a register x86-64 lacks, an unknown opcode */
 };
 
 /* A PT_LOAD segment, for the load bias of a mapping. */
 struct cfi_segment {
 	uint64_t vaddr, offset, filesz;
+	uint64_t memsz;
+	uint32_t flags; /* PF_X, PF_W, PF_R */
 };
 
 struct cfi_table {
@@ -48,6 +55,7 @@ struct cfi_table {
 	const char *source; /* ".eh_frame", ".debug_frame", "debug file .debug_frame" (static) */
 	struct cfi_segment *segs; /* PT_LOAD segments of the file */
 	size_t nsegs;
+	uint16_t elf_type; /* ET_EXEC (loaded at its vaddrs: bias 0) or ET_DYN */
 	uint8_t build_id[20];
 	size_t build_id_len; /* 0: the file has none */
 	struct cfi_stats stats;
@@ -56,17 +64,28 @@ struct cfi_table {
 /*
  * Build the table of the ELF file open at fd (read with pread, fd not
  * closed; path is only for finding a debug file and for messages). Returns
- * 0, -ENOENT when the file has no CFI anywhere (t->segs and build id are
- * still filled, t->n == 0), -ENOEXEC when it is not an x86-64 ELF file,
+ * 0, -ENOENT when the file has no usable CFI anywhere (t->segs and build id are
+ * still filled, t->n == 0), -ENOEXEC when it is not an x86-64 ELF executable
+ * or shared object (or its headers cannot be read),
  * -ENOMEM, or -EIO. On error *t holds nothing to free except after -ENOENT.
+ * A CFI section whose instructions name a register x86-64 does not have
+ * or an unknown opcode is corrupt and not used (t->stats.corrupt counts it):
+ * libdw would allocate for such numbers without bound.
  */
 int cfi_table__build(int fd, const char *path, struct cfi_table *t);
+/*
+ * The same, with the debug files under debug_root instead of /usr/lib/debug
+ * (a container's root, a test's directory); NULL means /usr/lib/debug.
+ */
+int cfi_table__build_root(int fd, const char *path, const char *debug_root, struct cfi_table *t);
 void cfi_table__free(struct cfi_table *t);
 
 /*
  * The load bias (runtime address - ELF vaddr) of a mapping of the file that
  * starts at map_start with file offset map_offset. Returns 0, or -ENOENT
- * when no PT_LOAD segment holds that offset.
+ * when no PT_LOAD segment holds that offset. Where two segments start in
+ * the same page of a shared object, the executable one is taken: ask with
+ * an executable mapping.
  */
 int cfi_table__bias(const struct cfi_table *t, uint64_t map_start, uint64_t map_offset,
 		    uint64_t *bias);
@@ -74,7 +93,12 @@ int cfi_table__bias(const struct cfi_table *t, uint64_t map_start, uint64_t map_
 /* The row for ELF vaddr addr (the last row whose pc <= addr - base), or NULL. */
 const struct offcpu_cfi_row *cfi_table__find(const struct cfi_table *t, uint64_t addr);
 
-/* One row as text ("rsp+16 rbp=[cfa-16]", "plt", "signal", "end", "none"), for tests. */
+/*
+ * One row as text, for tests and messages: "rsp+16 rbp=[cfa-16]", "rbp+16"
+ * (rbp unchanged), "rsp+8 rbp=?" (rbp unknown), "plt rsp+8 rip&15>=11",
+ * "signal", "end", "none", "unsupported". Returns 0, or -ENOSPC when len is
+ * too small (buf then holds what fit).
+ */
 int cfi_row__format(const struct offcpu_cfi_row *r, char *buf, size_t len);
 
 #endif
