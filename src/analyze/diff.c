@@ -109,7 +109,7 @@ static int stack_key(const char *const *names, const enum frame_kind *kinds, siz
 			s[pos++] = ';';
 		memcpy(s + pos, clean, l + 1);
 		pos += l;
-		k[i] = kinds[i] == FRAME_KERNEL ? 'k' : kinds[i] == FRAME_MISSING ? 'm' : 'u';
+		k[i] = frame_kind__letter(kinds[i]);
 	}
 	k[n] = '\0';
 	*name = s;
