@@ -9,6 +9,8 @@
  * from kernel frames. Without it, a frame ending in "_[k]" is kernel (the suffix
  * is removed), and otherwise frames from the first well-known kernel entry point
  * (entry_SYSCALL_64*, do_syscall_64, ret_from_fork*, asm_*, ...) on are kernel.
+ * A user frame ending in "_[i]" (FlameGraph's mark, stackcollapse-perf.pl
+ * --inline) is an inlined function, FRAME_INLINE, the suffix removed.
  * "[Missed User Stack]" and "[Missed Kernel Stack]" become FRAME_MISSING frames.
  * VALUE is a decimal integer after the last blank; it is multiplied by
  * value_scale_ns to give off_ns (BCC writes microseconds: 1000) and the row's
