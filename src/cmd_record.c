@@ -57,6 +57,8 @@ static void usage(FILE *out)
 		"      --no-stack-cache   walk every stack (the cache is exact; this is for "
 		"benchmarks)\n"
 		"      --raw-tp           use the raw_tp programs even where tp_btf works\n"
+		"      --no-inline        no frames for inlined functions (default: from the\n"
+		"                         debug info, where there is some; native only)\n"
 		"      --stack-entries N, --agg-entries N, --thread-entries N   map sizes\n"
 		"      --ready-timeout T  wait at most T for an external collector to attach "
 		"(60s)\n"
@@ -227,6 +229,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_TIMELINE,
 		OPT_DEADLINE_SIG,
 		OPT_KILL_AFTER,
+		OPT_NO_INLINE,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -248,6 +251,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{"no-user-stacks", no_argument, NULL, OPT_NO_USTACK},
 		{"no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACK},
 		{"no-stack-cache", no_argument, NULL, OPT_NO_CACHE},
+		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 		{"raw-tp", no_argument, NULL, OPT_RAWTP},
 		{"stack-entries", required_argument, NULL, OPT_STACK_N},
 		{"agg-entries", required_argument, NULL, OPT_AGG_N},
@@ -355,6 +359,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_RAWTP:
 			o->native.force_raw_tp = true;
+			break;
+		case OPT_NO_INLINE:
+			o->no_inline = true;
 			break;
 		case OPT_STACK_N:
 		case OPT_AGG_N:
