@@ -473,6 +473,37 @@ TEST(diff_keeps_inlined_frames_in_the_stack)
 	profile__free(b);
 }
 
+/* An address name is never cut short in the diff's text, at any width. */
+TEST(diff_text_keeps_address_names_whole)
+{
+	struct profile *a = profile__new(), *b = profile__new();
+	const char *st = "u:main;u:[postgres+0x1a2b3c];u:[libc.so.6+0x8f1b2];k:futex_wait";
+	struct diff_report_opts o = {0};
+	struct diff *d;
+	char *out;
+	int crossed, ta, tb;
+
+	CHECK(a && b);
+	ta = profile__thread(a, 1, 1, "postgres");
+	tb = profile__thread(b, 1, 1, "postgres");
+	add(a, ta, stack_of(a, st), 1, 100 * MS);
+	add(b, tb, stack_of(b, st), 1, 150 * MS);
+	d = diff_of(a, b, DIFF_NORM_NONE);
+	CHECK(d);
+	for (int width = 40; width <= 80; width += 5) {
+		o.width = width;
+		out = render(d, NULL, 0, &o, &crossed);
+		CHECK(out);
+		CHECK_CONTAINS(out, "[postgres+0x1a2b3c]");
+		CHECK_CONTAINS(out, "[libc.so.6+0x8f1b2]");
+		CHECK(!strstr(out, "[postgres+0x1a2b3c]...") && !strstr(out, "[libc.so.6+0x8f1b2]..."));
+		free(out);
+	}
+	diff__free(d);
+	profile__free(a);
+	profile__free(b);
+}
+
 int main(void)
 {
 	return unit_run();
