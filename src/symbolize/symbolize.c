@@ -40,6 +40,19 @@ struct load_seg {
 	uint64_t vaddr, offset, filesz;
 };
 
+/* A range of code of one function (DW_TAG_subprogram) of a compile unit. */
+struct fn_range {
+	uint64_t lo, hi; /* [lo, hi) in DWARF addresses */
+	Dwarf_Die die;
+};
+
+/* The functions of one compile unit by address, built at its first inline lookup. */
+struct cu_funcs {
+	void *cu_addr; /* the CU DIE's address in the debug data: its identity */
+	struct fn_range *r;
+	size_t n, cap;
+};
+
 struct binary {
 	char *path;	  /* as the process sees it */
 	const char *base; /* basename of path, for "[base+0xOFF]" */
@@ -56,6 +69,9 @@ struct binary {
 	bool open_failed; /* tried again when another mapping of it is seen */
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
+	struct cu_funcs *cus;
+	size_t ncus, cus_cap;
+	struct hmap cu_idx; /* a CU DIE's address -> its index in cus */
 };
 
 /* One executable file mapping of a process. */
@@ -182,6 +198,10 @@ static void binary__free(struct binary *b)
 	if (!b)
 		return;
 	symtab__free(b->syms);
+	for (size_t i = 0; i < b->ncus; i++)
+		free(b->cus[i].r);
+	free(b->cus);
+	hmap__free(&b->cu_idx);
 	dwfl_end(b->dwfl);
 	free(b->segs);
 	free(b->path);
@@ -668,13 +688,126 @@ static const char *die_name(Dwarf_Die *die)
 	return name ? name : dwarf_diename(die);
 }
 
-/* The functions inlined at vaddr, from the outermost caller inwards. */
-static int push_inlines(struct symbolizer *s, struct proc *p, Dwfl_Module *mod, uint64_t vaddr)
+static int fn_add(struct cu_funcs *cf, Dwarf_Die *die)
 {
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (vec_reserve(cf->r, cf->cap, cf->n + 1))
+			return -ENOMEM;
+		cf->r[cf->n++] = (struct fn_range){lo, hi, *die};
+	}
+	return 0;
+}
+
+/* Functions among the children of die, and in namespaces and classes (C++). */
+static int fn_collect(struct cu_funcs *cf, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die child;
+	int err = 0;
+
+	if (depth > 8 || dwarf_child(die, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram)
+			err = fn_add(cf, &child);
+		else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type)
+			err = fn_collect(cf, &child, depth + 1);
+	} while (!err && !dwarf_siblingof(&child, &child));
+	return err;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The function of cu whose code holds pc, from the CU's index; NULL when none. */
+static Dwarf_Die *fn_find(struct binary *b, Dwarf_Die *cu, uint64_t pc)
+{
+	uint64_t h = hash_mix64((uintptr_t)cu->addr);
+	struct cu_funcs *cf = NULL;
+	size_t pos, lo = 0, hi;
+	void *v;
+
+	for (pos = hmap__first(&b->cu_idx, h); (v = hmap__next(&b->cu_idx, h, &pos));)
+		if (b->cus[hmap_idx_of(v)].cu_addr == cu->addr)
+			cf = &b->cus[hmap_idx_of(v)];
+	if (!cf) {
+		/* Once per CU: one walk of its top level instead of one per address. */
+		if (hmap__reserve(&b->cu_idx) || vec_reserve(b->cus, b->cus_cap, b->ncus + 1))
+			return NULL;
+		for (pos = hmap__first(&b->cu_idx, h); hmap__next(&b->cu_idx, h, &pos);)
+			;
+		cf = &b->cus[b->ncus];
+		*cf = (struct cu_funcs){.cu_addr = cu->addr};
+		if (fn_collect(cf, cu, 0)) {
+			free(cf->r);
+			return NULL;
+		}
+		qsort(cf->r, cf->n, sizeof(*cf->r), fn_cmp);
+		hmap__put(&b->cu_idx, pos, h, hmap_idx(b->ncus++));
+	}
+	hi = cf->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cf->r[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < cf->r[lo - 1].hi ? &cf->r[lo - 1].die : NULL;
+}
+
+/* The inlined functions holding pc inside fn, outermost first. */
+static int push_inlines_of(struct symbolizer *s, struct proc *p, Dwarf_Die *fn, uint64_t pc)
+{
+	Dwarf_Die cur = *fn, child;
+	bool deeper = true;
+	int err = 0;
+
+	while (deeper && !err && !dwarf_child(&cur, &child)) {
+		deeper = false;
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) ||
+			    dwarf_haspc(&child, pc) <= 0)
+				continue;
+			if (tag == DW_TAG_inlined_subroutine) {
+				const char *name = die_name(&child);
+
+				err = push_symbol(s, p, name ? name : "[inlined]", true);
+			}
+			cur = child;
+			deeper = true;
+			break;
+		} while (!dwarf_siblingof(&child, &child));
+	}
+	return err;
+}
+
+/* The functions inlined at vaddr, from the outermost caller inwards. */
+static int push_inlines(struct symbolizer *s, struct proc *p, struct binary *b, uint64_t vaddr)
+{
+	Dwfl_Module *mod = b->mod;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
-	Dwarf_Die *scopes = NULL;
-	int n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0, err = 0;
+	Dwarf_Die *scopes = NULL, *fn = cu ? fn_find(b, cu, vaddr - bias) : NULL;
+	int n, err = 0;
+
+	if (fn)
+		return push_inlines_of(s, p, fn, vaddr - bias);
+	/* Code outside the functions the index knows: the general, slower walk. */
+	n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
 
 	/* scopes run innermost first: inlined instances, the subprogram, the CU */
 	for (int i = n - 1; i >= 0 && !err; i--) {
@@ -740,7 +873,7 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 	}
 	err = push_symbol(s, p, name, false);
 	if (!err && s->inlines && b->has_debuginfo)
-		err = push_inlines(s, p, b->mod, vaddr);
+		err = push_inlines(s, p, b, vaddr);
 	return err;
 }
 

@@ -90,7 +90,10 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, char *buf, size_t le
 
 /*
  * A user address of pid to frames, outermost first (with inlines: the caller
- * of an inlined function comes before it; at most max frames, the outermost).
+ * of an inlined function comes before it, every level of a nest of them, as
+ * addr2line -i gives them; at most max frames, the outermost). Inlines cost
+ * 5 to 90 us per new address (the first in a compile unit indexes its
+ * functions), against under 5 us without.
  * Unknown addresses give one frame "[MODULE+0xOFF]" or "0xADDR". Returns the
  * number of frames written (>= 1) or -errno (-EINVAL when max is 0).
  */

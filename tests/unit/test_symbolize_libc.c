@@ -9,7 +9,7 @@
  * Addresses are looked up in this test program's own copy of libc: the same
  * file as the workload's, so the same address in the file is the same code.
  */
-#define _GNU_SOURCE
+
 #include <elf.h>
 #include <link.h>
 #include <stdbool.h>
@@ -338,6 +338,107 @@ cleanup:
 	symbolizer__free(s);
 	free(inl);
 	free(flat);
+}
+
+/*
+ * Inlined functions nest: at one address a function may be inlined into
+ * another inlined function, and so on. addr2line -i lists the whole chain
+ * from the debug file, innermost first, the containing function last; the
+ * symbolizer must give the same chain, outermost first, at every address.
+ */
+TEST(libc_inline_chains_agree_with_addr2line)
+{
+	struct libc_info l;
+	struct symbolizer_opts o = {.inlines = true};
+	struct symbolizer *s = NULL;
+	char cmd[1024], in[512], *syms = NULL, *a2l = NULL, *line, *save = NULL;
+	char *names[64];
+	static uint64_t addrs[512];
+	size_t n = 0, compared = 0, deep = 0;
+	unsigned long long lo = ~0ull, hi = 0;
+	const char *why;
+	FILE *f;
+
+	if (!libc_with_debug(&l, &why))
+		SKIP("%s", why);
+	/* The span of libc's functions, from the debug file's symbols. */
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s 2>/dev/null", l.debug);
+	syms = run(cmd);
+	if (!syms)
+		SKIP("nm could not read %s (Debian: binutils)", l.debug);
+	for (line = strtok_r(syms, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, z;
+		char t;
+
+		if (sscanf(line, "%llx %llx %c", &a, &z, &t) == 3 && (t == 't' || t == 'T')) {
+			lo = a < lo ? a : lo;
+			hi = a + z > hi ? a + z : hi;
+		}
+	}
+	free(syms);
+	CHECK(lo < hi);
+	/* 512 addresses spread over it, as addr2line's input. */
+	snprintf(in, sizeof(in), "%s/a2l.in", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	f = fopen(in, "w");
+	CHECK(f);
+	for (n = 0; n < 512; n++) {
+		addrs[n] = lo + (hi - lo) / 512 * n + 13;
+		fprintf(f, "0x%" PRIx64 "\n", addrs[n]);
+	}
+	fclose(f);
+	/* "-a" starts each answer with the address: the chains can be told apart. */
+	snprintf(cmd, sizeof(cmd), "addr2line -a -f -i -e %s < %s 2>/dev/null", l.debug, in);
+	a2l = run(cmd);
+	unlink(in);
+	if (!a2l)
+		SKIP("addr2line failed (Debian: binutils)");
+	s = symbolizer__new(&o);
+	CHECK(s);
+	save = NULL;
+	line = strtok_r(a2l, "\n", &save);
+	for (size_t i = 0; i < n && line; i++) {
+		struct sym_frame fr[16];
+		size_t m = 0;
+		int k;
+
+		/* "0xADDR", then FUNCTION and FILE:LINE lines up to the next address */
+		if (strtoull(line, NULL, 16) != addrs[i]) {
+			UNIT_FAIL("addr2line's answers out of step at 0x%" PRIx64, addrs[i]);
+			goto cleanup;
+		}
+		while ((line = strtok_r(NULL, "\n", &save)) && strncmp(line, "0x", 2)) {
+			if (m < 64)
+				names[m++] = line;
+			line = strtok_r(NULL, "\n", &save); /* FILE:LINE */
+			if (!line)
+				break;
+		}
+		if (!m || !strcmp(names[0], "??"))
+			continue; /* between functions */
+		k = symbolizer__user(s, getpid(), l.bias + addrs[i], fr, 16);
+		if (k < 1 || (size_t)k != m) {
+			UNIT_FAIL("libc+0x%" PRIx64 ": %d inlined functions, addr2line -i shows %zu "
+				  "(innermost %s)",
+				  addrs[i], k - 1, m - 1, names[0]);
+			goto cleanup;
+		}
+		for (int j = 1; j < k; j++) {
+			if (!fr[j].is_inline || strcmp(fr[j].name, names[k - 1 - j])) {
+				UNIT_FAIL("libc+0x%" PRIx64 ": inlined \"%s\" at depth %d, addr2line "
+					  "says \"%s\"",
+					  addrs[i], fr[j].name, j, names[k - 1 - j]);
+				goto cleanup;
+			}
+		}
+		compared++;
+		deep += k > 2;
+	}
+	/* Chains of two and more inlined functions are common in libc. */
+	if (compared < 256 || !deep)
+		UNIT_FAIL("%zu addresses compared, %zu with nested inlined functions", compared, deep);
+cleanup:
+	symbolizer__free(s);
+	free(a2l);
 }
 
 int main(void)
