@@ -212,7 +212,8 @@ static size_t perf_frames(char *text, struct pframe *out, size_t max)
 	char *save = NULL, *line;
 	size_t n = 0;
 
-	for (line = strtok_r(text, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(text, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long addr;
 		char name[128], dso[256];
 
@@ -277,8 +278,7 @@ TEST(libc_inlined_frames_agree_with_perf_script)
 	}
 	snprintf(cmd, sizeof(cmd), "perf script -i %s -F ip,sym,dso --inline 2>/dev/null", data);
 	inl = run(cmd);
-	snprintf(cmd, sizeof(cmd), "perf script -i %s -F ip,sym,dso --no-inline 2>/dev/null",
-		 data);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F ip,sym,dso --no-inline 2>/dev/null", data);
 	flat = run(cmd);
 	unlink(data);
 	if (!inl || !flat) {
@@ -307,9 +307,10 @@ TEST(libc_inlined_frames_agree_with_perf_script)
 			continue;
 		/* A return address: the call is the instruction before, as record looks up. */
 		k = symbolizer__user(s, getpid(), l.bias + pf[i].addr - 1, f, 8);
-		if (k < 1 || strcmp(plain(f[0].name, a, sizeof(a)), plain(pf[i].name, b, sizeof(b)))) {
-			UNIT_FAIL("libc+0x%" PRIx64 ": function \"%s\", perf says \"%s\"", pf[i].addr,
-				  k >= 1 ? f[0].name : "(nothing)", pf[i].name);
+		if (k < 1 ||
+		    strcmp(plain(f[0].name, a, sizeof(a)), plain(pf[i].name, b, sizeof(b)))) {
+			UNIT_FAIL("libc+0x%" PRIx64 ": function \"%s\", perf says \"%s\"",
+				  pf[i].addr, k >= 1 ? f[0].name : "(nothing)", pf[i].name);
 			goto cleanup;
 		}
 		if ((size_t)k != j - first) {
@@ -417,14 +418,16 @@ TEST(libc_inline_chains_agree_with_addr2line)
 			continue; /* between functions */
 		k = symbolizer__user(s, getpid(), l.bias + addrs[i], fr, 16);
 		if (k < 1 || (size_t)k != m) {
-			UNIT_FAIL("libc+0x%" PRIx64 ": %d inlined functions, addr2line -i shows %zu "
+			UNIT_FAIL("libc+0x%" PRIx64
+				  ": %d inlined functions, addr2line -i shows %zu "
 				  "(innermost %s)",
 				  addrs[i], k - 1, m - 1, names[0]);
 			goto cleanup;
 		}
 		for (int j = 1; j < k; j++) {
 			if (!fr[j].is_inline || strcmp(fr[j].name, names[k - 1 - j])) {
-				UNIT_FAIL("libc+0x%" PRIx64 ": inlined \"%s\" at depth %d, addr2line "
+				UNIT_FAIL("libc+0x%" PRIx64
+					  ": inlined \"%s\" at depth %d, addr2line "
 					  "says \"%s\"",
 					  addrs[i], fr[j].name, j, names[k - 1 - j]);
 				goto cleanup;
@@ -435,7 +438,8 @@ TEST(libc_inline_chains_agree_with_addr2line)
 	}
 	/* Chains of two and more inlined functions are common in libc. */
 	if (compared < 256 || !deep)
-		UNIT_FAIL("%zu addresses compared, %zu with nested inlined functions", compared, deep);
+		UNIT_FAIL("%zu addresses compared, %zu with nested inlined functions", compared,
+			  deep);
 cleanup:
 	symbolizer__free(s);
 	free(a2l);
