@@ -40,8 +40,9 @@
  *
  * A label too long for its frame is cut with "..", never inside square
  * brackets: "[postgres+0x1a2b3c]" is shown whole or not at all (the tooltip
- * always has the whole name). Names are written as XML-safe UTF-8: markup characters are escaped, and
- * bytes that are not valid UTF-8 or are control characters are shown as
+ * always has the whole name). Names are written as XML-safe UTF-8: markup
+ * characters are escaped, and bytes that are not valid UTF-8 or are control
+ * characters are shown as
  * "\xNN".
  *
  * Differential mode (flamegraph_opts.base set; the conventions of FlameGraph's

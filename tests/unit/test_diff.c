@@ -496,7 +496,8 @@ TEST(diff_text_keeps_address_names_whole)
 		CHECK(out);
 		CHECK_CONTAINS(out, "[postgres+0x1a2b3c]");
 		CHECK_CONTAINS(out, "[libc.so.6+0x8f1b2]");
-		CHECK(!strstr(out, "[postgres+0x1a2b3c]...") && !strstr(out, "[libc.so.6+0x8f1b2]..."));
+		CHECK(!strstr(out, "[postgres+0x1a2b3c]...") &&
+		      !strstr(out, "[libc.so.6+0x8f1b2]..."));
 		free(out);
 	}
 	diff__free(d);

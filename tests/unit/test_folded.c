@@ -270,7 +270,8 @@ TEST(folded_inline_suffix_round_trips)
 	fclose(out);
 	CHECK_STR(text, in);
 	CHECK_INT(parse_str(text, back, NULL, &st), 0);
-	CHECK_STR(stack_str(back, 0), "U:main;I:parse;I:parse_header;U:read;K:ksys_read;K:schedule");
+	CHECK_STR(stack_str(back, 0),
+		  "U:main;I:parse;I:parse_header;U:read;K:ksys_read;K:schedule");
 	free(text);
 	profile__free(p);
 	profile__free(back);

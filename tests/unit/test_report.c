@@ -494,8 +494,9 @@ TEST(report_marks_inlined_frames_and_keeps_address_names_whole)
 
 	CHECK(p);
 	th = profile__thread(p, 7, 7, "postgres");
-	add(p, th, stack_of(p, "u:main;u:PostgresMain;i:ReadCommand;"
-			       "u:[postgres+0x1a2b3c];u:[libc.so.6+0x8f1b2];k:schedule"),
+	add(p, th,
+	    stack_of(p, "u:main;u:PostgresMain;i:ReadCommand;"
+			"u:[postgres+0x1a2b3c];u:[libc.so.6+0x8f1b2];k:schedule"),
 	    OFFCPU_STATE_SLEEP, 1, 5 * MS, 0);
 	add(p, th, stack_of(p, "u:main;u:PostgresMain;i:ReadCommand;u:epoll_wait;k:schedule"),
 	    OFFCPU_STATE_SLEEP, 1, 4 * MS, 0);
