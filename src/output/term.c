@@ -242,6 +242,26 @@ static void put_frame_name(struct term_line *l, const char *name, const char *su
 		put_cols(l, suffix, scols);
 }
 
+/*
+ * s whole from the current column, going on at column indent of the next
+ * lines when it does not fit: no line passes the width, no byte is lost.
+ */
+static void put_wrapped(struct term_line *l, const char *s, int indent)
+{
+	if (indent >= l->width)
+		indent = 0;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (!is_cont(c) && !term_line__left(l)) {
+			term_line__end(l);
+			term_line__pad(l, indent);
+		}
+		fputc(c < 0x20 || c == 0x7f ? '?' : c, l->out);
+		l->col += !is_cont(c);
+	}
+}
+
 void term__frames(FILE *out, int width, bool color, const char *label, const char *const *names,
 		  const char *const *suffix, size_t n)
 {
@@ -275,9 +295,9 @@ void term__frames(FILE *out, int width, bool color, const char *label, const cha
 			term_line__end(&l);
 			term_line__pad(&l, indent);
 		}
-		put_cols(&l, names[i], term__cols(names[i]));
+		put_wrapped(&l, names[i], indent);
 		if (sfx)
-			put_cols(&l, sfx, term__cols(sfx));
+			put_wrapped(&l, sfx, indent);
 		first = false;
 		if (!last && term_line__left(&l) < 12) {
 			term_line__end(&l);

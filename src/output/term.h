@@ -72,9 +72,10 @@ int term__cut_cols(const char *s, int max);
  * "      LABEL a <- b <- c": frames on one line, each cut with "..." to leave
  * room for the next (the last takes the rest), never inside square brackets
  * (term__cut_cols). A name that cannot be cut so goes whole on a continuation
- * line under the first frame, past the width if it must: an address name cut
- * short would name nothing. suffix[i] (NULL or the array NULL: none, e.g.
- * " (inlined)") follows the name and is kept when the name is cut.
+ * line under the first frame (an address name cut short would name nothing),
+ * going on to the next lines when it is longer than one: no line passes the
+ * width. suffix[i] (NULL or the array NULL: none, e.g. " (inlined)") follows
+ * the name and is kept when the name is cut.
  */
 void term__frames(FILE *out, int width, bool color, const char *label, const char *const *names,
 		  const char *const *suffix, size_t n);
