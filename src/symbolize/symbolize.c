@@ -40,6 +40,16 @@ struct load_seg {
 	uint64_t vaddr, offset, filesz;
 };
 
+struct cframe {
+	const char *name; /* interned */
+	bool is_inline;
+};
+
+struct vcached {
+	uint64_t vaddr;
+	uint32_t first, n; /* into binary->vframes */
+};
+
 /* A range of code of one function (DW_TAG_subprogram) of a compile unit. */
 struct fn_range {
 	uint64_t lo, hi; /* [lo, hi) in DWARF addresses */
@@ -72,6 +82,15 @@ struct binary {
 	struct cu_funcs *cus;
 	size_t ncus, cus_cap;
 	struct hmap cu_idx; /* a CU DIE's address -> its index in cus */
+	/*
+	 * The frames of each address of the file resolved so far, for every
+	 * process that maps it: vframes[vc[i].first ..] for address vc[i].vaddr.
+	 */
+	struct vcached *vc;
+	size_t nvc, vc_cap;
+	struct hmap vc_idx;
+	struct cframe *vframes;
+	size_t nvframes, vframes_cap;
 };
 
 /* One executable file mapping of a process. */
@@ -81,10 +100,6 @@ struct umap {
 	uint32_t bin;
 };
 
-struct cframe {
-	const char *name; /* interned */
-	bool is_inline;
-};
 
 struct cached {
 	uint64_t addr;
@@ -202,6 +217,9 @@ static void binary__free(struct binary *b)
 		free(b->cus[i].r);
 	free(b->cus);
 	hmap__free(&b->cu_idx);
+	free(b->vc);
+	free(b->vframes);
+	hmap__free(&b->vc_idx);
 	dwfl_end(b->dwfl);
 	free(b->segs);
 	free(b->path);
@@ -830,6 +848,62 @@ static bool may_refresh(struct symbolizer *s, struct proc *p)
 	return read_starttime(s, p->pid) == p->starttime;
 }
 
+/*
+ * The frames of address vaddr of file b, appended to p->frames. They depend
+ * on the file alone, so they are kept with it: another process mapping the
+ * same file (libc in every process of a host-wide capture) gets them without
+ * a second lookup of symbols and inlines.
+ */
+static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *b, uint64_t vaddr)
+{
+	uint64_t h = hash_mix64(vaddr);
+	size_t before = p->nframes, n, pos;
+	const char *name;
+	void *v;
+	int err;
+
+	for (pos = hmap__first(&b->vc_idx, h); (v = hmap__next(&b->vc_idx, h, &pos));) {
+		const struct vcached *c = &b->vc[hmap_idx_of(v)];
+
+		if (c->vaddr != vaddr)
+			continue;
+		if (vec_reserve(p->frames, p->frames_cap, p->nframes + c->n))
+			return -ENOMEM;
+		memcpy(p->frames + p->nframes, b->vframes + c->first, c->n * sizeof(*p->frames));
+		p->nframes += c->n;
+		s->stats.file_cache_hits++;
+		return 0;
+	}
+	if (!b->syms_tried) {
+		b->syms_tried = true;
+		b->syms = symtab__build(b->mod);
+	}
+	name = symtab__resolve(b->syms, vaddr, NULL);
+	if (!name) {
+		char buf[NAME_MAX_LEN];
+
+		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
+		err = push_frame(s, p, buf, false);
+	} else {
+		err = push_symbol(s, p, name, false);
+		if (!err && s->inlines && b->has_debuginfo)
+			err = push_inlines(s, p, b, vaddr);
+	}
+	n = p->nframes - before;
+	/* Not kept on failure (the lookup is simply made again) nor past 32-bit counts. */
+	if (err || b->nvframes + n > UINT32_MAX || hmap__reserve(&b->vc_idx) ||
+	    vec_reserve(b->vc, b->vc_cap, b->nvc + 1) ||
+	    vec_reserve(b->vframes, b->vframes_cap, b->nvframes + n))
+		return err;
+	memcpy(b->vframes + b->nvframes, p->frames + before, n * sizeof(*p->frames));
+	b->vc[b->nvc] = (struct vcached){vaddr, (uint32_t)b->nvframes, (uint32_t)n};
+	b->nvframes += n;
+	for (pos = hmap__first(&b->vc_idx, h); hmap__next(&b->vc_idx, h, &pos);)
+		;
+	hmap__put(&b->vc_idx, pos, h, hmap_idx(b->nvc++));
+	return 0;
+}
+
 /* Resolve addr into frames appended to p->frames. */
 static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 {
@@ -838,7 +912,6 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 	struct binary *b;
 	const char *name;
 	uint64_t vaddr;
-	int err;
 
 	if (!um) {
 		perfmap_refresh(s, p);
@@ -862,19 +935,10 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 		if (name)
 			return push_frame(s, p, name, false);
 	}
-	if (b->mod && !b->syms_tried) {
-		b->syms_tried = true;
-		b->syms = symtab__build(b->mod);
-	}
-	name = symtab__resolve(b->syms, vaddr, NULL);
-	if (!name) {
-		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
-		return push_frame(s, p, buf, false);
-	}
-	err = push_symbol(s, p, name, false);
-	if (!err && s->inlines && b->has_debuginfo)
-		err = push_inlines(s, p, b, vaddr);
-	return err;
+	if (b->mod)
+		return resolve_in_file(s, p, b, vaddr);
+	snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
+	return push_frame(s, p, buf, false);
 }
 
 static int copy_out(const struct proc *p, const struct cached *c, struct sym_frame *out, size_t max)

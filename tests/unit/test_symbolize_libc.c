@@ -12,8 +12,10 @@
 
 #include <elf.h>
 #include <link.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
@@ -443,6 +445,62 @@ TEST(libc_inline_chains_agree_with_addr2line)
 cleanup:
 	symbolizer__free(s);
 	free(a2l);
+}
+
+/*
+ * What one process resolved in a file is what another mapping the same file
+ * gets, without a second lookup: the same frames, inlined ones included.
+ */
+TEST(libc_addresses_resolved_once_serve_every_process)
+{
+	struct libc_info l;
+	struct symbolizer_opts o = {.inlines = true};
+	struct symbolizer *s;
+	struct symbolizer_stats st;
+	struct sym_frame mine[8], its[8];
+	const char *why;
+	uint64_t at = 0;
+	int n1, n2, found = 0;
+	pid_t pid;
+
+	if (!libc_with_debug(&l, &why))
+		SKIP("%s", why);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	/* A libc address with inlined functions, in this process. */
+	for (uint64_t off = 0x30000; off < 0x160000 && !found; off += 0x1000) {
+		n1 = symbolizer__user(s, getpid(), l.bias + off + 0x40, mine, 8);
+		if (n1 > 1 && mine[1].is_inline) {
+			at = l.bias + off + 0x40;
+			found = 1;
+		}
+	}
+	if (!found) {
+		symbolizer__free(s);
+		UNIT_FAIL("no libc address with inlined functions found");
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		for (;;)
+			pause();
+	}
+	CHECK(pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.file_cache_hits, 0);
+	/* The child has our layout: the same address is the same code. */
+	n2 = symbolizer__user(s, pid, at, its, 8);
+	symbolizer__stats(s, &st);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	CHECK_U64(st.file_cache_hits, 1);
+	CHECK_INT(n2, n1);
+	for (int i = 0; i < n1; i++) {
+		CHECK_STR(its[i].name, mine[i].name);
+		CHECK_INT(its[i].is_inline, mine[i].is_inline);
+	}
+	symbolizer__free(s);
 }
 
 int main(void)
