@@ -100,7 +100,6 @@ struct umap {
 	uint32_t bin;
 };
 
-
 struct cached {
 	uint64_t addr;
 	uint32_t first, n; /* into proc->frames */
