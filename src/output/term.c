@@ -228,7 +228,7 @@ static void put_frame_name(struct term_line *l, const char *name, const char *su
 			put_cols(l, suffix, scols);
 		return;
 	}
-	/* Too little room for the suffix: it goes first, the name keeps its start. */
+	/* Too little room for both: the suffix is dropped before the name is cut. */
 	if (max - scols < 4)
 		scols = 0, suffix = NULL;
 	cut = term__cut_cols(name, max - scols - 3);
