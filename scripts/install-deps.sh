@@ -18,7 +18,8 @@ build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-d
 libjson-c-dev zlib1g-dev"
 # Collectors and the real consumers the tests check outputs with.
 test_pkgs="bpftrace bpfcc-tools libbpf-tools jq linux-perf golang-go chromium \
-libxml2-utils util-linux procps python3-jsonschema nodejs libclang-rt-$clang_major-dev clang-format"
+libxml2-utils util-linux procps python3-jsonschema nodejs libclang-rt-$clang_major-dev clang-format \
+libc6-dbg python3.11-dbg"
 bench_pkgs="hyperfine time perl"
 # Complete user stacks (tests/e2e/services.sh, unwind.sh): real services to
 # unwind, and separate debug files for libc's and python's inlined frames.

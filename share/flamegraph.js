@@ -15,12 +15,26 @@ function fmt(v) {
 	return v.toFixed(v < 9.995 ? 2 : v < 99.95 ? 1 : 0) + " " + units[i];
 }
 
+/* The longest start of s, at most max long, that does not end inside [brackets]. */
+function cut(s, max) {
+	var best = 0, depth = 0;
+	for (var i = 0; i < s.length && i <= max; i++) {
+		if (!depth)
+			best = i;
+		if (s[i] === "[")
+			depth++;
+		else if (s[i] === "]" && depth)
+			depth--;
+	}
+	return i === s.length && i <= max && !depth ? i : best;
+}
+
 function label(f, x, w) {
-	var n = Math.floor((w - 6) / fg.cw), s = "";
+	var n = Math.floor((w - 6) / fg.cw), s = "", k;
 	if (f.name.length <= n)
 		s = f.name;
-	else if (n >= 3)
-		s = f.name.slice(0, n - 2) + "..";
+	else if (n >= 3 && (k = cut(f.name, n - 2)))
+		s = f.name.slice(0, k) + "..";
 	if (!f.t) {
 		if (!s)
 			return;

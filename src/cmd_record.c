@@ -60,6 +60,8 @@ static void usage(FILE *out)
 		"      --no-stack-cache   walk every stack (the cache is exact; this is for "
 		"benchmarks)\n"
 		"      --raw-tp           use the raw_tp programs even where tp_btf works\n"
+		"      --no-inline        no frames for inlined functions (default: from the\n"
+		"                         debug info, where there is some; native only)\n"
 		"      --stack-entries N, --agg-entries N, --thread-entries N   map sizes\n"
 		"      --ready-timeout T  wait at most T for an external collector to attach "
 		"(60s)\n"
@@ -257,6 +259,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_KILL_AFTER,
 		OPT_UNWIND,
 		OPT_UNWIND_MEM,
+		OPT_NO_INLINE,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -280,6 +283,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{"no-stack-cache", no_argument, NULL, OPT_NO_CACHE},
 		{"unwind", required_argument, NULL, OPT_UNWIND},
 		{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEM},
+		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 		{"raw-tp", no_argument, NULL, OPT_RAWTP},
 		{"stack-entries", required_argument, NULL, OPT_STACK_N},
 		{"agg-entries", required_argument, NULL, OPT_AGG_N},
@@ -398,6 +402,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			    o->native.unwind_budget < 4096)
 				BAD("--unwind-memory is a size like 64M or 1G (at least 4K), not '%s'",
 				    optarg);
+			break;
+		case OPT_NO_INLINE:
+			o->no_inline = true;
 			break;
 		case OPT_STACK_N:
 		case OPT_AGG_N:

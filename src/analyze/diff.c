@@ -125,7 +125,7 @@ static int stack_key(const char *const *names, const enum frame_kind *kinds, siz
 			s[pos++] = ';';
 		memcpy(s + pos, frame, l + 1);
 		pos += l;
-		k[nk++] = kinds[i] == FRAME_KERNEL ? 'k' : kinds[i] == FRAME_MISSING ? 'm' : 'u';
+		k[nk++] = frame_kind__letter(kinds[i]);
 	}
 	k[nk] = '\0';
 	*name = s;

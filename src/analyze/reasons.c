@@ -456,7 +456,7 @@ static const struct rule *frame_rule(enum frame_kind kind, const char *raw)
 	if (kind == FRAME_MISSING)
 		return NULL;
 	name = reasons__clean_name(kind, raw, buf, sizeof(buf));
-	if (kind == FRAME_USER) {
+	if (frame_kind__is_user(kind)) {
 		name = user_name(name);
 		for (size_t i = 0; i < NR_RULES; i++)
 			if (rules[i].tier == USER && rule_matches(&rules[i], name, NULL))

@@ -203,9 +203,12 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 				k = 1;
 			}
 			for (int j = 0; j < k && !err; j++)
-				err = part_push(pt, profile__frame(b->p, FRAME_USER, fr[j].name,
-								   strnlen(fr[j].name,
-									   sizeof(fr[j].name))));
+				err = part_push(
+					pt,
+					profile__frame(b->p,
+						       fr[j].is_inline ? FRAME_INLINE : FRAME_USER,
+						       fr[j].name,
+						       strnlen(fr[j].name, sizeof(fr[j].name))));
 		}
 		if (err)
 			return err;

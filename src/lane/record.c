@@ -171,7 +171,8 @@ static int spawn_workload(struct rec *r)
 static int start_native(struct rec *r)
 {
 	struct native_opts *no = &r->o->native;
-	struct symbolizer_opts so = {};
+	/* Inlined functions where debug info has them: the frames a reader knows. */
+	struct symbolizer_opts so = {.inlines = !r->o->no_inline};
 
 	r->ev.tool_available = true;
 	r->diag = fdopen(r->diag_fd, "w");

@@ -63,6 +63,7 @@ struct record_opts {
 	bool as_root;		   /* --as-root */
 	bool timeline;		   /* --timeline: write DIR/offcpu.timeline.txt (native) */
 	uint64_t timeline_min_ns;  /* its threshold */
+	bool no_inline;		   /* --no-inline: no inlined frames from DWARF (native) */
 	struct native_opts native; /* target fields are filled by record__run */
 };
 

@@ -190,6 +190,48 @@ void profile__free(struct profile *p)
 	free(p);
 }
 
+static const struct {
+	const char *name;
+	char letter;
+} frame_kinds[FRAME__COUNT] = {
+	[FRAME_USER] = {"user", 'u'},
+	[FRAME_KERNEL] = {"kernel", 'k'},
+	[FRAME_MISSING] = {"missing", 'm'},
+	[FRAME_INLINE] = {"inline", 'i'},
+};
+
+const char *frame_kind__name(enum frame_kind k)
+{
+	return (unsigned)k < FRAME__COUNT ? frame_kinds[k].name : "user";
+}
+
+char frame_kind__letter(enum frame_kind k)
+{
+	return (unsigned)k < FRAME__COUNT ? frame_kinds[k].letter : 'u';
+}
+
+int frame_kind__from_letter(char c, enum frame_kind *k)
+{
+	for (int i = 0; i < FRAME__COUNT; i++) {
+		if (frame_kinds[i].letter == c) {
+			*k = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int frame_kind__from_name(const char *name, enum frame_kind *k)
+{
+	for (int i = 0; i < FRAME__COUNT; i++) {
+		if (!strcmp(frame_kinds[i].name, name)) {
+			*k = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 const char *offcpu_state__letter(enum offcpu_state s)
 {
 	switch (s) {
@@ -263,7 +305,7 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 	size_t i;
 	int err;
 
-	if (!name || !len || len > UINT32_MAX || (unsigned)kind > FRAME_MISSING)
+	if (!name || !len || len > UINT32_MAX || (unsigned)kind >= FRAME__COUNT)
 		return -EINVAL;
 	err = hmap__reserve(t);
 	if (err)

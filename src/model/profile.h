@@ -43,7 +43,31 @@ enum frame_kind {
 	 * e.g. BCC's "[Missed User Stack]"; kept so the time stays visible.
 	 */
 	FRAME_MISSING,
+	/*
+	 * A user function that the compiler inlined: no frame of its own on
+	 * the machine stack. Its caller is the frame before it (root first),
+	 * a FRAME_USER or another FRAME_INLINE; it counts as a user frame.
+	 */
+	FRAME_INLINE,
+	FRAME__COUNT,
 };
+
+/* Frames of user code, physical or inlined. */
+static inline bool frame_kind__is_user(enum frame_kind k)
+{
+	return k == FRAME_USER || k == FRAME_INLINE;
+}
+
+/*
+ * The kind's word as the JSON outputs write it ("user", "kernel", "missing",
+ * "inline") and its letter as profile.txt writes it ('u', 'k', 'm', 'i').
+ * Out of range: "user", 'u'. frame_kind__from_letter() returns -EINVAL for a
+ * letter that is none of those.
+ */
+const char *frame_kind__name(enum frame_kind k);
+char frame_kind__letter(enum frame_kind k);
+int frame_kind__from_letter(char c, enum frame_kind *k);
+int frame_kind__from_name(const char *name, enum frame_kind *k);
 
 /* Why the thread was off the CPU, from prev_state at switch-out. */
 enum offcpu_state {

@@ -103,7 +103,8 @@ static char *stack_json(const struct profile *p, uint32_t stack)
 		if (f->kind == FRAME_KERNEL && !seen_kernel && i)
 			fputs("-;", m);
 		seen_kernel |= f->kind == FRAME_KERNEL;
-		fprintf(m, "%s%s", f->name, i + 1 < n ? ";" : "");
+		fprintf(m, "%s%s%s", f->name, f->kind == FRAME_INLINE ? "_[i]" : "",
+			i + 1 < n ? ";" : "");
 	}
 	if (fclose(m)) {
 		free(text);

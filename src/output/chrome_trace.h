@@ -19,7 +19,8 @@
  *                frame, else the state's name;
  *                args {state, off_ns, runq_ns, waker_tid, stack}: stack is
  *                the frames root first joined by ';' with "-" before the
- *                first kernel frame, as in folded stacks
+ *                first kernel frame and "_[i]" after an inlined
+ *                function, as in folded stacks
  *   otherData    generator, monotonic_base_ns, intervals, overlaps_clipped,
  *                overlaps_dropped
  *

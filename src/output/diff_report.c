@@ -141,27 +141,21 @@ static size_t split_frames(const struct diff_item *it, char *buf, size_t size, c
 
 static enum frame_kind kind_of(char k)
 {
-	return k == 'k' ? FRAME_KERNEL : k == 'm' ? FRAME_MISSING : FRAME_USER;
+	enum frame_kind kind;
+
+	return frame_kind__from_letter(k, &kind) ? FRAME_USER : kind;
 }
 
-static void frames_line(const struct ctx *c, const char *label, char **names, const size_t *idx,
-			size_t n)
+static void frames_line(const struct ctx *c, const char *label, char **names, const char *kinds,
+			const size_t *idx, size_t n)
 {
-	struct term_line l;
+	const char *sel[KEY_FRAMES], *suffix[KEY_FRAMES];
 
-	term_line__begin(&l, c->out, c->o.width, c->o.color);
-	term_line__text(&l, "      ", -1);
-	term_line__color(&l, "2");
-	term_line__text(&l, label, -1);
-	term_line__color(&l, NULL);
-	for (size_t i = 0; i < n && term_line__left(&l); i++) {
-		int left = term_line__left(&l) - (i + 1 < n ? 4 : 0);
-
-		if (i)
-			term_line__text(&l, " <- ", -1);
-		term_line__text(&l, names[idx[i]], i + 1 < n ? (left > 8 ? left - 8 : left) : -1);
+	for (size_t i = 0; i < n && i < KEY_FRAMES; i++) {
+		sel[i] = names[idx[i]];
+		suffix[i] = kind_of(kinds[idx[i]]) == FRAME_INLINE ? " (inlined)" : NULL;
 	}
-	term_line__end(&l);
+	term__frames(c->out, c->o.width, c->o.color, label, sel, suffix, n);
 }
 
 static void stack_frames(const struct ctx *c, const struct diff_item *it)
@@ -192,9 +186,9 @@ static void stack_frames(const struct ctx *c, const struct diff_item *it)
 		if (kind_of(it->kinds[i]) != FRAME_KERNEL)
 			uidx[nu++] = i;
 	if (nk)
-		frames_line(c, "kernel: ", names, kidx, nk);
+		frames_line(c, "kernel: ", names, it->kinds, kidx, nk);
 	if (nu)
-		frames_line(c, "user:   ", names, uidx, nu);
+		frames_line(c, "user:   ", names, it->kinds, uidx, nu);
 }
 
 static void write_text(const struct ctx *c, const struct diff_gate *gates,
@@ -323,10 +317,7 @@ static void json_item(struct jw *w, const struct ctx *c, const struct diff_item 
 
 		jw_array_field(w, "frames");
 		for (size_t i = 0; i < n && it->kinds[i]; i++) {
-			enum frame_kind k = kind_of(it->kinds[i]);
-			const char *kind = k == FRAME_KERNEL	? "kernel"
-					   : k == FRAME_MISSING ? "missing"
-								: "user";
+			const char *kind = frame_kind__name(kind_of(it->kinds[i]));
 
 			jw_object_begin(w);
 			jw_str_field(w, "name", names[i]);

@@ -275,16 +275,41 @@ static size_t text_units(const char *str)
 	return units;
 }
 
+/*
+ * The units of the longest start of name, at most max, that does not end
+ * inside square brackets: "[postgres+0x1a2b3c]" is never cut to a wrong
+ * address. The script's cut() is the same rule.
+ */
+static size_t cut_units(const char *name, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t units = 0, best = 0;
+	int depth = 0;
+
+	while (*s) {
+		size_t n = utf8_char(s), u = n == 0 ? 4 : n == 4 ? 2 : 1;
+
+		if (!depth)
+			best = units;
+		if (units + u > max)
+			return best;
+		units += u;
+		depth += *s == '[' ? 1 : *s == ']' && depth ? -1 : 0;
+		s += n ? n : 1;
+	}
+	return depth ? best : units;
+}
+
 /* A label that fits w px: the name, or its start and "..", or nothing. */
 static void put_label(FILE *out, const char *name, double w)
 {
 	double fit = (w - 6) / CHAR_W;
-	size_t n = fit > 0 ? (size_t)fit : 0, len = text_units(name);
+	size_t n = fit > 0 ? (size_t)fit : 0, len = text_units(name), cut;
 
 	if (len <= n) {
 		put_text(out, name, len);
-	} else if (n >= 3) {
-		put_text(out, name, n - 2);
+	} else if (n >= 3 && (cut = cut_units(name, n - 2))) {
+		put_text(out, name, cut);
 		fputs("..", out);
 	}
 }
@@ -341,6 +366,8 @@ static void node_color(const struct graph *g, const struct flame_node *n, unsign
 		rgb[0] = 95 + 30 * a, rgb[1] = 175 + 30 * b, rgb[2] = 185 + 30 * c;
 	} else if (kind == 2 + FRAME_KERNEL) {
 		rgb[0] = 150 + 40 * a, rgb[1] = 125 + 35 * b, rgb[2] = 215 + 40 * c;
+	} else if (kind == 2 + FRAME_INLINE) {
+		rgb[0] = 60 + 50 * a, rgb[1] = 175 + 50 * b, rgb[2] = 195 + 40 * c;
 	} else {
 		rgb[0] = 60 + 50 * a, rgb[1] = 130 + 55 * b, rgb[2] = 215 + 40 * c;
 	}
@@ -428,6 +455,8 @@ static const char *kind_label(const struct graph *g, const struct flame_node *n)
 		return "kernel";
 	case 2 + FRAME_MISSING:
 		return "stack not walked";
+	case 2 + FRAME_INLINE:
+		return "user, inlined";
 	}
 	return "user";
 }

@@ -31,14 +31,18 @@
  * drawn frame (document order) on load; both are kept up to date.
  *
  * Colours are a deterministic function of the frame name (stable output):
- * user frames blue, kernel frames violet, FRAME_MISSING grey, comm/thread
+ * user frames blue, inlined functions (FRAME_INLINE) cyan and "user, inlined"
+ * in their tooltip, kernel frames violet, FRAME_MISSING grey, comm/thread
  * frames slate. FLAMEGRAPH_COLOR_REASON instead colours each frame by the
  * reason its stacks wait (lock, sleep, disk, net, pipe, poll, child, memory,
  * preempt, other; "mixed" when its stacks disagree), from a small table of
  * kernel frame name patterns and the preempted state, with a legend.
  *
- * Names are written as XML-safe UTF-8: markup characters are escaped, and
- * bytes that are not valid UTF-8 or are control characters are shown as
+ * A label too long for its frame is cut with "..", never inside square
+ * brackets: "[postgres+0x1a2b3c]" is shown whole or not at all (the tooltip
+ * always has the whole name). Names are written as XML-safe UTF-8: markup
+ * characters are escaped, and bytes that are not valid UTF-8 or are control
+ * characters are shown as
  * "\xNN".
  *
  * Differential mode (flamegraph_opts.base set; the conventions of FlameGraph's

@@ -45,6 +45,9 @@ static void write_stack(FILE *out, const struct profile *p, const char *comm, ui
 		}
 		fputc(';', out);
 		put_name(out, f->name);
+		/* FlameGraph's mark of an inlined function; parse/folded.c reads it back. */
+		if (f->kind == FRAME_INLINE)
+			fputs("_[i]", out);
 	}
 }
 

@@ -8,7 +8,8 @@
  * One line per (thread, stack) summed over states, in row order. The "-" is
  * written only when the stack has both user and kernel frames (as BCC does).
  * Microseconds are rounded to nearest; rows under 0.5 us still print (as 0)
- * so no stack vanishes. Frame names containing ';' or newlines have those
+ * so no stack vanishes. An inlined function (FRAME_INLINE) has FlameGraph's
+ * suffix "_[i]" after its name. Frame names containing ';' or newlines have those
  * bytes replaced by '_' (they would break the format), and so does a comm's
  * leading '#' (the line would read as a comment).
  */

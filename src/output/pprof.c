@@ -161,12 +161,62 @@ static void strtab_free(struct strtab *t)
 	hmap__free(&t->idx);
 }
 
+/*
+ * Locations of a physical frame with the functions inlined into it: the
+ * frames' ids, outermost first, stored flat; interned so that each chain is
+ * one location wherever it occurs.
+ */
+struct inl_locs {
+	uint32_t *ids;
+	size_t nids, ids_cap;
+	size_t *first; /* chain i is ids[first[i]] .. ids[first[i + 1]] */
+	size_t nr, first_cap;
+	struct hmap idx; /* a chain's hash -> its index */
+};
+
 struct enc {
 	const struct profile *p;
 	struct strtab st;
 	struct pbuf out, msg, sub, packed;
+	struct inl_locs inl;
 	int err;
 };
+
+/*
+ * The location id of frames fr[0..n) (a physical frame, then the functions
+ * inlined into it): frame id + 1 for one frame, past the frames' ids for a
+ * chain. 0 on -ENOMEM (in e->err).
+ */
+static uint64_t chain_location(struct enc *e, const uint32_t *fr, size_t n)
+{
+	struct inl_locs *l = &e->inl;
+	uint64_t h;
+	size_t pos;
+	void *v;
+
+	if (n == 1)
+		return (uint64_t)fr[0] + 1;
+	h = hash_bytes(fr, n * sizeof(*fr), n);
+	if (hmap__reserve(&l->idx) || vec_reserve(l->first, l->first_cap, l->nr + 2) ||
+	    vec_reserve(l->ids, l->ids_cap, l->nids + n)) {
+		e->err = -ENOMEM;
+		return 0;
+	}
+	if (!l->nr)
+		l->first[0] = 0;
+	for (pos = hmap__first(&l->idx, h); (v = hmap__next(&l->idx, h, &pos));) {
+		size_t i = hmap_idx_of(v);
+
+		if (l->first[i + 1] - l->first[i] == n &&
+		    !memcmp(l->ids + l->first[i], fr, n * sizeof(*fr)))
+			return profile__nr_frames(e->p) + 1 + i;
+	}
+	memcpy(l->ids + l->nids, fr, n * sizeof(*fr));
+	l->nids += n;
+	l->first[l->nr + 1] = l->nids;
+	hmap__put(&l->idx, pos, h, hmap_idx(l->nr));
+	return profile__nr_frames(e->p) + 1 + l->nr++;
+}
 
 /* Interns s, remembering the first failure so call sites stay flat. */
 static uint64_t str(struct enc *e, const char *s)
@@ -222,9 +272,19 @@ static int encode_samples(struct enc *e)
 			return -EINVAL;
 		if (r->w.count > INT64_MAX || r->w.off_ns > INT64_MAX || r->w.runq_ns > INT64_MAX)
 			return -EOVERFLOW;
-		/* pprof wants the leaf first; the model keeps the root first. */
-		for (size_t j = n; j-- > 0;)
-			pb_varint(&e->packed, (uint64_t)fr[j] + 1);
+		/*
+		 * pprof wants the leaf first; the model keeps the root first. A
+		 * frame and the functions inlined into it are one location.
+		 */
+		for (size_t j = n; j > 0;) {
+			size_t end = j;
+
+			while (--j > 0 && profile__frame_at(p, fr[j])->kind == FRAME_INLINE)
+				;
+			pb_varint(&e->packed, chain_location(e, fr + j, end - j));
+		}
+		if (e->err)
+			return e->err;
 		pb_msg(&e->msg, SAMPLE_LOCATION_ID, &e->packed);
 		pb_varint(&e->packed, r->w.count);
 		pb_varint(&e->packed, r->w.off_ns);
@@ -262,13 +322,17 @@ static int encode_frames(struct enc *e)
 	const struct profile *p = e->p;
 	size_t nr = profile__nr_frames(p);
 	/* function id by string-table index of the name; 0 = none yet */
-	uint64_t *func_of = NULL, *names = NULL, nfunc = 0;
+	uint64_t *func_of = NULL, *names = NULL, *fid_of = NULL, nfunc = 0;
+	const struct inl_locs *inl = &e->inl;
 	size_t func_cap = 0;
 	int err = 0;
 
 	names = malloc((nr ? nr : 1) * sizeof(*names));
-	if (!names)
-		return -ENOMEM;
+	fid_of = malloc((nr ? nr : 1) * sizeof(*fid_of));
+	if (!names || !fid_of) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	for (size_t i = 0; i < nr; i++) {
 		const struct profile_frame *f = profile__frame_at(p, (uint32_t)i);
 		uint64_t name, fid;
@@ -296,11 +360,22 @@ static int encode_frames(struct enc *e)
 			fid = func_of[name] = ++nfunc;
 			names[fid - 1] = name;
 		}
+		fid_of[i] = fid;
 		pb_u64(&e->msg, LOCATION_ID, i + 1);
 		pb_u64(&e->msg, LOCATION_MAPPING_ID,
 		       f->kind == FRAME_KERNEL ? MAPPING_KERNEL : MAPPING_USER);
 		pb_u64(&e->sub, LINE_FUNCTION_ID, fid);
 		pb_msg(&e->msg, LOCATION_LINE, &e->sub);
+		pb_msg(&e->out, PROFILE_LOCATION, &e->msg);
+	}
+	/* A chain's lines run innermost first, the physical frame's function last. */
+	for (size_t c = 0; c < inl->nr; c++) {
+		pb_u64(&e->msg, LOCATION_ID, nr + 1 + c);
+		pb_u64(&e->msg, LOCATION_MAPPING_ID, MAPPING_USER);
+		for (size_t j = inl->first[c + 1]; j-- > inl->first[c];) {
+			pb_u64(&e->sub, LINE_FUNCTION_ID, fid_of[inl->ids[j]]);
+			pb_msg(&e->msg, LOCATION_LINE, &e->sub);
+		}
 		pb_msg(&e->out, PROFILE_LOCATION, &e->msg);
 	}
 	for (uint64_t fid = 1; fid <= nfunc; fid++) {
@@ -312,6 +387,7 @@ static int encode_frames(struct enc *e)
 cleanup:
 	free(func_of);
 	free(names);
+	free(fid_of);
 	return err;
 }
 
@@ -373,6 +449,9 @@ cleanup:
 	free(e.msg.d);
 	free(e.sub.d);
 	free(e.packed.d);
+	free(e.inl.ids);
+	free(e.inl.first);
+	hmap__free(&e.inl.idx);
 	strtab_free(&e.st);
 	return err;
 }

@@ -15,7 +15,13 @@
  *                        when the profile's run-queue split is known), reason
  *                        (str, when a reason classifier is built in)
  *   function             one per distinct frame name (name = system_name)
- *   location             one per profile frame (id = frame id + 1), one line
+ *   location             one per profile frame (id = frame id + 1), one line;
+ *                        and one per chain of a frame and the functions
+ *                        inlined into it (FRAME_INLINE frames after it), ids
+ *                        after those, whose lines run innermost first as
+ *                        pprof wants (the physical frame's function last):
+ *                        samples use these, so `pprof -traces` shows the
+ *                        inlined functions "(inline)"
  *   mapping              1 "[user]" (user and missing-stack frames), 2
  *                        "[kernel.kallsyms]" (kernel frames); the model keeps no
  *                        addresses, so both span [0, 0) with has_functions set,

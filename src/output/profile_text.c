@@ -126,8 +126,6 @@ static void end_line(struct out *o)
 
 int profile_text__write(FILE *out, const struct profile *p)
 {
-	static const char kinds[] = {
-		[FRAME_USER] = 'u', [FRAME_KERNEL] = 'k', [FRAME_MISSING] = 'm'};
 	struct out o = {.f = out};
 	struct profile_weight sum = {0};
 	size_t n = profile__nr_frames(p);
@@ -141,7 +139,7 @@ int profile_text__write(FILE *out, const struct profile *p)
 		put_str(&o, "frame");
 		put_u64(&o, i);
 		put_char(&o, ' ');
-		put_char(&o, (unsigned)f->kind <= FRAME_MISSING ? kinds[f->kind] : 'u');
+		put_char(&o, frame_kind__letter(f->kind));
 		put_name(&o, f->name);
 		end_line(&o);
 	}

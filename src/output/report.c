@@ -41,11 +41,6 @@ static double frac(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0.0;
 }
 
-static const char *kind_name(enum frame_kind k)
-{
-	return k == FRAME_KERNEL ? "kernel" : k == FRAME_MISSING ? "missing" : "user";
-}
-
 void report__key_frames(const struct profile *p, uint32_t stack, size_t max, size_t *kernel,
 			size_t *nk, size_t *user, size_t *nu)
 {
@@ -76,7 +71,7 @@ void report__key_frames(const struct profile *p, uint32_t stack, size_t max, siz
 	for (size_t i = n; i-- > 0 && *nu < max;) {
 		const struct profile_frame *f = profile__frame_at(p, frames[i]);
 
-		if (f->kind == FRAME_USER)
+		if (frame_kind__is_user(f->kind))
 			user[(*nu)++] = i;
 		else if (f->kind == FRAME_MISSING &&
 			 (i + 1 == n || profile__frame_at(p, frames[i + 1])->kind == FRAME_KERNEL))
@@ -443,31 +438,20 @@ static void budget_table(struct ctx *c)
 	fputc('\n', c->out);
 }
 
-/* "label a <- b <- c" with each frame cut to fit what is left. */
+/* "label a <- b <- c" (term__frames), inlined functions marked. */
 static void frames_line(struct ctx *c, const char *label, const uint32_t *frames, const size_t *idx,
 			size_t n)
 {
-	struct term_line l;
-	char buf[256];
+	char buf[KEY_FRAMES][256];
+	const char *names[KEY_FRAMES], *suffix[KEY_FRAMES];
 
-	term_line__begin(&l, c->out, c->o.width, c->o.color);
-	term_line__text(&l, "      ", -1);
-	term_line__color(&l, "2");
-	term_line__text(&l, label, -1);
-	term_line__color(&l, NULL);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < KEY_FRAMES; i++) {
 		const struct profile_frame *f = profile__frame_at(c->p, frames[idx[i]]);
-		int left = term_line__left(&l) - (i + 1 < n ? 4 : 0);
 
-		if (i)
-			term_line__text(&l, " <- ", -1);
-		reasons__clean_name(f->kind, f->name, buf, sizeof(buf));
-		/* Leave room for the next frame unless this is the last one. */
-		term_line__text(&l, buf, i + 1 < n ? (left > 8 ? left - 8 : left) : -1);
-		if (!term_line__left(&l))
-			break;
+		names[i] = reasons__clean_name(f->kind, f->name, buf[i], sizeof(buf[i]));
+		suffix[i] = f->kind == FRAME_INLINE ? " (inlined)" : NULL;
 	}
-	term_line__end(&l);
+	term__frames(c->out, c->o.width, c->o.color, label, names, suffix, n);
 }
 
 static void stacks_table(struct ctx *c)
@@ -674,7 +658,7 @@ static int write_json(struct ctx *c)
 
 			jw_object_begin(&w);
 			jw_str_field(&w, "name", fr->name);
-			jw_str_field(&w, "kind", kind_name(fr->kind));
+			jw_str_field(&w, "kind", frame_kind__name(fr->kind));
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);

@@ -52,7 +52,14 @@ static int write_frames(FILE *out, const struct profile *p)
 		if (!f)
 			return -EINVAL;
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		json_str(out, f->name);
+		if (f->kind == FRAME_INLINE) {
+			/* speedscope has no inline flag: the name says it. */
+			fputc('"', out);
+			json_escape(out, f->name, strlen(f->name));
+			fputs(" (inlined)\"", out);
+		} else {
+			json_str(out, f->name);
+		}
 		if (f->kind == FRAME_KERNEL)
 			fputs(",\"file\":\"[kernel.kallsyms]\"", out);
 		fputc('}', out);

@@ -6,7 +6,8 @@
  *
  *   shared.frames   every profile frame, index = frame id; kernel frames carry
  *                   "file": "[kernel.kallsyms]" so a name in both spaces
- *                   stays two frames
+ *                   stays two frames; an inlined function's name ends in
+ *                   " (inlined)" (speedscope has no field for it)
  *   profiles        one "sampled" profile per thread, heaviest first (so
  *                   activeProfileIndex 0 opens on it), named
  *                   "COMM pid PID tid TID" (just COMM when pid/tid are unknown);

@@ -10,19 +10,6 @@
 #include "output/summary.h"
 #include "util/json_writer.h"
 
-static const char *frame_kind_name(enum frame_kind k)
-{
-	switch (k) {
-	case FRAME_KERNEL:
-		return "kernel";
-	case FRAME_MISSING:
-		return "missing";
-	case FRAME_USER:
-		break;
-	}
-	return "user";
-}
-
 static void write_caveat(struct jw *w, const struct outcome *o)
 {
 	jw_key(w, "caveat");
@@ -232,7 +219,7 @@ static int write_top_stacks(struct jw *w, const struct profile *p, size_t top_n,
 
 			jw_object_begin(w);
 			jw_str_field(w, "name", fr->name);
-			jw_str_field(w, "kind", frame_kind_name(fr->kind));
+			jw_str_field(w, "kind", frame_kind__name(fr->kind));
 			jw_object_end(w);
 		}
 		jw_array_end(w);

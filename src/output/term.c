@@ -182,3 +182,129 @@ void term_line__end(struct term_line *l)
 	fputc('\n', l->out);
 	l->col = 0;
 }
+
+int term__cut_cols(const char *s, int max)
+{
+	int cols = 0, best = 0, depth = 0;
+
+	for (; *s && cols <= max; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (is_cont(c))
+			continue;
+		if (!depth)
+			best = cols;
+		cols++;
+		if (c == '[')
+			depth++;
+		else if (c == ']' && depth)
+			depth--;
+	}
+	if (cols <= max && !depth)
+		best = cols;
+	return best;
+}
+
+/* Whether a frame name must be shown whole where max columns are not enough. */
+static bool uncuttable(const char *name, const char *suffix, int max)
+{
+	int scols = suffix ? term__cols(suffix) : 0;
+
+	if (term__cols(name) + scols <= max || name[0] != '[')
+		return false;
+	if (max - scols < 4)
+		scols = 0;
+	return !term__cut_cols(name, max - scols - 3);
+}
+
+/* A name with its suffix in at most max columns, cut outside brackets. */
+static void put_frame_name(struct term_line *l, const char *name, const char *suffix, int max)
+{
+	int ncols = term__cols(name), scols = suffix ? term__cols(suffix) : 0, cut;
+
+	if (ncols + scols <= max) {
+		put_cols(l, name, ncols);
+		if (suffix)
+			put_cols(l, suffix, scols);
+		return;
+	}
+	/* Too little room for both: the suffix is dropped before the name is cut. */
+	if (max - scols < 4)
+		scols = 0, suffix = NULL;
+	cut = term__cut_cols(name, max - scols - 3);
+	if (max <= 3 || !cut) {
+		term_line__text(l, "...", max);
+		return;
+	}
+	put_cols(l, name, cut);
+	put_cols(l, "...", 3);
+	if (suffix)
+		put_cols(l, suffix, scols);
+}
+
+/*
+ * s whole from the current column, going on at column indent of the next
+ * lines when it does not fit: no line passes the width, no byte is lost.
+ */
+static void put_wrapped(struct term_line *l, const char *s, int indent)
+{
+	if (indent >= l->width)
+		indent = 0;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (!is_cont(c) && !term_line__left(l)) {
+			term_line__end(l);
+			term_line__pad(l, indent);
+		}
+		fputc(c < 0x20 || c == 0x7f ? '?' : c, l->out);
+		l->col += !is_cont(c);
+	}
+}
+
+void term__frames(FILE *out, int width, bool color, const char *label, const char *const *names,
+		  const char *const *suffix, size_t n)
+{
+	struct term_line l;
+	bool first = true; /* nothing after the label or the "<- " of this line yet */
+	int indent;
+
+	term_line__begin(&l, out, width, color);
+	term_line__text(&l, "      ", -1);
+	term_line__color(&l, "2");
+	term_line__text(&l, label, -1);
+	term_line__color(&l, NULL);
+	indent = l.col;
+	for (size_t i = 0; i < n && term_line__left(&l); i++) {
+		const char *sfx = suffix ? suffix[i] : NULL;
+		bool last = i + 1 == n;
+		/* Leave room for the next frame unless this is the last one. */
+		int left = term_line__left(&l) - (last ? 0 : 4), max;
+
+		max = last ? term_line__left(&l) - (first ? 0 : 4) : left > 8 ? left - 8 : left;
+		if (!uncuttable(names[i], sfx, max)) {
+			if (!first)
+				term_line__text(&l, " <- ", -1);
+			put_frame_name(&l, names[i], sfx, max);
+			first = false;
+			continue;
+		}
+		/* Whole, on a line of its own unless it is the line's first. */
+		if (!first) {
+			term_line__text(&l, " <-", -1);
+			term_line__end(&l);
+			term_line__pad(&l, indent);
+		}
+		put_wrapped(&l, names[i], indent);
+		if (sfx)
+			put_wrapped(&l, sfx, indent);
+		first = false;
+		if (!last && term_line__left(&l) < 12) {
+			term_line__end(&l);
+			term_line__pad(&l, indent - 3);
+			put_cols(&l, "<- ", 3);
+			first = true;
+		}
+	}
+	term_line__end(&l);
+}

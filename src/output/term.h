@@ -60,6 +60,26 @@ void term_line__end(struct term_line *l);
 /* Display columns of s (as term_line__text would count them). */
 int term__cols(const char *s);
 
+/*
+ * The columns of the longest start of s, at most max, that does not end
+ * inside square brackets: where a frame name may be cut. 0 when none (s
+ * starts with '[' and does not fit whole), so "[postgres+0x1a2b3c]" or
+ * "[unwind: no CFI in libfoo.so.1]" is shown whole or not at all.
+ */
+int term__cut_cols(const char *s, int max);
+
+/*
+ * "      LABEL a <- b <- c": frames on one line, each cut with "..." to leave
+ * room for the next (the last takes the rest), never inside square brackets
+ * (term__cut_cols). A name that cannot be cut so goes whole on a continuation
+ * line under the first frame (an address name cut short would name nothing),
+ * going on to the next lines when it is longer than one: no line passes the
+ * width. suffix[i] (NULL or the array NULL: none, e.g. " (inlined)") follows
+ * the name and is kept when the name is cut.
+ */
+void term__frames(FILE *out, int width, bool color, const char *label, const char *const *names,
+		  const char *const *suffix, size_t n);
+
 /* The SGR colour of a reason in the report and the diff; NULL for none. */
 const char *term__reason_color(enum reason r);
 

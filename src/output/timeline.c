@@ -11,8 +11,6 @@
 #include "output/timeline.h"
 #include "parse/timeline.h"
 
-static const char kind_letter[] = {[FRAME_USER] = 'u', [FRAME_KERNEL] = 'k', [FRAME_MISSING] = 'm'};
-
 static bool needs_escape(unsigned char c)
 {
 	return c == '%' || c == ';' || c < 0x20 || c == 0x7f;
@@ -41,9 +39,9 @@ static int write_stack(FILE *out, const struct profile *p, uint32_t id)
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_frame *f = profile__frame_at(p, fr[i]);
 
-		if (!f || (unsigned)f->kind > FRAME_MISSING)
+		if (!f || (unsigned)f->kind >= FRAME__COUNT)
 			return -EINVAL;
-		fprintf(out, "%c%c:", i ? ';' : ' ', kind_letter[f->kind]);
+		fprintf(out, "%c%c:", i ? ';' : ' ', frame_kind__letter(f->kind));
 		write_name(out, f->name);
 	}
 	fputc('\n', out);

@@ -279,6 +279,9 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		} else if (f.len > 4 && !memcmp(f.s + f.len - 4, "_[k]", 4)) {
 			f.len -= 4;
 			kind = FRAME_KERNEL;
+		} else if (!kernel && f.len > 4 && !memcmp(f.s + f.len - 4, "_[i]", 4)) {
+			f.len -= 4;
+			kind = FRAME_INLINE;
 		} else {
 			if (!kernel && delim == SIZE_MAX && is_kernel_entry(&f))
 				kernel = true;

@@ -9,6 +9,8 @@
  * from kernel frames. Without it, a frame ending in "_[k]" is kernel (the suffix
  * is removed), and otherwise frames from the first well-known kernel entry point
  * (entry_SYSCALL_64*, do_syscall_64, ret_from_fork*, asm_*, ...) on are kernel.
+ * A user frame ending in "_[i]" (FlameGraph's mark, stackcollapse-perf.pl
+ * --inline) is an inlined function, FRAME_INLINE, the suffix removed.
  * "[Missed User Stack]" and "[Missed Kernel Stack]" become FRAME_MISSING frames.
  * Frames printed without a name, "[unknown]" and raw "0x7f12ab34", become
  * "[unsymbolized]" and "[unsymbolized 0x7f12ab34]" (model/frame_name.h).

@@ -216,12 +216,10 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 
 		if ((err = next_u64(&c, &id)) || (err = check_new(&ps->frames, id, lineno, why)))
 			return err == -EOVERFLOW ? -EINVAL : err;
-		if (!field(&c, &s, &slen) || slen != 1 ||
-		    (s[0] != 'u' && s[0] != 'k' && s[0] != 'm')) {
+		if (!field(&c, &s, &slen) || slen != 1 || frame_kind__from_letter(s[0], &kind)) {
 			*why = "bad frame kind";
 			return -EINVAL;
 		}
-		kind = s[0] == 'k' ? FRAME_KERNEL : s[0] == 'm' ? FRAME_MISSING : FRAME_USER;
 		err = unescape(ps, &c, &slen, why);
 		if (err)
 			return err;

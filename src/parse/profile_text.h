@@ -6,13 +6,16 @@
  *
  *     # offcpu profile v1                   first line, always
  *     runq_known 0|1
- *     frame ID KIND NAME                    KIND: u user, k kernel, m missing
+ *     frame ID KIND NAME                    KIND: u user, k kernel, m missing,
+ *                                           i inline (a user function inlined
+ *                                           into the frame before it)
  *     stack ID FRAME_ID...                  root first; no frame ids: empty stack
  *     thread ID PID TID COMM                COMM may be empty (nothing after TID)
  *     time THREAD WALL_NS ONCPU_NS RUNQ_NS  profile__set_thread_time()
  *     row THREAD STACK STATE COUNT OFF_NS RUNQ_NS   STATE: ? S D R O
  *     end ROWS COUNT OFF_NS RUNQ_NS         sums of this file's rows; last line
  *
+ * Kind 'i' came later than the others: files without it read as before.
  * Ids are the profile's own, written in id order, every definition before its
  * first use. Names escape '\\' as "\\\\", space as "\\s", tab, CR and LF as
  * "\\t", "\\r", "\\n", and other bytes below 0x20 and 0x7f as "\\xHH"; so a

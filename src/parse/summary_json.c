@@ -257,9 +257,8 @@ static int read_stack(struct json_object *st, struct profile *p, struct summary_
 
 		if (!name || !kind)
 			goto cleanup;
-		k = !strcmp(kind, "kernel")    ? FRAME_KERNEL
-		    : !strcmp(kind, "missing") ? FRAME_MISSING
-					       : FRAME_USER;
+		if (frame_kind__from_name(kind, &k))
+			k = FRAME_USER;
 		id = profile__frame(p, k, name, strlen(name));
 		if (id < 0) {
 			err = id;

@@ -143,18 +143,8 @@ static int parse_stack(struct reader *r, char *s, const char **why)
 			*why = "bad frame (want KIND:NAME)";
 			return 0;
 		}
-		switch (s[0]) {
-		case 'u':
-			kind = FRAME_USER;
-			break;
-		case 'k':
-			kind = FRAME_KERNEL;
-			break;
-		case 'm':
-			kind = FRAME_MISSING;
-			break;
-		default:
-			*why = "bad frame kind (want u, k or m)";
+		if (frame_kind__from_letter(s[0], &kind)) {
+			*why = "bad frame kind (want u, k, m or i)";
 			return 0;
 		}
 		nlen = unescape(s + 2, len - 2);

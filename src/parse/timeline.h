@@ -16,7 +16,8 @@
  * The first line names the format and its version; a reader refuses any other
  * version. A stack line defines a file-local stack id (the writer uses the
  * profile's id), root first; each FRAME is a kind letter, ':' and the name:
- * "u:" user, "k:" kernel, "m:" a missing-stack placeholder; '%', ';' and
+ * "u:" user, "k:" kernel, "m:" a missing-stack placeholder, "i:" an inlined
+ * user function (profile.h FRAME_INLINE); '%', ';' and
  * bytes below 0x20 in a name are written as %XX so any name survives. An empty
  * stack is "stack ID" with nothing after the id. A stack line comes before the
  * first interval that uses it. STATE is the one-letter state (S D R O ?).

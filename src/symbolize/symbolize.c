@@ -40,6 +40,29 @@ struct load_seg {
 	uint64_t vaddr, offset, filesz;
 };
 
+struct cframe {
+	const char *name; /* interned */
+	bool is_inline;
+};
+
+struct vcached {
+	uint64_t vaddr;
+	uint32_t first, n; /* into binary->vframes */
+};
+
+/* A range of code of one function (DW_TAG_subprogram) of a compile unit. */
+struct fn_range {
+	uint64_t lo, hi; /* [lo, hi) in DWARF addresses */
+	Dwarf_Die die;
+};
+
+/* The functions of one compile unit by address, built at its first inline lookup. */
+struct cu_funcs {
+	void *cu_addr; /* the CU DIE's address in the debug data: its identity */
+	struct fn_range *r;
+	size_t n, cap;
+};
+
 struct binary {
 	char *path;	  /* as the process sees it */
 	const char *base; /* basename of path, for "[base+0xOFF]" */
@@ -56,6 +79,18 @@ struct binary {
 	bool open_failed; /* tried again when another mapping of it is seen */
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
+	struct cu_funcs *cus;
+	size_t ncus, cus_cap;
+	struct hmap cu_idx; /* a CU DIE's address -> its index in cus */
+	/*
+	 * The frames of each address of the file resolved so far, for every
+	 * process that maps it: vframes[vc[i].first ..] for address vc[i].vaddr.
+	 */
+	struct vcached *vc;
+	size_t nvc, vc_cap;
+	struct hmap vc_idx;
+	struct cframe *vframes;
+	size_t nvframes, vframes_cap;
 };
 
 /* One executable file mapping of a process. */
@@ -63,11 +98,6 @@ struct umap {
 	uint64_t start, end;
 	uint64_t bias; /* runtime address - ELF vaddr */
 	uint32_t bin;
-};
-
-struct cframe {
-	const char *name; /* interned */
-	bool is_inline;
 };
 
 struct cached {
@@ -182,6 +212,13 @@ static void binary__free(struct binary *b)
 	if (!b)
 		return;
 	symtab__free(b->syms);
+	for (size_t i = 0; i < b->ncus; i++)
+		free(b->cus[i].r);
+	free(b->cus);
+	hmap__free(&b->cu_idx);
+	free(b->vc);
+	free(b->vframes);
+	hmap__free(&b->vc_idx);
 	dwfl_end(b->dwfl);
 	free(b->segs);
 	free(b->path);
@@ -668,13 +705,126 @@ static const char *die_name(Dwarf_Die *die)
 	return name ? name : dwarf_diename(die);
 }
 
-/* The functions inlined at vaddr, from the outermost caller inwards. */
-static int push_inlines(struct symbolizer *s, struct proc *p, Dwfl_Module *mod, uint64_t vaddr)
+static int fn_add(struct cu_funcs *cf, Dwarf_Die *die)
 {
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (vec_reserve(cf->r, cf->cap, cf->n + 1))
+			return -ENOMEM;
+		cf->r[cf->n++] = (struct fn_range){lo, hi, *die};
+	}
+	return 0;
+}
+
+/* Functions among the children of die, and in namespaces and classes (C++). */
+static int fn_collect(struct cu_funcs *cf, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die child;
+	int err = 0;
+
+	if (depth > 8 || dwarf_child(die, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram)
+			err = fn_add(cf, &child);
+		else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type)
+			err = fn_collect(cf, &child, depth + 1);
+	} while (!err && !dwarf_siblingof(&child, &child));
+	return err;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The function of cu whose code holds pc, from the CU's index; NULL when none. */
+static Dwarf_Die *fn_find(struct binary *b, Dwarf_Die *cu, uint64_t pc)
+{
+	uint64_t h = hash_mix64((uintptr_t)cu->addr);
+	struct cu_funcs *cf = NULL;
+	size_t pos, lo = 0, hi;
+	void *v;
+
+	for (pos = hmap__first(&b->cu_idx, h); (v = hmap__next(&b->cu_idx, h, &pos));)
+		if (b->cus[hmap_idx_of(v)].cu_addr == cu->addr)
+			cf = &b->cus[hmap_idx_of(v)];
+	if (!cf) {
+		/* Once per CU: one walk of its top level instead of one per address. */
+		if (hmap__reserve(&b->cu_idx) || vec_reserve(b->cus, b->cus_cap, b->ncus + 1))
+			return NULL;
+		for (pos = hmap__first(&b->cu_idx, h); hmap__next(&b->cu_idx, h, &pos);)
+			;
+		cf = &b->cus[b->ncus];
+		*cf = (struct cu_funcs){.cu_addr = cu->addr};
+		if (fn_collect(cf, cu, 0)) {
+			free(cf->r);
+			return NULL;
+		}
+		qsort(cf->r, cf->n, sizeof(*cf->r), fn_cmp);
+		hmap__put(&b->cu_idx, pos, h, hmap_idx(b->ncus++));
+	}
+	hi = cf->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cf->r[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < cf->r[lo - 1].hi ? &cf->r[lo - 1].die : NULL;
+}
+
+/* The inlined functions holding pc inside fn, outermost first. */
+static int push_inlines_of(struct symbolizer *s, struct proc *p, Dwarf_Die *fn, uint64_t pc)
+{
+	Dwarf_Die cur = *fn, child;
+	bool deeper = true;
+	int err = 0;
+
+	while (deeper && !err && !dwarf_child(&cur, &child)) {
+		deeper = false;
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) ||
+			    dwarf_haspc(&child, pc) <= 0)
+				continue;
+			if (tag == DW_TAG_inlined_subroutine) {
+				const char *name = die_name(&child);
+
+				err = push_symbol(s, p, name ? name : "[inlined]", true);
+			}
+			cur = child;
+			deeper = true;
+			break;
+		} while (!dwarf_siblingof(&child, &child));
+	}
+	return err;
+}
+
+/* The functions inlined at vaddr, from the outermost caller inwards. */
+static int push_inlines(struct symbolizer *s, struct proc *p, struct binary *b, uint64_t vaddr)
+{
+	Dwfl_Module *mod = b->mod;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
-	Dwarf_Die *scopes = NULL;
-	int n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0, err = 0;
+	Dwarf_Die *scopes = NULL, *fn = cu ? fn_find(b, cu, vaddr - bias) : NULL;
+	int n, err = 0;
+
+	if (fn)
+		return push_inlines_of(s, p, fn, vaddr - bias);
+	/* Code outside the functions the index knows: the general, slower walk. */
+	n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
 
 	/* scopes run innermost first: inlined instances, the subprogram, the CU */
 	for (int i = n - 1; i >= 0 && !err; i--) {
@@ -697,6 +847,62 @@ static bool may_refresh(struct symbolizer *s, struct proc *p)
 	return read_starttime(s, p->pid) == p->starttime;
 }
 
+/*
+ * The frames of address vaddr of file b, appended to p->frames. They depend
+ * on the file alone, so they are kept with it: another process mapping the
+ * same file (libc in every process of a host-wide capture) gets them without
+ * a second lookup of symbols and inlines.
+ */
+static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *b, uint64_t vaddr)
+{
+	uint64_t h = hash_mix64(vaddr);
+	size_t before = p->nframes, n, pos;
+	const char *name;
+	void *v;
+	int err;
+
+	for (pos = hmap__first(&b->vc_idx, h); (v = hmap__next(&b->vc_idx, h, &pos));) {
+		const struct vcached *c = &b->vc[hmap_idx_of(v)];
+
+		if (c->vaddr != vaddr)
+			continue;
+		if (vec_reserve(p->frames, p->frames_cap, p->nframes + c->n))
+			return -ENOMEM;
+		memcpy(p->frames + p->nframes, b->vframes + c->first, c->n * sizeof(*p->frames));
+		p->nframes += c->n;
+		s->stats.file_cache_hits++;
+		return 0;
+	}
+	if (!b->syms_tried) {
+		b->syms_tried = true;
+		b->syms = symtab__build(b->mod);
+	}
+	name = symtab__resolve(b->syms, vaddr, NULL);
+	if (!name) {
+		char buf[NAME_MAX_LEN];
+
+		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
+		err = push_frame(s, p, buf, false);
+	} else {
+		err = push_symbol(s, p, name, false);
+		if (!err && s->inlines && b->has_debuginfo)
+			err = push_inlines(s, p, b, vaddr);
+	}
+	n = p->nframes - before;
+	/* Not kept on failure (the lookup is simply made again) nor past 32-bit counts. */
+	if (err || b->nvframes + n > UINT32_MAX || hmap__reserve(&b->vc_idx) ||
+	    vec_reserve(b->vc, b->vc_cap, b->nvc + 1) ||
+	    vec_reserve(b->vframes, b->vframes_cap, b->nvframes + n))
+		return err;
+	memcpy(b->vframes + b->nvframes, p->frames + before, n * sizeof(*p->frames));
+	b->vc[b->nvc] = (struct vcached){vaddr, (uint32_t)b->nvframes, (uint32_t)n};
+	b->nvframes += n;
+	for (pos = hmap__first(&b->vc_idx, h); hmap__next(&b->vc_idx, h, &pos);)
+		;
+	hmap__put(&b->vc_idx, pos, h, hmap_idx(b->nvc++));
+	return 0;
+}
+
 /* Resolve addr into frames appended to p->frames. */
 static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 {
@@ -705,7 +911,6 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 	struct binary *b;
 	const char *name;
 	uint64_t vaddr;
-	int err;
 
 	if (!um) {
 		perfmap_refresh(s, p);
@@ -729,19 +934,10 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 		if (name)
 			return push_frame(s, p, name, false);
 	}
-	if (b->mod && !b->syms_tried) {
-		b->syms_tried = true;
-		b->syms = symtab__build(b->mod);
-	}
-	name = symtab__resolve(b->syms, vaddr, NULL);
-	if (!name) {
-		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
-		return push_frame(s, p, buf, false);
-	}
-	err = push_symbol(s, p, name, false);
-	if (!err && s->inlines && b->has_debuginfo)
-		err = push_inlines(s, p, b->mod, vaddr);
-	return err;
+	if (b->mod)
+		return resolve_in_file(s, p, b, vaddr);
+	snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, vaddr);
+	return push_frame(s, p, buf, false);
 }
 
 const char *symbolizer__binary_name(struct symbolizer *s, int pid, uint64_t addr)

@@ -99,7 +99,7 @@ static inline void fuzz_check_profile(const struct profile *p)
 		const struct profile_frame *f = profile__frame_at(p, i);
 
 		FUZZ_CHECK(f && f->name && f->name[0]);
-		FUZZ_CHECK((unsigned)f->kind <= FRAME_MISSING);
+		FUZZ_CHECK((unsigned)f->kind < FRAME__COUNT);
 	}
 	FUZZ_CHECK(!profile__frame_at(p, (uint32_t)nf));
 	for (uint32_t i = 0; i < ns; i++) {

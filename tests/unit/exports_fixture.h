@@ -43,7 +43,10 @@
 #define FIXTURE_TOTAL_NS 20300000ull
 #define FIXTURE_TOTAL_COUNT 20ull
 
-/* "u1;u2;-;k1;k2": frames root first, '-' switches to kernel, "[Missed ..." is missing. */
+/*
+ * "u1;u2_[i];-;k1;k2": frames root first, '-' switches to kernel, "[Missed ..."
+ * is missing, a "_[i]" suffix marks an inlined function.
+ */
 static inline int fixture_stack(struct profile *p, const char *folded)
 {
 	uint32_t ids[64];
@@ -57,6 +60,12 @@ static inline int fixture_stack(struct profile *p, const char *folded)
 
 		if (len == 1 && *s == '-') {
 			kind = FRAME_KERNEL;
+		} else if (len > 4 && !strncmp(s + len - 4, "_[i]", 4)) {
+			int id = profile__frame(p, FRAME_INLINE, s, len - 4);
+
+			if (id < 0)
+				return id;
+			ids[n++] = (uint32_t)id;
 		} else {
 			int id = profile__frame(p, !strncmp(s, "[Missed", 7) ? FRAME_MISSING : kind,
 						s, len);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Building a profile row by row in the flame graph tests: frames are written
- * "u:name" (user), "k:name" (kernel) or "m:name" (missing), root first.
+ * "u:name" (user), "k:name" (kernel), "m:name" (missing) or "i:name" (an
+ * inlined function), root first.
  * Aborts on a model error: a fixture that cannot be built is no test.
  */
 #ifndef OFFCPU_TESTS_PROFILE_ROWS_H
@@ -22,11 +23,12 @@ static void add(struct profile *p, const char *comm, int tid, enum offcpu_state 
 	struct profile_weight w = {.count = count, .off_ns = off_ns};
 
 	for (; frames[n]; n++) {
-		enum frame_kind kind = frames[n][0] == 'k'   ? FRAME_KERNEL
-				       : frames[n][0] == 'm' ? FRAME_MISSING
-							     : FRAME_USER;
-		int id = profile__frame(p, kind, frames[n] + 2, strlen(frames[n] + 2));
+		enum frame_kind kind;
+		int id;
 
+		if (frame_kind__from_letter(frames[n][0], &kind))
+			abort();
+		id = profile__frame(p, kind, frames[n] + 2, strlen(frames[n] + 2));
 		if (id < 0)
 			abort();
 		ids[n] = id;

@@ -302,7 +302,7 @@ TEST(chrome_trace_names_fall_back_to_leaf_then_state)
 	CHECK(p && t);
 	plumbing = fixture_stack(p, "-;schedule;__schedule");
 	empty = fixture_stack(p, "");
-	user_only = fixture_stack(p, "main;sched_yield_loop");
+	user_only = fixture_stack(p, "main;yield_helper_[i];sched_yield_loop");
 	CHECK(plumbing >= 0 && empty >= 0 && user_only >= 0);
 	a = fixture_iv(0, 10, 0, 1, (uint32_t)plumbing, OFFCPU_STATE_SLEEP, 0);
 	b = fixture_iv(0, 10, 0, 2, (uint32_t)empty, OFFCPU_STATE_DISK, 0);
@@ -318,7 +318,7 @@ TEST(chrome_trace_names_fall_back_to_leaf_then_state)
 	CHECK_STR(sfield(x[1], "name"), "disk");
 	CHECK_STR(sfield(field(x[1], "args"), "stack"), "");
 	CHECK_STR(sfield(x[2], "name"), "sched_yield_loop");
-	CHECK_STR(sfield(field(x[2], "args"), "stack"), "main;sched_yield_loop");
+	CHECK_STR(sfield(field(x[2], "args"), "stack"), "main;yield_helper_[i];sched_yield_loop");
 	json_object_put(root);
 	free(text);
 	timeline__free(t);

@@ -21,10 +21,9 @@ static uint32_t stack_of(struct profile *p, const char *spec)
 	for (const char *s = spec; *s && n < 64;) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
-		enum frame_kind k = s[0] == 'k'	  ? FRAME_KERNEL
-				    : s[0] == 'm' ? FRAME_MISSING
-						  : FRAME_USER;
+		enum frame_kind k = FRAME_USER;
 
+		frame_kind__from_letter(s[0], &k);
 		ids[n++] = (uint32_t)profile__frame(p, k, s + 2, len - 2);
 		s += len + (end ? 1 : 0);
 	}
@@ -489,6 +488,83 @@ TEST(diff_report_text_and_json)
 	CHECK(json_object_get_boolean(v));
 	json_object_put(root);
 	free(out);
+	diff__free(d);
+	profile__free(a);
+	profile__free(b);
+}
+
+/* An inlined frame is part of the stack: the same name not inlined is another stack. */
+TEST(diff_keeps_inlined_frames_in_the_stack)
+{
+	struct profile *a = profile__new(), *b = profile__new();
+	const char *inl = "u:main;i:lock_helper;u:__GI___lll_lock_wait;k:futex_wait;k:schedule";
+	const char *flat = "u:main;u:lock_helper;u:__GI___lll_lock_wait;k:futex_wait;k:schedule";
+	struct diff_report_opts o = {.json = true};
+	struct json_object *root, *v, *f;
+	struct diff *d;
+	char *out;
+	int crossed, ta, tb;
+
+	CHECK(a && b);
+	ta = profile__thread(a, 1, 1, "app");
+	tb = profile__thread(b, 1, 1, "app");
+	add(a, ta, stack_of(a, inl), 1, 100 * MS);
+	add(b, tb, stack_of(b, inl), 1, 150 * MS);
+	add(b, tb, stack_of(b, flat), 1, 50 * MS);
+	d = diff_of(a, b, DIFF_NORM_NONE);
+	CHECK(d);
+	CHECK_INT(d->nr_stacks, 2);
+	CHECK(!d->stacks[0].only_new && !d->stacks[0].only_base);
+	CHECK_U64(d->stacks[0].off.base, 100 * MS);
+	CHECK_U64(d->stacks[0].off.new, 150 * MS);
+	CHECK(d->stacks[1].only_new);
+	out = render(d, NULL, 0, &o, &crossed);
+	root = out ? json_tokener_parse(out) : NULL;
+	CHECK(root);
+	CHECK(json_object_object_get_ex(root, "stacks", &v));
+	v = json_object_array_get_idx(v, 0);
+	CHECK(json_object_object_get_ex(v, "frames", &v));
+	f = json_object_array_get_idx(v, 1);
+	CHECK(json_object_object_get_ex(f, "kind", &f));
+	CHECK_STR(json_object_get_string(f), "inline");
+	json_object_put(root);
+	free(out);
+	o.json = false;
+	out = render(d, NULL, 0, &o, &crossed);
+	CHECK_CONTAINS(out, "user:   __GI___lll_lock_wait <- lock_helper (inlined) <- main\n");
+	free(out);
+	diff__free(d);
+	profile__free(a);
+	profile__free(b);
+}
+
+/* An address name is never cut short in the diff's text, at any width. */
+TEST(diff_text_keeps_address_names_whole)
+{
+	struct profile *a = profile__new(), *b = profile__new();
+	const char *st = "u:main;u:[postgres+0x1a2b3c];u:[libc.so.6+0x8f1b2];k:futex_wait";
+	struct diff_report_opts o = {0};
+	struct diff *d;
+	char *out;
+	int crossed, ta, tb;
+
+	CHECK(a && b);
+	ta = profile__thread(a, 1, 1, "postgres");
+	tb = profile__thread(b, 1, 1, "postgres");
+	add(a, ta, stack_of(a, st), 1, 100 * MS);
+	add(b, tb, stack_of(b, st), 1, 150 * MS);
+	d = diff_of(a, b, DIFF_NORM_NONE);
+	CHECK(d);
+	for (int width = 40; width <= 80; width += 5) {
+		o.width = width;
+		out = render(d, NULL, 0, &o, &crossed);
+		CHECK(out);
+		CHECK_CONTAINS(out, "[postgres+0x1a2b3c]");
+		CHECK_CONTAINS(out, "[libc.so.6+0x8f1b2]");
+		CHECK(!strstr(out, "[postgres+0x1a2b3c]...") &&
+		      !strstr(out, "[libc.so.6+0x8f1b2]..."));
+		free(out);
+	}
 	diff__free(d);
 	profile__free(a);
 	profile__free(b);

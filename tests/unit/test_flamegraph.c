@@ -385,6 +385,104 @@ TEST(labels_are_cut_to_fit)
 	profile__free(p);
 }
 
+/* An address name is no address cut short: whole, or no label. */
+TEST(labels_are_never_cut_inside_brackets)
+{
+	struct profile *p = profile__new();
+	struct drawn d[16];
+	size_t n;
+	int err;
+	char *svg;
+
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 1000, 1, "u:[postgres+0x1a2b3c]");
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 1000, 1, "u:exec_query [clone .cold]");
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 8000, 1, "u:big");
+	svg = render(p, NULL, &err);
+	CHECK_INT(err, 0);
+	/* 118 px: 15 characters, 13 and ".." for a cut name. */
+	CHECK(!strstr(svg, "\">[postgres"));
+	CHECK_CONTAINS(svg, ">exec_query ..</text>");
+	n = frames_of(svg, d, 16);
+	CHECK(n >= 4);
+	free(svg);
+	profile__free(p);
+	p = profile__new();
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 2000, 1, "u:[postgres+0x1a2b3c]");
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 8000, 1, "u:big");
+	svg = render(p, NULL, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(svg, "\">[postgres+0x1a2b3c]</text>");
+	free(svg);
+	profile__free(p);
+}
+
+/* The script refits labels on zoom: its cut() keeps the same rule, run by node. */
+TEST(script_labels_are_never_cut_inside_brackets)
+{
+	struct profile *p = profile__new();
+	char path[] = "/tmp/offcpu-fg-XXXXXX", cmd[1024], out[64] = "";
+	int fd, err;
+	char *svg;
+	FILE *f;
+
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 1000, 1, "u:main");
+	svg = render(p, NULL, &err);
+	CHECK_INT(err, 0);
+	if (system("command -v node >/dev/null 2>&1")) {
+		free(svg);
+		profile__free(p);
+		SKIP("node is not installed (Debian: nodejs)");
+	}
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && (f = fdopen(fd, "w")));
+	fputs(svg, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "node -e 'const m = require(\"fs\").readFileSync(\"%s\", \"utf8\")"
+		 ".match(/function cut\\(s, max\\) \\{[\\s\\S]*?\\n\\}\\n/);"
+		 "eval(m[0]); console.log([cut(\"[postgres+0x1a2b3c]\", 13),"
+		 "cut(\"exec_query [clone .cold]\", 13), cut(\"[a] b\", 4),"
+		 "cut(\"plain\", 3)].join(\" \"))' 2>&1",
+		 path);
+	f = popen(cmd, "r");
+	CHECK(f);
+	if (!fgets(out, sizeof(out), f))
+		out[0] = '\0';
+	pclose(f);
+	unlink(path);
+	CHECK_STR(out, "0 11 4 3\n");
+	free(svg);
+	profile__free(p);
+}
+
+TEST(inlined_frames_say_so_in_their_tooltip)
+{
+	struct profile *p = profile__new();
+	struct drawn d[16];
+	size_t n;
+	int err, found = 0;
+	char *svg;
+
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 1000, 1, "u:main", "i:parse", "u:read", "k:schedule");
+	ROW(p, "x", 1, OFFCPU_STATE_SLEEP, 1000, 1, "u:main", "u:parse", "k:schedule");
+	svg = render(p, NULL, &err);
+	CHECK_INT(err, 0);
+	n = frames_of(svg, d, 16);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(d[i].name, "parse"))
+			continue;
+		found++;
+		if (d[i].v == 1000 && !strncmp(d[i].info, "user, inlined,", 14))
+			found += 10;
+		else if (!strncmp(d[i].info, "user,", 5) && strncmp(d[i].info, "user, inlined", 13))
+			found += 100;
+	}
+	/* Two frames named parse, one inlined, one not: siblings kept apart. */
+	CHECK_INT(found, 112);
+	free(svg);
+	profile__free(p);
+}
+
 TEST(pruning_keeps_totals_exact)
 {
 	struct profile *p = profile__new();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 
+#include "output/folded.h"
 #include "parse/folded.h"
 #include "unit.h"
 
@@ -38,7 +39,7 @@ static int parse_path(const char *path, struct profile *p, const struct folded_o
 	return err;
 }
 
-/* The stack of row idx as "K:name;U:name;M:name", root first. */
+/* The stack of row idx as "K:name;U:name;M:name;I:name", root first. */
 static const char *stack_str(const struct profile *p, size_t idx)
 {
 	static char buf[4096];
@@ -52,7 +53,10 @@ static const char *stack_str(const struct profile *p, size_t idx)
 	fr = profile__stack_at(p, r->stack, &n);
 	for (size_t i = 0; i < n && off < sizeof(buf); i++) {
 		const struct profile_frame *f = profile__frame_at(p, fr[i]);
-		char k = f->kind == FRAME_KERNEL ? 'K' : f->kind == FRAME_USER ? 'U' : 'M';
+		char k = f->kind == FRAME_KERNEL   ? 'K'
+			 : f->kind == FRAME_USER   ? 'U'
+			 : f->kind == FRAME_INLINE ? 'I'
+						   : 'M';
 
 		off += snprintf(buf + off, sizeof(buf) - off, "%s%c:%s", i ? ";" : "", k, f->name);
 	}
@@ -243,6 +247,34 @@ TEST(folded_kernel_suffix)
 	CHECK_STR(stack_str(p, 0), "U:start_thread;U:JavaMain;U:Thread::sleep;U:syscall;"
 				   "K:entry_SYSCALL_64;K:do_syscall_64;K:schedule");
 	profile__free(p);
+}
+
+/* FlameGraph marks inlined functions "_[i]": read as FRAME_INLINE, written back the same. */
+TEST(folded_inline_suffix_round_trips)
+{
+	const char *in = "app;main;parse_[i];parse_header_[i];read;-;ksys_read;schedule 7\n"
+			 "app;main;parse;read_[i] 3\n";
+	struct profile *p = profile__new(), *back = profile__new();
+	struct parse_stats st;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	CHECK(p && back);
+	CHECK_INT(parse_str(in, p, NULL, &st), 0);
+	CHECK_STR(stack_str(p, 0), "U:main;I:parse;I:parse_header;U:read;K:ksys_read;K:schedule");
+	CHECK_STR(stack_str(p, 1), "U:main;U:parse;I:read");
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(folded__write(out, p), 0);
+	fclose(out);
+	CHECK_STR(text, in);
+	CHECK_INT(parse_str(text, back, NULL, &st), 0);
+	CHECK_STR(stack_str(back, 0),
+		  "U:main;I:parse;I:parse_header;U:read;K:ksys_read;K:schedule");
+	free(text);
+	profile__free(p);
+	profile__free(back);
 }
 
 TEST(folded_crlf_blank_and_comments)

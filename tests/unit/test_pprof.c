@@ -31,6 +31,7 @@ struct dsample {
 };
 struct dloc {
 	uint64_t id, mapping, func;
+	uint64_t funcs[8]; /* every line's function, in order */
 	size_t nline;
 };
 struct dfunc {
@@ -225,6 +226,8 @@ static bool dec_loc(struct dprof *d, struct rd r, struct dloc *l)
 			if (!dec_simple(d, sub, line, 1, "Line"))
 				return false;
 			l->func = line[0];
+			if (l->nline < 8)
+				l->funcs[l->nline] = line[0];
 			l->nline++;
 		} else
 			BAD(d, "unknown Location field %d", f);
@@ -613,6 +616,56 @@ TEST(pprof_write_is_gzip_of_encode_and_reproducible)
 	profile__free(p);
 }
 
+/* main -> parse (inlined) -> parse_header (inlined) -> read -> schedule */
+static struct profile *inline_profile(void)
+{
+	struct profile *p = profile__new();
+	const char *names[] = {"main", "parse", "parse_header", "read", "schedule"};
+	const enum frame_kind kinds[] = {FRAME_USER, FRAME_INLINE, FRAME_INLINE, FRAME_USER,
+					 FRAME_KERNEL};
+	uint32_t fr[5];
+	int th, sk, sk2;
+
+	if (!p)
+		return NULL;
+	for (int i = 0; i < 5; i++)
+		fr[i] = profile__frame(p, kinds[i], names[i], strlen(names[i]));
+	sk = profile__stack(p, fr, 5);
+	/* The same chain in another stack is the same location. */
+	sk2 = profile__stack(p, fr, 3);
+	th = profile__thread(p, 1, 1, "app");
+	profile__add(p, th, sk, OFFCPU_STATE_SLEEP, &(struct profile_weight){1, 3000000, 0});
+	profile__add(p, th, sk2, OFFCPU_STATE_SLEEP, &(struct profile_weight){1, 1000000, 0});
+	return p;
+}
+
+TEST(pprof_inlined_functions_are_lines_of_their_callers_location)
+{
+	struct profile *p = inline_profile();
+	struct dprof *d = calloc(1, sizeof(*d));
+	const struct dloc *chain;
+
+	CHECK(p && d);
+	CHECK_INT(encode_fixture(p, NULL, d), 0);
+	CHECK_INT(d->nsample, 2);
+	/* leaf first: schedule, read, then one location for main with its inlines */
+	CHECK_INT(d->sample[0].nloc, 3);
+	CHECK_STR(loc_name(d, d->sample[0].loc[0]), "schedule");
+	CHECK_STR(loc_name(d, d->sample[0].loc[1]), "read");
+	CHECK_INT(d->sample[1].nloc, 1);
+	CHECK_U64(d->sample[1].loc[0], d->sample[0].loc[2]);
+	chain = find_loc(d, d->sample[0].loc[2]);
+	CHECK(chain);
+	CHECK_INT(chain->nline, 3);
+	CHECK_STR(S(d, find_func(d, chain->funcs[0])->name), "parse_header");
+	CHECK_STR(S(d, find_func(d, chain->funcs[1])->name), "parse");
+	CHECK_STR(S(d, find_func(d, chain->funcs[2])->name), "main");
+	CHECK_INT(chain->mapping, 1);
+	dprof_free(d);
+	free(d);
+	profile__free(p);
+}
+
 /* Run a shell command, return its stdout (malloc'ed) or NULL. */
 static char *run(const char *cmd)
 {
@@ -714,6 +767,38 @@ TEST(pprof_go_tool_pprof_reads_totals_and_top_functions)
 	CHECK_CONTAINS(tags, "12.3ms (60.59%): 101");
 	free(tags);
 	unlink(path);
+	profile__free(p);
+}
+
+TEST(pprof_go_tool_pprof_shows_inlined_functions)
+{
+	struct profile *p = inline_profile();
+	char path[512], cmd[1024], *traces;
+	const char *tmp = getenv("TMPDIR");
+	FILE *f;
+
+	CHECK(p);
+	if (system("command -v go >/dev/null 2>&1"))
+		SKIP("go is not installed (Debian: golang-go)");
+	snprintf(path, sizeof(path), "%s/offcpu-inline-%d.pb.gz", tmp ? tmp : "/tmp",
+		 (int)getpid());
+	f = fopen(path, "w");
+	CHECK(f);
+	CHECK_INT(pprof__write(f, p, NULL), 0);
+	CHECK_INT(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "go tool pprof -traces %s 2>&1", path);
+	traces = run(cmd);
+	unlink(path);
+	CHECK(traces);
+	CHECK_CONTAINS(traces, "3ms   schedule\n"
+			       "             read\n"
+			       "             parse_header (inline)\n"
+			       "             parse (inline)\n"
+			       "             main\n");
+	CHECK_CONTAINS(traces, "1ms   parse_header (inline)\n"
+			       "             parse (inline)\n"
+			       "             main\n");
+	free(traces);
 	profile__free(p);
 }
 

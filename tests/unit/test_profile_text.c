@@ -156,6 +156,38 @@ TEST(profile_text_round_trip_is_lossless)
 	profile__free(b);
 }
 
+TEST(profile_text_keeps_inlined_frames)
+{
+	struct profile *a = profile__new(), *b = profile__new();
+	struct parse_stats st;
+	uint32_t fr[3];
+	const uint32_t *got;
+	char *text;
+	size_t len, n;
+	int s, t;
+
+	CHECK(a && b);
+	fr[0] = profile__frame(a, FRAME_USER, "main", 4);
+	fr[1] = profile__frame(a, FRAME_INLINE, "helper", 6);
+	fr[2] = profile__frame(a, FRAME_USER, "helper", 6);
+	s = profile__stack(a, fr, 3);
+	t = profile__thread(a, 1, 1, "app");
+	CHECK_INT(profile__add(a, t, s, OFFCPU_STATE_SLEEP, W(1, 10, 0)), 0);
+	text = write_str(a, &len);
+	CHECK(text);
+	CHECK_CONTAINS(text, "\nframe 1 i helper\n");
+	CHECK_CONTAINS(text, "\nframe 2 u helper\n");
+	CHECK_INT(read_str(text, b, &st), 0);
+	CHECK_INT(st.malformed, 0);
+	got = profile__stack_at(b, 0, &n);
+	CHECK_INT(n, 3);
+	CHECK_INT(profile__frame_at(b, got[1])->kind, FRAME_INLINE);
+	CHECK_INT(profile__frame_at(b, got[2])->kind, FRAME_USER);
+	free(text);
+	profile__free(a);
+	profile__free(b);
+}
+
 TEST(profile_text_escapes_names)
 {
 	struct profile *p = profile__new();

@@ -20,10 +20,12 @@ static int stack_of(struct profile *p, const char *spec)
 	while (*s && n < 128) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
-		enum frame_kind k = s[0] == 'k'	  ? FRAME_KERNEL
-				    : s[0] == 'm' ? FRAME_MISSING
-						  : FRAME_USER;
-		int id = profile__frame(p, k, s + 2, len - 2);
+		enum frame_kind k;
+		int id;
+
+		if (frame_kind__from_letter(s[0], &k))
+			return -1;
+		id = profile__frame(p, k, s + 2, len - 2);
 
 		if (id < 0)
 			return -1;
@@ -213,6 +215,9 @@ TEST(reasons_user_frames_decide_when_kernel_stack_is_missing)
 	/* User names do not match kernel rules, nor the other way round. */
 	CHECK_INT(classify("u:do_epoll_wait", 0), REASON_OTHER);
 	CHECK_INT(classify("k:pthread_mutex_lock", 0), REASON_OTHER);
+	/* An inlined user function is a user frame: user rules, not kernel ones. */
+	CHECK_INT(classify("u:main;i:pthread_mutex_lock", 0), REASON_LOCK);
+	CHECK_INT(classify("u:main;i:do_epoll_wait", 0), REASON_OTHER);
 }
 
 TEST(reasons_names_have_offsets_and_suffixes_removed)

@@ -12,6 +12,7 @@
 #include "output/diff_report.h"
 #include "output/folded.h"
 #include "output/pprof.h"
+#include "output/report.h"
 #include "parse/folded.h"
 #include "parse/profile_text.h"
 #include "parse/bpftrace.h"
@@ -192,6 +193,42 @@ TEST(regression_diff_report_frame_name_with_semicolons)
 	diff__free(d);
 	diff_side__free(a);
 	diff_side__free(b);
+	profile__free(p);
+}
+
+/*
+ * A frame name in square brackets longer than a report line (an unwind
+ * marker naming a long library): the report keeps such names whole, and
+ * printed it past the width (found by fuzz_writers). It now wraps.
+ */
+TEST(regression_report_long_bracketed_frame_name)
+{
+	struct profile *p = profile__new();
+	struct report_opts o = {.width = 60};
+	struct parse_stats st;
+	char *buf, *text = NULL;
+	size_t len = 0;
+	int col = 0, widest = 0;
+	FILE *f = open_regression(REG "writers/long_bracketed_frame_name.txt", &buf), *out;
+
+	CHECK(p && f);
+	CHECK_INT(profile_text__parse(f, p, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.malformed, 0);
+	CHECK(strlen(profile__frame_at(p, 0)->name) > 60);
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(report__write(out, p, NULL, &o), 0);
+	fclose(out);
+	for (const char *s = text; *s; s++) {
+		col = *s == '\n' ? 0 : col + ((*s & 0xc0) != 0x80);
+		widest = col > widest ? col : widest;
+	}
+	CHECK(widest <= 60);
+	CHECK_CONTAINS(text, "user:   [unwind: no CFI in libsomething-with-a-name-lo\n"
+			     "              nger-than-a-line.so.1]\n");
+	free(text);
 	profile__free(p);
 }
 

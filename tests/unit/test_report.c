@@ -11,7 +11,7 @@
 #define US 1000ull
 #define MS 1000000ull
 
-/* Intern a stack written root first as "u:frame;...;k:frame" (m: missing). */
+/* Intern a stack written root first as "u:frame;...;k:frame" (m: missing, i: inline). */
 static uint32_t stack_of(struct profile *p, const char *spec)
 {
 	uint32_t ids[64];
@@ -20,10 +20,9 @@ static uint32_t stack_of(struct profile *p, const char *spec)
 	for (const char *s = spec; *s && n < 64;) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
-		enum frame_kind k = s[0] == 'k'	  ? FRAME_KERNEL
-				    : s[0] == 'm' ? FRAME_MISSING
-						  : FRAME_USER;
+		enum frame_kind k = FRAME_USER;
 
+		frame_kind__from_letter(s[0], &k);
 		ids[n++] = (uint32_t)profile__frame(p, k, s + 2, len - 2);
 		s += len + (end ? 1 : 0);
 	}
@@ -430,6 +429,113 @@ TEST(term_cuts_on_character_boundaries)
 	fclose(f);
 	CHECK_STR(buf, "h\xc3\xa9llo w...\n   ab?x\n");
 	free(buf);
+}
+
+/* Lines of s in which a '[' is left open or a ']' closes nothing: a cut bracket. */
+static int cut_brackets(const char *s)
+{
+	int depth = 0, bad = 0;
+
+	for (; *s; s++) {
+		if (*s == '\n') {
+			bad += depth != 0;
+			depth = 0;
+		} else if (*s == '[') {
+			depth++;
+		} else if (*s == ']' && depth-- <= 0) {
+			bad++;
+			depth = 0;
+		}
+	}
+	return bad + (depth != 0);
+}
+
+/* s with each line break and the indent (up to indent blanks) after it taken out. */
+static char *unwrap(const char *s, int indent)
+{
+	char *out = malloc(strlen(s) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (; *s; s++) {
+		if (*s == '\n') {
+			for (int i = 0; i < indent && s[1] == ' '; i++)
+				s++;
+			continue;
+		}
+		*o++ = *s;
+	}
+	*o = '\0';
+	return out;
+}
+
+TEST(term_frames_never_cut_inside_brackets)
+{
+	const char *names[] = {"exec_simple_query_with_a_long_name [clone .cold]",
+			       "[postgres+0x1a2b3c]", "[unwind: no CFI in libpq.so.5]"};
+	const char *suffix[] = {NULL, NULL, " (inlined)"};
+
+	for (int width = 19; width <= 120; width += 3) {
+		char *buf = NULL, *joined;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		CHECK(f);
+		term__frames(f, width, false, "user:   ", names, suffix, 3);
+		fclose(f);
+		/* The longest name fits on a line of its own: no bracket is split. */
+		if (width >= 14 + 40 && cut_brackets(buf)) {
+			UNIT_FAIL("width %d: a name cut inside brackets: %s", width, buf);
+			free(buf);
+			return;
+		}
+		if (widest_line(buf) > width) {
+			UNIT_FAIL("width %d: a line of %d columns", width, widest_line(buf));
+			free(buf);
+			return;
+		}
+		/* Whole, if need be over several lines. */
+		joined = unwrap(buf, 14);
+		CHECK_CONTAINS(joined, "[postgres+0x1a2b3c]");
+		CHECK_CONTAINS(joined, "[unwind: no CFI in libpq.so.5] (inlined)");
+		free(joined);
+		free(buf);
+	}
+	CHECK_INT(term__cut_cols("ab [x] cd", 5), 3);
+	CHECK_INT(term__cut_cols("ab [x] cd", 7), 7);
+	CHECK_INT(term__cut_cols("[bin+0x1]", 8), 0);
+	CHECK_INT(term__cut_cols("[bin+0x1]", 9), 9);
+}
+
+TEST(report_marks_inlined_frames_and_keeps_address_names_whole)
+{
+	struct profile *p = profile__new();
+	struct report_opts o = {.width = 60};
+	char *out;
+	int th, err = -1;
+
+	CHECK(p);
+	th = profile__thread(p, 7, 7, "postgres");
+	add(p, th,
+	    stack_of(p, "u:main;u:PostgresMain;i:ReadCommand;"
+			"u:[postgres+0x1a2b3c];u:[libc.so.6+0x8f1b2];k:schedule"),
+	    OFFCPU_STATE_SLEEP, 1, 5 * MS, 0);
+	add(p, th, stack_of(p, "u:main;u:PostgresMain;i:ReadCommand;u:epoll_wait;k:schedule"),
+	    OFFCPU_STATE_SLEEP, 1, 4 * MS, 0);
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	/* A plain name is cut to fit, an address name goes whole to the next line. */
+	CHECK_CONTAINS(out, "user:   epoll_wait <- ReadCommand (inlined) <- Post...\n");
+	CHECK_CONTAINS(out, "user:   [libc.so.6+0x8f1b2] <-\n"
+			    "              [postgres+0x1a2b3c] <- ReadCommand (inlined)\n");
+	CHECK(!cut_brackets(out));
+	free(out);
+	o.json = true;
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "\"name\": \"ReadCommand\",\n          \"kind\": \"inline\"");
+	free(out);
+	profile__free(p);
 }
 
 int main(void)

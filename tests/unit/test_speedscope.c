@@ -214,6 +214,48 @@ TEST(speedscope_escapes_names_and_skips_threads_without_rows)
 	profile__free(p);
 }
 
+/* speedscope has no inline flag: an inlined frame's name says it, and stays its own frame. */
+TEST(speedscope_marks_inlined_frames)
+{
+	struct profile *p = profile__new();
+	struct json_object *root, *frames, *samples;
+	uint32_t fr[3];
+	char *text;
+	int err, th, sk;
+
+	CHECK(p);
+	fr[0] = profile__frame(p, FRAME_USER, "main", 4);
+	fr[1] = profile__frame(p, FRAME_INLINE, "work", 4);
+	fr[2] = profile__frame(p, FRAME_USER, "work", 4);
+	sk = profile__stack(p, fr, 3);
+	th = profile__thread(p, 1, 1, "app");
+	CHECK_INT(profile__add(p, th, sk, OFFCPU_STATE_SLEEP,
+			       &(struct profile_weight){.count = 1, .off_ns = 10}),
+		  0);
+	text = fixture_capture(write_ss, p, &err, NULL);
+	CHECK_INT(err, 0);
+	root = json_tokener_parse(text);
+	CHECK(root);
+	frames = field(field(root, "shared", json_type_object), "frames", json_type_array);
+	CHECK(frames);
+	CHECK_INT(json_object_array_length(frames), 3);
+	CHECK_STR(json_object_get_string(
+			  field(json_object_array_get_idx(frames, 1), "name", json_type_string)),
+		  "work (inlined)");
+	CHECK_STR(json_object_get_string(
+			  field(json_object_array_get_idx(frames, 2), "name", json_type_string)),
+		  "work");
+	samples = field(json_object_array_get_idx(field(root, "profiles", json_type_array), 0),
+			"samples", json_type_array);
+	CHECK(samples);
+	CHECK_STR(json_object_to_json_string_ext(json_object_array_get_idx(samples, 0),
+						 JSON_C_TO_STRING_PLAIN),
+		  "[0,1,2]");
+	json_object_put(root);
+	free(text);
+	profile__free(p);
+}
+
 int main(void)
 {
 	return unit_run();

@@ -205,7 +205,7 @@ TEST(timeline_escapes_names_with_separators)
 	int err, sk, sk_empty;
 
 	CHECK(p && q && t && u);
-	f = (uint32_t)profile__frame(p, FRAME_USER, odd, strlen(odd));
+	f = (uint32_t)profile__frame(p, FRAME_INLINE, odd, strlen(odd));
 	sk = profile__stack(p, &f, 1);
 	sk_empty = profile__stack(p, NULL, 0);
 	CHECK(sk >= 0 && sk_empty >= 0);
@@ -217,7 +217,7 @@ TEST(timeline_escapes_names_with_separators)
 	args[1] = p;
 	text = fixture_capture(write_fixture, args, &err, NULL);
 	CHECK_INT(err, 0);
-	CHECK_CONTAINS(text, "u:operator%3B%2520 \"x\"%0A%09tail\n");
+	CHECK_CONTAINS(text, "i:operator%3B%2520 \"x\"%0A%09tail\n");
 	in = unit_memfile(text);
 	CHECK_INT(timeline__parse(in, q, u, NULL), 0);
 	fclose(in);
@@ -225,6 +225,9 @@ TEST(timeline_escapes_names_with_separators)
 	CHECK_STR(
 		profile__frame_at(q, profile__stack_at(q, timeline__at(u, 0)->stack, &n)[0])->name,
 		odd);
+	CHECK_INT(
+		profile__frame_at(q, profile__stack_at(q, timeline__at(u, 0)->stack, &n)[0])->kind,
+		FRAME_INLINE);
 	profile__stack_at(q, timeline__at(u, 1)->stack, &n);
 	CHECK_INT(n, 0);
 	CHECK_INT(timeline__at(u, 1)->state, OFFCPU_STATE_UNKNOWN);
