@@ -3,12 +3,15 @@
  * The reason rules. docs/reasons.md explains the order; keep it in step with
  * the table below.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/reasons.h"
+#include "share/reasons.rules.h"
 
 enum match {
 	EXACT,	 /* the cleaned name equals the pattern */
@@ -351,7 +354,7 @@ static const char *const reason_names[REASON__COUNT] = {
 	[REASON_LOCK] = "lock",	      [REASON_SLEEP] = "sleep",	  [REASON_DISK_IO] = "disk_io",
 	[REASON_NETWORK] = "network", [REASON_POLL] = "poll",	  [REASON_PIPE] = "pipe",
 	[REASON_CHILD] = "child",     [REASON_MEMORY] = "memory", [REASON_RUNQUEUE] = "runqueue",
-	[REASON_OTHER] = "other",
+	[REASON_IDLE] = "idle",	      [REASON_OTHER] = "other",
 };
 
 const char *reason__name(enum reason r)
@@ -456,7 +459,8 @@ static const struct rule *frame_rule(enum frame_kind kind, const char *raw)
 	if (kind == FRAME_MISSING)
 		return NULL;
 	name = reasons__clean_name(kind, raw, buf, sizeof(buf));
-	if (kind == FRAME_USER) {
+	/* Every kind but kernel and missing is a user frame (inlined ones too). */
+	if (kind != FRAME_KERNEL) {
 		name = user_name(name);
 		for (size_t i = 0; i < NR_RULES; i++)
 			if (rules[i].tier == USER && rule_matches(&rules[i], name, NULL))
@@ -502,24 +506,325 @@ enum reason_step reasons__frame(enum frame_kind kind, const char *name, enum rea
 	return tier_step(rule->tier);
 }
 
+/* ---- rules files ---- */
+
+enum glob_how { GLOB_EXACT, GLOB_PREFIX, GLOB_FNMATCH };
+
+struct glob {
+	char *pat;
+	size_t len; /* GLOB_PREFIX: the part before the '*' */
+	enum glob_how how;
+};
+
+struct file_rule {
+	enum reason reason;
+	char *detail; /* NULL: none */
+	struct glob *globs;
+	size_t nr_globs;
+	int line;
+};
+
+struct reason_rules {
+	char *name;
+	struct file_rule *v;
+	size_t n;
+};
+
+const char *const reasons__default_rules_text = reasons_rules;
+
+static struct reason_rules *user_rules, *shipped_rules;
+static bool shipped_tried;
+
+void reason_rules__free(struct reason_rules *rr)
+{
+	if (!rr)
+		return;
+	for (size_t i = 0; i < rr->n; i++) {
+		for (size_t g = 0; g < rr->v[i].nr_globs; g++)
+			free(rr->v[i].globs[g].pat);
+		free(rr->v[i].globs);
+		free(rr->v[i].detail);
+	}
+	free(rr->v);
+	free(rr->name);
+	free(rr);
+}
+
+size_t reason_rules__count(const struct reason_rules *rr)
+{
+	return rr ? rr->n : 0;
+}
+
+static int glob_init(struct glob *g, const char *pat, size_t len)
+{
+	size_t wild = strcspn(pat, "*?[\\");
+
+	g->pat = strndup(pat, len);
+	if (!g->pat)
+		return -ENOMEM;
+	if (wild >= len) {
+		g->how = GLOB_EXACT;
+	} else if (wild == len - 1 && pat[wild] == '*') {
+		g->how = GLOB_PREFIX;
+		g->len = wild;
+	} else {
+		g->how = GLOB_FNMATCH;
+	}
+	return 0;
+}
+
+static bool glob_matches(const struct glob *g, const char *name)
+{
+	switch (g->how) {
+	case GLOB_EXACT:
+		return !strcmp(name, g->pat);
+	case GLOB_PREFIX:
+		return !strncmp(name, g->pat, g->len);
+	case GLOB_FNMATCH:
+		return !fnmatch(g->pat, name, 0);
+	}
+	return false;
+}
+
+static bool detail_char(int c)
+{
+	return isalnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+/* One rule line (comments and blanks already dropped); 0, or -EINVAL with why. */
+static int parse_rule(char *line, struct file_rule *r, char *why, size_t whylen)
+{
+	char *save = NULL, *word = strtok_r(line, " \t", &save), *colon;
+	size_t cap = 0;
+
+	colon = strchr(word, ':');
+	if (colon)
+		*colon = '\0';
+	if (reason__parse(word, &r->reason)) {
+		snprintf(why, whylen,
+			 "unknown reason '%s' (lock, sleep, disk_io, network, poll, pipe, child, "
+			 "memory, runqueue, idle, other)",
+			 word);
+		return -EINVAL;
+	}
+	if (colon) {
+		const char *d = colon + 1;
+		size_t len = strlen(d), ok = 0;
+
+		while (d[ok] && detail_char((unsigned char)d[ok]))
+			ok++;
+		if (!len || len > 40 || ok != len) {
+			snprintf(why, whylen,
+				 "the detail after '%s:' must be 1 to 40 letters, digits, '_', '-' "
+				 "or '.'",
+				 word);
+			return -EINVAL;
+		}
+		r->detail = strdup(d);
+		if (!r->detail)
+			return -ENOMEM;
+	}
+	while ((word = strtok_r(NULL, " \t", &save))) {
+		struct glob *grown;
+
+		if (r->nr_globs == cap) {
+			cap = cap ? 2 * cap : 4;
+			grown = realloc(r->globs, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			r->globs = grown;
+		}
+		if (glob_init(&r->globs[r->nr_globs], word, strlen(word)))
+			return -ENOMEM;
+		r->nr_globs++;
+	}
+	if (!r->nr_globs) {
+		snprintf(why, whylen, "a rule needs at least one frame pattern after '%s'", line);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct reason_rules *reason_rules__parse(FILE *in, const char *name, char *err, size_t errlen)
+{
+	struct reason_rules *rr = calloc(1, sizeof(*rr));
+	char *line = NULL, why[200];
+	size_t linecap = 0, cap = 0;
+	int nr = 0, e = -ENOMEM;
+	ssize_t len;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!rr || !(rr->name = strdup(name ? name : "rules")))
+		goto fail;
+	while ((len = getline(&line, &linecap, in)) >= 0) {
+		char *s = line, *hash = strchr(line, '#');
+		struct file_rule *r;
+
+		nr++;
+		if (hash)
+			*hash = '\0';
+		while (*s == ' ' || *s == '\t')
+			s++;
+		len = (ssize_t)strlen(s);
+		while (len > 0 && isspace((unsigned char)s[len - 1]))
+			s[--len] = '\0';
+		if (!*s)
+			continue;
+		if (rr->n == cap) {
+			struct file_rule *grown;
+
+			cap = cap ? 2 * cap : 32;
+			grown = realloc(rr->v, cap * sizeof(*grown));
+			if (!grown)
+				goto fail;
+			rr->v = grown;
+		}
+		r = &rr->v[rr->n++];
+		*r = (struct file_rule){.line = nr};
+		e = parse_rule(s, r, why, sizeof(why));
+		if (e == -EINVAL && err)
+			snprintf(err, errlen, "%s:%d: %s", rr->name, nr, why);
+		if (e)
+			goto fail;
+	}
+	if (ferror(in)) {
+		e = -EIO;
+		if (err)
+			snprintf(err, errlen, "%s: cannot read: %s", rr->name, strerror(EIO));
+		goto fail;
+	}
+	if (!rr->n) {
+		e = -EINVAL;
+		if (err)
+			snprintf(err, errlen, "%s:%d: no rules in the file", rr->name, nr);
+		goto fail;
+	}
+	free(line);
+	return rr;
+fail:
+	free(line);
+	reason_rules__free(rr);
+	errno = -e;
+	return NULL;
+}
+
+void reasons__set_rules(struct reason_rules *rr)
+{
+	reason_rules__free(user_rules);
+	user_rules = rr;
+}
+
+static const struct reason_rules *shipped(void)
+{
+	if (!shipped_tried) {
+		/* The build drops the file's SPDX line: a blank one keeps the line numbers. */
+		size_t len = strlen(reasons_rules) + 2;
+		char *text = malloc(len);
+		FILE *f = NULL;
+
+		shipped_tried = true;
+		if (text) {
+			snprintf(text, len, "\n%s", reasons_rules);
+			f = fmemopen(text, len - 1, "r");
+		}
+		/* A shipped file that does not parse fails test_reasons; here: no rules. */
+		shipped_rules = f ? reason_rules__parse(f, "share/reasons.rules", NULL, 0) : NULL;
+		if (f)
+			fclose(f);
+		free(text);
+	}
+	return shipped_rules;
+}
+
+/* Whether the user frames (names[i], NULL for other frames) hold r's globs in order. */
+static int rule_frame(const struct file_rule *r, const char *const *names, const char *const *plain,
+		      size_t n)
+{
+	size_t g = 0, i = n;
+	int first = -1;
+
+	while (g < r->nr_globs && i-- > 0) {
+		if (!names[i])
+			continue;
+		if (glob_matches(&r->globs[g], names[i]) ||
+		    (plain[i] != names[i] && glob_matches(&r->globs[g], plain[i]))) {
+			if (!g)
+				first = (int)i;
+			g++;
+		}
+	}
+	return g == r->nr_globs ? first : -1;
+}
+
+/* The first rule (user's, then shipped) that the stack's user frames match. */
+static void apply_rules(const struct profile *p, const uint32_t *frames, size_t n,
+			struct reason_match *m)
+{
+	const struct reason_rules *sets[2] = {user_rules, shipped()};
+	const char **names = NULL, **plain = NULL;
+	char *buf = NULL;
+	size_t pos = 0, total = 0;
+	bool any = false;
+
+	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY || !n)
+		return;
+	if (!sets[0] && !sets[1])
+		return;
+	for (size_t i = 0; i < n; i++)
+		total += strlen(profile__frame_at(p, frames[i])->name) + 1;
+	names = calloc(n, sizeof(*names));
+	plain = calloc(n, sizeof(*plain));
+	buf = malloc(total);
+	if (!names || !plain || !buf)
+		goto cleanup; /* no refinement: the kernel's reason stands */
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_frame *f = profile__frame_at(p, frames[i]);
+
+		if (f->kind == FRAME_KERNEL || f->kind == FRAME_MISSING)
+			continue;
+		names[i] = reasons__clean_name(f->kind, f->name, buf + pos, total - pos);
+		plain[i] = user_name(names[i]);
+		pos += strlen(names[i]) + 1;
+		any = true;
+	}
+	for (size_t s = 0; any && s < 2; s++) {
+		for (size_t k = 0; sets[s] && k < sets[s]->n; k++) {
+			const struct file_rule *r = &sets[s]->v[k];
+			int at = rule_frame(r, names, plain, n);
+
+			if (at < 0)
+				continue;
+			m->reason = r->reason;
+			m->step = REASON_BY_RULE;
+			m->frame = at;
+			m->pattern = r->globs[0].pat;
+			m->detail = r->detail;
+			m->file = sets[s]->name;
+			m->line = r->line;
+			goto cleanup;
+		}
+	}
+cleanup:
+	free(names);
+	free(plain);
+	free(buf);
+}
+
 /*
- * The decision of reasons.h over a stack whose frames' rules are given by
- * rule_of(i), so the memoizing and the plain classifiers share one walk.
+ * The decision of reasons.h over a stack's frames whose built-in rules are
+ * given by rule_of(i), so the memoizing and the plain classifiers share one
+ * walk; the state is applied by the callers.
  */
-static void decide(const struct profile *p, uint32_t stack, enum offcpu_state st,
-		   const struct rule *(*rule_of)(void *ctx, uint32_t frame), void *ctx,
-		   struct reason_match *m)
+static void decide_frames(const struct profile *p, uint32_t stack,
+			  const struct rule *(*rule_of)(void *ctx, uint32_t frame), void *ctx,
+			  struct reason_match *m)
 {
 	static const enum tier passes[] = {SPECIFIC, GENERIC, USER};
 	const uint32_t *frames;
 	size_t n = 0;
 
 	*m = (struct reason_match){.reason = REASON_OTHER, .step = REASON_BY_NOTHING, .frame = -1};
-	if (st == OFFCPU_STATE_PREEMPT || st == OFFCPU_STATE_OTHER) {
-		m->reason = st == OFFCPU_STATE_PREEMPT ? REASON_RUNQUEUE : REASON_OTHER;
-		m->step = REASON_BY_STATE;
-		return;
-	}
 	frames = profile__stack_at(p, stack, &n);
 	if (!frames)
 		return;
@@ -533,10 +838,25 @@ static void decide(const struct profile *p, uint32_t stack, enum offcpu_state st
 				m->step = tier_step(r->tier);
 				m->frame = (int)i;
 				m->pattern = r->pattern;
-				return;
+				goto rules;
 			}
 		}
 	}
+rules:
+	apply_rules(p, frames, n, m);
+}
+
+/* State R is run-queue time and state O other, whatever the stack says. */
+static bool by_state(enum offcpu_state st, struct reason_match *m)
+{
+	if (st != OFFCPU_STATE_PREEMPT && st != OFFCPU_STATE_OTHER)
+		return false;
+	*m = (struct reason_match){
+		.reason = st == OFFCPU_STATE_PREEMPT ? REASON_RUNQUEUE : REASON_OTHER,
+		.step = REASON_BY_STATE,
+		.frame = -1,
+	};
+	return true;
 }
 
 static const struct rule *plain_rule(void *ctx, uint32_t frame)
@@ -549,7 +869,8 @@ static const struct rule *plain_rule(void *ctx, uint32_t frame)
 void reasons__explain(const struct profile *p, uint32_t stack, enum offcpu_state st,
 		      struct reason_match *m)
 {
-	decide(p, stack, st, plain_rule, (void *)p, m);
+	if (!by_state(st, m))
+		decide_frames(p, stack, plain_rule, (void *)p, m);
 }
 
 enum reason reasons__classify(const struct profile *p, uint32_t stack, enum offcpu_state st)
@@ -560,11 +881,22 @@ enum reason reasons__classify(const struct profile *p, uint32_t stack, enum offc
 	return m.reason;
 }
 
-/* Memo: per frame, the index of its rule + 2 (0 = not looked up, 1 = no rule). */
+/*
+ * Memo: per frame, the index of its rule + 2 (0 = not looked up, 1 = no rule);
+ * per stack, what its frames decided.
+ */
+struct stack_memo {
+	const char *detail;
+	uint8_t reason;
+	bool known;
+};
+
 struct reasons {
 	const struct profile *p;
 	uint16_t *frame_rule;
 	size_t nr_frames;
+	struct stack_memo *stack;
+	size_t nr_stacks;
 };
 
 struct reasons *reasons__new(const struct profile *p)
@@ -582,6 +914,7 @@ void reasons__free(struct reasons *r)
 	if (!r)
 		return;
 	free(r->frame_rule);
+	free(r->stack);
 	free(r);
 }
 
@@ -610,10 +943,101 @@ static const struct rule *memo_rule(void *ctx, uint32_t frame)
 	return rule;
 }
 
-enum reason reasons__get(struct reasons *r, uint32_t stack, enum offcpu_state st)
+enum reason reasons__get_detail(struct reasons *r, uint32_t stack, enum offcpu_state st,
+				const char **detail)
 {
 	struct reason_match m;
 
-	decide(r->p, stack, st, memo_rule, r, &m);
-	return m.reason;
+	*detail = NULL;
+	if (by_state(st, &m))
+		return m.reason;
+	if (stack >= r->nr_stacks) {
+		size_t n = profile__nr_stacks(r->p);
+		struct stack_memo *grown = stack < n ? realloc(r->stack, n * sizeof(*grown)) : NULL;
+
+		if (!grown) {
+			decide_frames(r->p, stack, memo_rule, r, &m);
+			*detail = m.detail;
+			return m.reason;
+		}
+		memset(grown + r->nr_stacks, 0, (n - r->nr_stacks) * sizeof(*grown));
+		r->stack = grown;
+		r->nr_stacks = n;
+	}
+	if (!r->stack[stack].known) {
+		decide_frames(r->p, stack, memo_rule, r, &m);
+		r->stack[stack] = (struct stack_memo){
+			.detail = m.detail, .reason = (uint8_t)m.reason, .known = true};
+	}
+	*detail = r->stack[stack].detail;
+	return (enum reason)r->stack[stack].reason;
+}
+
+enum reason reasons__get(struct reasons *r, uint32_t stack, enum offcpu_state st)
+{
+	const char *detail;
+
+	return reasons__get_detail(r, stack, st, &detail);
+}
+
+static int cmp_detail_sum(const void *a, const void *b)
+{
+	const struct reason_detail_sum *x = a, *y = b;
+
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	if (x->blocked_ns != y->blocked_ns)
+		return x->blocked_ns > y->blocked_ns ? -1 : 1;
+	return strcmp(x->detail, y->detail);
+}
+
+int reasons__detail_sums(const struct profile *p, struct reason_detail_sum **out, size_t *n)
+{
+	struct reasons *rs = reasons__new(p);
+	struct reason_detail_sum *v = NULL;
+	bool runq_known = profile__runq_known(p);
+	size_t nr = 0, cap = 0;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	*n = 0;
+	if (!rs)
+		return -ENOMEM;
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *row = profile__row_at(p, i);
+		const char *detail;
+		enum reason r = reasons__get_detail(rs, row->stack, row->state, &detail);
+		uint64_t rq = runq_known ? row->w.runq_ns : 0;
+		size_t k;
+
+		if (!detail || r == REASON_RUNQUEUE)
+			continue;
+		/* Details come from rules: pointers of one rule set, and few of them. */
+		for (k = 0; k < nr; k++)
+			if (v[k].reason == r && (v[k].detail == detail || !strcmp(v[k].detail, detail)))
+				break;
+		if (k == nr) {
+			if (nr == cap) {
+				struct reason_detail_sum *grown;
+
+				cap = cap ? 2 * cap : 16;
+				grown = realloc(v, cap * sizeof(*grown));
+				if (!grown)
+					goto cleanup;
+				v = grown;
+			}
+			v[nr++] = (struct reason_detail_sum){.reason = r, .detail = detail};
+		}
+		v[k].blocked_ns += row->w.off_ns - (rq < row->w.off_ns ? rq : row->w.off_ns);
+		v[k].count += row->w.count;
+	}
+	qsort(v, nr, sizeof(*v), cmp_detail_sum);
+	*out = v;
+	*n = nr;
+	v = NULL;
+	err = 0;
+cleanup:
+	free(v);
+	reasons__free(rs);
+	return err;
 }

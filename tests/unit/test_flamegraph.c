@@ -491,13 +491,13 @@ TEST(reason_colouring_from_kernel_frames_and_state)
 	CHECK_CONTAINS(svg, "<title>ep_poll\nkernel, 900 ms off-CPU, 16.81%, 90 intervals, "
 			    "reason: poll</title>");
 	CHECK_CONTAINS(svg, "<title>io_schedule\nkernel, 300 ms off-CPU, 5.60%, 30 intervals, "
-			    "reason: disk</title>");
+			    "reason: disk_io</title>");
 	CHECK_CONTAINS(svg, "<title>do_wait\nkernel, 2.00 s off-CPU, 37.37%, 1 interval, "
 			    "reason: child</title>");
 	CHECK_CONTAINS(svg, "<title>pipe_read\nkernel, 150 ms off-CPU, 2.80%, 3 intervals, "
 			    "reason: pipe</title>");
 	CHECK_CONTAINS(svg, "<title>preempt_schedule_irq\nkernel, 2.40 ms off-CPU, 0.04%, "
-			    "25 intervals, reason: preempt</title>");
+			    "25 intervals, reason: runqueue</title>");
 	CHECK_CONTAINS(svg, "<title>worker\nuser, 2.30 s off-CPU, 42.97%, 78 intervals, "
 			    "reason: mixed</title>");
 	CHECK_CONTAINS(svg, "<g id=\"legend\">");
