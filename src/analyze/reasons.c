@@ -748,7 +748,7 @@ static int rule_frame(const struct file_rule *r, const char *const *names, const
 		if (!names[i])
 			continue;
 		if (glob_matches(&r->globs[g], names[i]) ||
-		    (plain[i] != names[i] && glob_matches(&r->globs[g], plain[i]))) {
+		    (strcmp(plain[i], names[i]) && glob_matches(&r->globs[g], plain[i]))) {
 			if (!g)
 				first = (int)i;
 			g++;
@@ -775,17 +775,23 @@ static void apply_rules(const struct profile *p, const uint32_t *frames, size_t 
 		total += strlen(profile__frame_at(p, frames[i])->name) + 1;
 	names = calloc(n, sizeof(*names));
 	plain = calloc(n, sizeof(*plain));
-	buf = malloc(total);
+	buf = malloc(2 * total);
 	if (!names || !plain || !buf)
 		goto cleanup; /* no refinement: the kernel's reason stands */
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_frame *f = profile__frame_at(p, frames[i]);
+		char *at;
 
 		if (f->kind == FRAME_KERNEL || f->kind == FRAME_MISSING)
 			continue;
-		names[i] = reasons__clean_name(f->kind, f->name, buf + pos, total - pos);
-		plain[i] = user_name(names[i]);
+		names[i] = reasons__clean_name(f->kind, f->name, buf + pos, 2 * total - pos);
 		pos += strlen(names[i]) + 1;
+		/* The plain name: no glibc prefix, no symbol version (clock_nanosleep@@GLIBC_2.17). */
+		at = strcpy(buf + pos, user_name(names[i]));
+		plain[i] = at;
+		pos += strlen(at) + 1;
+		if ((at = strchr(at, '@')) && at != plain[i])
+			*at = '\0';
 		any = true;
 	}
 	for (size_t s = 0; any && s < 2; s++) {

@@ -254,20 +254,19 @@ static size_t reasons_sorted(const struct budget_entry *t, enum reason *order, u
 }
 
 /* Under a reason, the details rules gave part of its time (lock: lwlock, heavyweight). */
-static void reason_details(struct ctx *c, enum reason r)
+static void reason_details(struct ctx *c, enum reason r, int name_cols)
 {
 	struct term_line l;
 	char t[16], pct[16];
 
 	for (size_t i = 0; i < c->nr_details; i++) {
 		const struct reason_detail_sum *d = &c->details[i];
-		int cols = term__cols(d->detail);
 
 		if (d->reason != r)
 			continue;
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, "    ", -1);
-		term_line__left_in(&l, d->detail, cols < 8 ? 8 : cols + 1);
+		term_line__left_in(&l, d->detail, name_cols - 2);
 		term_line__right(&l, term__ns(d->blocked_ns, t, sizeof(t)), 8);
 		term_line__right(&l, term__pct(frac(d->blocked_ns, c->b->total.off_ns), pct,
 					       sizeof(pct)),
@@ -283,19 +282,24 @@ static void reasons_table(struct ctx *c)
 	size_t n = reasons_sorted(&c->b->total, order, ns);
 	struct term_line l;
 	char t[16], pct[16];
+	int name_cols = 10;
 
+	/* One name column for reasons and the details under them. */
+	for (size_t i = 0; i < c->nr_details; i++)
+		if (term__cols(c->details[i].detail) + 3 > name_cols)
+			name_cols = term__cols(c->details[i].detail) + 3;
 	heading(c, "Off-CPU time by reason");
 	for (size_t i = 0; i < n; i++) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, "  ", -1);
 		term_line__color(&l, term__reason_color(order[i]));
-		term_line__left_in(&l, reason__name(order[i]), 10);
+		term_line__left_in(&l, reason__name(order[i]), name_cols);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ns[i], t, sizeof(t)), 8);
 		term_line__right(&l, term__pct(frac(ns[i], c->b->total.off_ns), pct, sizeof(pct)),
 				 8);
 		term_line__end(&l);
-		reason_details(c, order[i]);
+		reason_details(c, order[i], name_cols);
 	}
 	if (!n) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
