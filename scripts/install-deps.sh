@@ -20,6 +20,8 @@ libjson-c-dev zlib1g-dev"
 test_pkgs="bpftrace bpfcc-tools libbpf-tools jq linux-perf golang-go chromium \
 libxml2-utils util-linux procps python3-jsonschema nodejs libclang-rt-$clang_major-dev clang-format"
 bench_pkgs="hyperfine time perl"
+# tests/e2e/postgres_reasons.sh: a private PostgreSQL under pgbench.
+test_pkgs="$test_pkgs postgresql"
 
 case "${1:-}" in
 --build) want="$build_pkgs" ;;
