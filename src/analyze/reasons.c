@@ -528,6 +528,7 @@ struct reason_rules {
 	char *name;
 	struct file_rule *v;
 	size_t n;
+	size_t nr_globs; /* of all its rules */
 };
 
 const char *const reasons__default_rules_text = reasons_rules;
@@ -687,6 +688,7 @@ struct reason_rules *reason_rules__parse(FILE *in, const char *name, char *err, 
 			snprintf(err, errlen, "%s:%d: %s", rr->name, nr, why);
 		if (e)
 			goto fail;
+		rr->nr_globs += r->nr_globs;
 	}
 	if (ferror(in)) {
 		e = -EIO;
@@ -737,18 +739,71 @@ static const struct reason_rules *shipped(void)
 	return shipped_rules;
 }
 
-/* Whether the user frames (names[i], NULL for other frames) hold r's globs in order. */
-static int rule_frame(const struct file_rule *r, const char *const *names, const char *const *plain,
-		      size_t n)
+/*
+ * Rule matching works on bitsets: per frame, which globs of the rules in force
+ * (the user's, then the shipped ones, numbered in that order) its name
+ * matches. The memoizing classifier computes a frame's set once.
+ */
+struct rule_view {
+	const struct reason_rules *sets[2];
+	size_t base[2]; /* number of the set's first glob */
+	size_t words;	/* uint64_t words of a frame's set */
+};
+
+static void rule_view_init(struct rule_view *v)
+{
+	v->sets[0] = user_rules;
+	v->sets[1] = shipped();
+	v->base[0] = 0;
+	v->base[1] = user_rules ? user_rules->nr_globs : 0;
+	v->words = (v->base[1] + (v->sets[1] ? v->sets[1]->nr_globs : 0) + 63) / 64;
+}
+
+static bool bit(const uint64_t *bits, size_t i)
+{
+	return bits[i / 64] >> (i % 64) & 1;
+}
+
+/* Which globs the frame's name matches, into bits (v->words words). */
+static void frame_globs(const struct rule_view *v, const struct profile_frame *f, uint64_t *bits)
+{
+	char clean[256], plain[256], *at;
+	size_t g;
+
+	memset(bits, 0, v->words * sizeof(*bits));
+	if (!f || f->kind == FRAME_KERNEL || f->kind == FRAME_MISSING)
+		return;
+	reasons__clean_name(f->kind, f->name, clean, sizeof(clean));
+	/* The plain name: no glibc prefix, no symbol version (clock_nanosleep@@GLIBC_2.17). */
+	snprintf(plain, sizeof(plain), "%s", user_name(clean));
+	if ((at = strchr(plain, '@')) && at != plain)
+		*at = '\0';
+	for (size_t s = 0; s < 2; s++) {
+		g = v->base[s];
+		for (size_t k = 0; v->sets[s] && k < v->sets[s]->n; k++) {
+			const struct file_rule *r = &v->sets[s]->v[k];
+
+			for (size_t i = 0; i < r->nr_globs; i++, g++)
+				if (glob_matches(&r->globs[i], clean) ||
+				    (strcmp(plain, clean) && glob_matches(&r->globs[i], plain)))
+					bits[g / 64] |= 1ull << (g % 64);
+		}
+	}
+}
+
+/*
+ * Whether the frames (their glob sets: bits_of(ctx, i) for the stack's i-th
+ * frame, root first) hold r's globs innermost first; the index of the frame
+ * that matched the first glob, or -1.
+ */
+static int rule_frame(const struct file_rule *r, size_t g0, size_t n,
+		      const uint64_t *(*bits_of)(void *ctx, size_t i), void *ctx)
 {
 	size_t g = 0, i = n;
 	int first = -1;
 
 	while (g < r->nr_globs && i-- > 0) {
-		if (!names[i])
-			continue;
-		if (glob_matches(&r->globs[g], names[i]) ||
-		    (strcmp(plain[i], names[i]) && glob_matches(&r->globs[g], plain[i]))) {
+		if (bit(bits_of(ctx, i), g0 + g)) {
 			if (!g)
 				first = (int)i;
 			g++;
@@ -758,47 +813,35 @@ static int rule_frame(const struct file_rule *r, const char *const *names, const
 }
 
 /* The first rule (user's, then shipped) that the stack's user frames match. */
-static void apply_rules(const struct profile *p, const uint32_t *frames, size_t n,
+static void apply_rules(const struct rule_view *v, size_t n,
+			const uint64_t *(*bits_of)(void *ctx, size_t i), void *ctx,
 			struct reason_match *m)
 {
-	const struct reason_rules *sets[2] = {user_rules, shipped()};
-	const char **names = NULL, **plain = NULL;
-	char *buf = NULL;
-	size_t pos = 0, total = 0;
-	bool any = false;
+	uint64_t any[8] = {0}, *seen = v->words <= 8 ? any : calloc(v->words, sizeof(*seen));
 
-	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY || !n)
-		return;
-	if (!sets[0] && !sets[1])
-		return;
-	for (size_t i = 0; i < n; i++)
-		total += strlen(profile__frame_at(p, frames[i])->name) + 1;
-	names = calloc(n, sizeof(*names));
-	plain = calloc(n, sizeof(*plain));
-	buf = malloc(2 * total);
-	if (!names || !plain || !buf)
+	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY || !n || !v->words)
+		goto cleanup;
+	if (!seen)
 		goto cleanup; /* no refinement: the kernel's reason stands */
+	/* The globs some frame matches: a rule with a glob outside them cannot match. */
 	for (size_t i = 0; i < n; i++) {
-		const struct profile_frame *f = profile__frame_at(p, frames[i]);
-		char *at;
+		const uint64_t *b = bits_of(ctx, i);
 
-		if (f->kind == FRAME_KERNEL || f->kind == FRAME_MISSING)
-			continue;
-		names[i] = reasons__clean_name(f->kind, f->name, buf + pos, 2 * total - pos);
-		pos += strlen(names[i]) + 1;
-		/* The plain name: no glibc prefix, no symbol version (clock_nanosleep@@GLIBC_2.17). */
-		at = strcpy(buf + pos, user_name(names[i]));
-		plain[i] = at;
-		pos += strlen(at) + 1;
-		if ((at = strchr(at, '@')) && at != plain[i])
-			*at = '\0';
-		any = true;
+		for (size_t w = 0; w < v->words; w++)
+			seen[w] |= b[w];
 	}
-	for (size_t s = 0; any && s < 2; s++) {
-		for (size_t k = 0; sets[s] && k < sets[s]->n; k++) {
-			const struct file_rule *r = &sets[s]->v[k];
-			int at = rule_frame(r, names, plain, n);
+	for (size_t s = 0; s < 2; s++) {
+		size_t g = v->base[s];
 
+		for (size_t k = 0; v->sets[s] && k < v->sets[s]->n; k++) {
+			const struct file_rule *r = &v->sets[s]->v[k];
+			bool possible = true;
+			int at;
+
+			for (size_t i = 0; i < r->nr_globs && possible; i++)
+				possible = bit(seen, g + i);
+			at = possible ? rule_frame(r, g, n, bits_of, ctx) : -1;
+			g += r->nr_globs;
 			if (at < 0)
 				continue;
 			m->reason = r->reason;
@@ -806,21 +849,54 @@ static void apply_rules(const struct profile *p, const uint32_t *frames, size_t 
 			m->frame = at;
 			m->pattern = r->globs[0].pat;
 			m->detail = r->detail;
-			m->file = sets[s]->name;
+			m->file = v->sets[s]->name;
 			m->line = r->line;
 			goto cleanup;
 		}
 	}
 cleanup:
-	free(names);
-	free(plain);
-	free(buf);
+	if (seen != any)
+		free(seen);
+}
+
+/* The plain classifier's glob sets: computed for the one stack, in a buffer. */
+struct plain_bits {
+	uint64_t *bits;
+	size_t words;
+};
+
+static const uint64_t *plain_bits_of(void *ctx, size_t i)
+{
+	struct plain_bits *pb = ctx;
+
+	return pb->bits + i * pb->words;
+}
+
+static void apply_rules_plain(const struct profile *p, const uint32_t *frames, size_t n,
+			      struct reason_match *m)
+{
+	struct rule_view v;
+	struct plain_bits pb;
+
+	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY || !n)
+		return;
+	rule_view_init(&v);
+	if (!v.words)
+		return;
+	pb.words = v.words;
+	pb.bits = malloc(n * v.words * sizeof(*pb.bits));
+	if (!pb.bits)
+		return;
+	for (size_t i = 0; i < n; i++)
+		frame_globs(&v, profile__frame_at(p, frames[i]), pb.bits + i * v.words);
+	apply_rules(&v, n, plain_bits_of, &pb, m);
+	free(pb.bits);
 }
 
 /*
- * The decision of reasons.h over a stack's frames whose built-in rules are
- * given by rule_of(i), so the memoizing and the plain classifiers share one
- * walk; the state is applied by the callers.
+ * Steps 2-5 of reasons.h over a stack's frames whose built-in rules are given
+ * by rule_of(i), so the memoizing and the plain classifiers share one walk;
+ * the callers apply the state before and the rules files after.
  */
 static void decide_frames(const struct profile *p, uint32_t stack,
 			  const struct rule *(*rule_of)(void *ctx, uint32_t frame), void *ctx,
@@ -844,12 +920,10 @@ static void decide_frames(const struct profile *p, uint32_t stack,
 				m->step = tier_step(r->tier);
 				m->frame = (int)i;
 				m->pattern = r->pattern;
-				goto rules;
+				return;
 			}
 		}
 	}
-rules:
-	apply_rules(p, frames, n, m);
 }
 
 /* State R is run-queue time and state O other, whatever the stack says. */
@@ -875,8 +949,15 @@ static const struct rule *plain_rule(void *ctx, uint32_t frame)
 void reasons__explain(const struct profile *p, uint32_t stack, enum offcpu_state st,
 		      struct reason_match *m)
 {
-	if (!by_state(st, m))
-		decide_frames(p, stack, plain_rule, (void *)p, m);
+	const uint32_t *frames;
+	size_t n = 0;
+
+	if (by_state(st, m))
+		return;
+	decide_frames(p, stack, plain_rule, (void *)p, m);
+	frames = profile__stack_at(p, stack, &n);
+	if (frames)
+		apply_rules_plain(p, frames, n, m);
 }
 
 enum reason reasons__classify(const struct profile *p, uint32_t stack, enum offcpu_state st)
@@ -903,6 +984,12 @@ struct reasons {
 	size_t nr_frames;
 	struct stack_memo *stack;
 	size_t nr_stacks;
+	/* Per frame, its glob set (view.words words) once known. */
+	struct rule_view view;
+	bool have_view;
+	uint64_t *glob_bits;
+	bool *glob_known;
+	size_t nr_glob_frames;
 };
 
 struct reasons *reasons__new(const struct profile *p)
@@ -921,6 +1008,8 @@ void reasons__free(struct reasons *r)
 		return;
 	free(r->frame_rule);
 	free(r->stack);
+	free(r->glob_bits);
+	free(r->glob_known);
 	free(r);
 }
 
@@ -949,6 +1038,62 @@ static const struct rule *memo_rule(void *ctx, uint32_t frame)
 	return rule;
 }
 
+struct memo_frames {
+	struct reasons *r;
+	const uint32_t *frames;
+	uint64_t *scratch; /* when the memo cannot grow */
+};
+
+static const uint64_t *memo_bits_of(void *ctx, size_t i)
+{
+	struct memo_frames *mf = ctx;
+	struct reasons *r = mf->r;
+	uint32_t frame = mf->frames[i];
+	size_t w = r->view.words;
+
+	if (frame >= r->nr_glob_frames) {
+		size_t n = profile__nr_frames(r->p);
+		uint64_t *bits = frame < n ? realloc(r->glob_bits, n * w * sizeof(*bits)) : NULL;
+		bool *known = bits ? realloc(r->glob_known, n * sizeof(*known)) : NULL;
+
+		if (bits)
+			r->glob_bits = bits;
+		if (!known) {
+			frame_globs(&r->view, profile__frame_at(r->p, frame), mf->scratch);
+			return mf->scratch; /* slower, still right */
+		}
+		memset(known + r->nr_glob_frames, 0, (n - r->nr_glob_frames) * sizeof(*known));
+		r->glob_known = known;
+		r->nr_glob_frames = n;
+	}
+	if (!r->glob_known[frame]) {
+		frame_globs(&r->view, profile__frame_at(r->p, frame), r->glob_bits + frame * w);
+		r->glob_known[frame] = true;
+	}
+	return r->glob_bits + frame * w;
+}
+
+static void apply_rules_memo(struct reasons *r, uint32_t stack, struct reason_match *m)
+{
+	struct memo_frames mf = {.r = r};
+	size_t n = 0;
+
+	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY)
+		return;
+	if (!r->have_view) {
+		rule_view_init(&r->view);
+		r->have_view = true;
+	}
+	mf.frames = profile__stack_at(r->p, stack, &n);
+	if (!mf.frames || !n || !r->view.words)
+		return;
+	mf.scratch = malloc(r->view.words * sizeof(*mf.scratch));
+	if (!mf.scratch)
+		return;
+	apply_rules(&r->view, n, memo_bits_of, &mf, m);
+	free(mf.scratch);
+}
+
 enum reason reasons__get_detail(struct reasons *r, uint32_t stack, enum offcpu_state st,
 				const char **detail)
 {
@@ -963,6 +1108,7 @@ enum reason reasons__get_detail(struct reasons *r, uint32_t stack, enum offcpu_s
 
 		if (!grown) {
 			decide_frames(r->p, stack, memo_rule, r, &m);
+			apply_rules_memo(r, stack, &m);
 			*detail = m.detail;
 			return m.reason;
 		}
@@ -972,6 +1118,7 @@ enum reason reasons__get_detail(struct reasons *r, uint32_t stack, enum offcpu_s
 	}
 	if (!r->stack[stack].known) {
 		decide_frames(r->p, stack, memo_rule, r, &m);
+		apply_rules_memo(r, stack, &m);
 		r->stack[stack] = (struct stack_memo){
 			.detail = m.detail, .reason = (uint8_t)m.reason, .known = true};
 	}

@@ -414,8 +414,15 @@ static enum reason classify_detail(const char *spec, enum offcpu_state st, char 
 	enum reason r = REASON__COUNT;
 	const char *d = NULL;
 
-	if (s >= 0 && rs)
+	if (s >= 0 && rs) {
+		struct reason_match m;
+
 		r = reasons__get_detail(rs, (uint32_t)s, st, &d);
+		/* The memo and the plain classifier agree, detail included. */
+		reasons__explain(p, (uint32_t)s, st, &m);
+		if (m.reason != r || (m.detail != d && (!m.detail || !d || strcmp(m.detail, d))))
+			r = REASON__COUNT;
+	}
 	snprintf(detail, size, "%s", d ? d : "");
 	reasons__free(rs);
 	profile__free(p);
