@@ -1167,7 +1167,8 @@ int reasons__detail_sums(const struct profile *p, struct reason_detail_sum **out
 			continue;
 		/* Details come from rules: pointers of one rule set, and few of them. */
 		for (k = 0; k < nr; k++)
-			if (v[k].reason == r && (v[k].detail == detail || !strcmp(v[k].detail, detail)))
+			if (v[k].reason == r &&
+			    (v[k].detail == detail || !strcmp(v[k].detail, detail)))
 				break;
 		if (k == nr) {
 			if (nr == cap) {

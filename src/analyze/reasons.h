@@ -57,7 +57,7 @@ enum reason {
 	REASON_CHILD,	 /* wait4/waitid for a child */
 	REASON_MEMORY,	 /* page faults, reclaim, compaction, dirty throttling */
 	REASON_RUNQUEUE, /* runnable but not running: preempted, cond_resched */
-	REASON_IDLE,	 /* waiting for work: an event loop or a server with nothing to do (rules) */
+	REASON_IDLE, /* waiting for work: an event loop or a server with nothing to do (rules) */
 	REASON_OTHER,
 	REASON__COUNT,
 };

@@ -618,7 +618,8 @@ static int reason_totals(struct graph *g, const struct profile *p)
 	if (!b)
 		return -errno;
 	for (int r = 0; r < REASON__COUNT; r++)
-		g->reason_ns[r] = r == REASON_RUNQUEUE ? b->total.rows_runq_ns : b->total.blocked_ns[r];
+		g->reason_ns[r] =
+			r == REASON_RUNQUEUE ? b->total.rows_runq_ns : b->total.blocked_ns[r];
 	budget__free(b);
 	return 0;
 }

@@ -268,9 +268,9 @@ static void reason_details(struct ctx *c, enum reason r, int name_cols)
 		term_line__text(&l, "    ", -1);
 		term_line__left_in(&l, d->detail, name_cols - 2);
 		term_line__right(&l, term__ns(d->blocked_ns, t, sizeof(t)), 8);
-		term_line__right(&l, term__pct(frac(d->blocked_ns, c->b->total.off_ns), pct,
-					       sizeof(pct)),
-				 8);
+		term_line__right(
+			&l, term__pct(frac(d->blocked_ns, c->b->total.off_ns), pct, sizeof(pct)),
+			8);
 		term_line__end(&l);
 	}
 }
@@ -468,7 +468,8 @@ static void stacks_table(struct ctx *c)
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, rank, -1);
 		if (ts->detail)
-			snprintf(label, sizeof(label), "%s: %s", reason__name(ts->reason), ts->detail);
+			snprintf(label, sizeof(label), "%s: %s", reason__name(ts->reason),
+				 ts->detail);
 		else
 			snprintf(label, sizeof(label), "%s", reason__name(ts->reason));
 		term_line__color(&l, term__reason_color(ts->reason));

@@ -497,8 +497,9 @@ TEST(pprof_samples_carry_rows_leaf_first_with_labels)
 
 		for (int part = 0; part <= (int)split; part++, k++) {
 			const struct dsample *s = &d->sample[k];
-			uint64_t want = !split ? r->w.off_ns : part ? r->w.runq_ns
-								   : r->w.off_ns - r->w.runq_ns;
+			uint64_t want = !split ? r->w.off_ns
+					: part ? r->w.runq_ns
+					       : r->w.off_ns - r->w.runq_ns;
 			enum reason lr;
 
 			CHECK(k < d->nsample);
@@ -510,7 +511,8 @@ TEST(pprof_samples_carry_rows_leaf_first_with_labels)
 			CHECK_INT(s->nloc, n);
 			for (size_t j = 0; j < n; j++) {
 				const struct dloc *l = find_loc(d, s->loc[j]);
-				const struct profile_frame *pf = profile__frame_at(p, fr[n - 1 - j]);
+				const struct profile_frame *pf =
+					profile__frame_at(p, fr[n - 1 - j]);
 
 				CHECK(l);
 				CHECK_STR(loc_name(d, s->loc[j]), pf->name);

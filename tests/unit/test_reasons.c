@@ -429,10 +429,10 @@ static enum reason classify_detail(const char *spec, enum offcpu_state st, char 
 	return r;
 }
 
-#define EPOLL_K                                                                           \
+#define EPOLL_K                                                                               \
 	"k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_epoll_wait;k:do_epoll_" \
 	"wait;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule"
-#define FUTEX_K                                                                             \
+#define FUTEX_K                                                                                  \
 	"k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;k:do_futex;k:futex_" \
 	"wait;k:futex_do_wait;k:schedule;k:__schedule"
 
@@ -483,13 +483,16 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		{"u:main;u:PostgresMain;u:exec_simple_query;u:ProcSleep;u:WaitLatch;u:"
 		 "WaitEventSetWait;u:epoll_wait;" EPOLL_K,
 		 "lock", "heavyweight"},
-		{"u:main;u:PostgresMain;u:pq_getbyte;u:pq_recvbuf;u:secure_read;u:WaitEventSetWait;u:"
+		{"u:main;u:PostgresMain;u:pq_getbyte;u:pq_recvbuf;u:secure_read;u:WaitEventSetWait;"
+		 "u:"
 		 "epoll_wait;" EPOLL_K,
 		 "idle", "client"},
-		{"u:PostgresMain;u:LWLockAcquire;u:PGSemaphoreLock;u:do_futex_wait.constprop.0;u:__new_"
+		{"u:PostgresMain;u:LWLockAcquire;u:PGSemaphoreLock;u:do_futex_wait.constprop.0;u:__"
+		 "new_"
 		 "sem_wait_slow64.constprop.0;" FUTEX_K,
 		 "lock", "lwlock"},
-		{"u:PostgresMain;u:XLogFlush;u:issue_xlog_fsync;u:pg_fsync;u:__GI_fdatasync;k:do_fsync;"
+		{"u:PostgresMain;u:XLogFlush;u:issue_xlog_fsync;u:pg_fsync;u:__GI_fdatasync;k:do_"
+		 "fsync;"
 		 "k:schedule",
 		 "disk_io", "wal"},
 		{"u:main;u:aeMain;u:aeProcessEvents;u:epoll_wait;" EPOLL_K, "idle", "events"},
@@ -497,7 +500,8 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		 "events"},
 		/* Without the loop under it, epoll_wait is only poll. */
 		{"u:main;u:epoll_wait;" EPOLL_K, "poll", ""},
-		{"u:start_thread;u:worker;u:pthread_mutex_lock;m:[Missed Kernel Stack]", "lock", "mutex"},
+		{"u:start_thread;u:worker;u:pthread_mutex_lock;m:[Missed Kernel Stack]", "lock",
+		 "mutex"},
 		{"u:start_thread;u:worker;u:pthread_cond_wait@@GLIBC_2.3.2;u:__futex_abstimed_wait_"
 		 "common;" FUTEX_K,
 		 "lock", "condvar"},
@@ -505,18 +509,20 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		/* An inner rule's frame wins over an outer loop only by file order, not depth. */
 		{"u:uv_run;u:uv__io_poll;u:epoll_wait;" EPOLL_K, "idle", "events"},
 		/* Kernel-only stacks are untouched; so is synchronize_rcu, "other" everywhere. */
-		{"k:synchronize_rcu;k:wait_for_completion;k:__wait_for_common;k:schedule", "other", ""},
+		{"k:synchronize_rcu;k:wait_for_completion;k:__wait_for_common;k:schedule", "other",
+		 ""},
 	};
 	char detail[64];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enum reason r = classify_detail(cases[i].stack, OFFCPU_STATE_SLEEP, detail,
-						sizeof(detail));
+		enum reason r =
+			classify_detail(cases[i].stack, OFFCPU_STATE_SLEEP, detail, sizeof(detail));
 
 		if (r >= REASON__COUNT || strcmp(reason__name(r), cases[i].reason) ||
 		    strcmp(detail, cases[i].detail))
-			UNIT_FAIL("case %zu: %s:%s, want %s:%s", i, r < REASON__COUNT ? reason__name(r) : "?",
-				  detail, cases[i].reason, cases[i].detail);
+			UNIT_FAIL("case %zu: %s:%s, want %s:%s", i,
+				  r < REASON__COUNT ? reason__name(r) : "?", detail,
+				  cases[i].reason, cases[i].detail);
 	}
 }
 
@@ -558,7 +564,8 @@ TEST(reasons_user_rules_come_first_globs_innermost_first)
 		      sizeof(err));
 	CHECK(rr);
 	reasons__set_rules(rr);
-	CHECK_INT(classify_detail(redis, OFFCPU_STATE_SLEEP, detail, sizeof(detail)), REASON_NETWORK);
+	CHECK_INT(classify_detail(redis, OFFCPU_STATE_SLEEP, detail, sizeof(detail)),
+		  REASON_NETWORK);
 	CHECK_STR(detail, "mine");
 	/* A rule with no detail gives the reason alone. */
 	rr = rules_of("poll  aeProcessEvents\n", err, sizeof(err));
@@ -611,9 +618,16 @@ TEST(reasons_detail_sums_split_rows_like_the_budget)
 
 	CHECK(pg >= 0 && lw >= 0 && th >= 0);
 	profile__set_runq_known(p, true);
-	CHECK_INT(profile__add(p, th, pg, OFFCPU_STATE_SLEEP, &(struct profile_weight){.count = 2, .off_ns = 1000, .runq_ns = 100}), 0);
-	CHECK_INT(profile__add(p, th, pg, OFFCPU_STATE_PREEMPT, &(struct profile_weight){.count = 1, .off_ns = 50, .runq_ns = 50}), 0);
-	CHECK_INT(profile__add(p, th, lw, OFFCPU_STATE_SLEEP, &(struct profile_weight){.count = 4, .off_ns = 3000, .runq_ns = 10}), 0);
+	CHECK_INT(
+		profile__add(p, th, pg, OFFCPU_STATE_SLEEP,
+			     &(struct profile_weight){.count = 2, .off_ns = 1000, .runq_ns = 100}),
+		0);
+	CHECK_INT(profile__add(p, th, pg, OFFCPU_STATE_PREEMPT,
+			       &(struct profile_weight){.count = 1, .off_ns = 50, .runq_ns = 50}),
+		  0);
+	CHECK_INT(profile__add(p, th, lw, OFFCPU_STATE_SLEEP,
+			       &(struct profile_weight){.count = 4, .off_ns = 3000, .runq_ns = 10}),
+		  0);
 	CHECK_INT(reasons__detail_sums(p, &v, &n), 0);
 	CHECK_INT(n, 2);
 	/* Both lock; the heavier first. The preempted row and run-queue parts are not blocked. */
