@@ -102,7 +102,9 @@ size_t reason_rules__count(const struct reason_rules *rr);
 
 /*
  * The user's rules, tried before the shipped ones by every classifier from now
- * on; takes ownership (and frees the rules set before). NULL: none.
+ * on (a memo from reasons__new takes the rules in force when it first looks at
+ * a stack: set them before); takes ownership and frees the rules set before.
+ * NULL: none. Commands set them once, from --reasons, before any output.
  */
 void reasons__set_rules(struct reason_rules *rr);
 
