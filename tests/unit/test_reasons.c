@@ -498,6 +498,13 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		{"u:main;u:aeMain;u:aeProcessEvents;u:epoll_wait;" EPOLL_K, "idle", "events"},
 		{"u:main;u:aeMain;u:aeProcessEvents;u:aeApiPoll;u:epoll_wait;" EPOLL_K, "idle",
 		 "events"},
+		/* Debian's Redis: aeProcessEvents is static, an address. */
+		{"u:main;u:aeMain;u:[redis-server+0x5a1c2];u:epoll_wait;" EPOLL_K, "idle",
+		 "events"},
+		{"u:start_thread;u:bioProcessBackgroundJobs;u:___pthread_cond_wait;u:__pthread_"
+		 "cond_"
+		 "wait_common;u:__futex_abstimed_wait_common;" FUTEX_K,
+		 "idle", "background"},
 		/* Without the loop under it, epoll_wait is only poll. */
 		{"u:main;u:epoll_wait;" EPOLL_K, "poll", ""},
 		{"u:start_thread;u:worker;u:pthread_mutex_lock;m:[Missed Kernel Stack]", "lock",
