@@ -584,7 +584,7 @@ int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t wh
 			return gate_fail(
 				why, why_len, expr,
 				"unknown reason (lock, sleep, disk_io, network, poll, pipe, "
-				"child, memory, runqueue, other)");
+				"child, memory, runqueue, idle, other)");
 	} else if (!strncmp(metric, "stack:", 6)) {
 		char msg[128];
 		int rc;
