@@ -592,10 +592,21 @@ static bool detail_char(int c)
 	return isalnum(c) || c == '_' || c == '-' || c == '.';
 }
 
+/* A word of the file, for a message: at most 40 bytes, control bytes as '?'. */
+static const char *shown(const char *word, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; word[n] && n + 1 < size && n < 40; n++)
+		buf[n] = (unsigned char)word[n] < 0x20 || word[n] == 0x7f ? '?' : word[n];
+	buf[n] = '\0';
+	return buf;
+}
+
 /* One rule line (comments and blanks already dropped); 0, or -EINVAL with why. */
 static int parse_rule(char *line, struct file_rule *r, char *why, size_t whylen)
 {
-	char *save = NULL, *word = strtok_r(line, " \t", &save), *colon;
+	char *save = NULL, *word = strtok_r(line, " \t", &save), *colon, buf[48];
 	size_t cap = 0;
 
 	colon = strchr(word, ':');
@@ -605,7 +616,7 @@ static int parse_rule(char *line, struct file_rule *r, char *why, size_t whylen)
 		snprintf(why, whylen,
 			 "unknown reason '%s' (lock, sleep, disk_io, network, poll, pipe, child, "
 			 "memory, runqueue, idle, other)",
-			 word);
+			 shown(word, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	if (colon) {
@@ -640,7 +651,8 @@ static int parse_rule(char *line, struct file_rule *r, char *why, size_t whylen)
 		r->nr_globs++;
 	}
 	if (!r->nr_globs) {
-		snprintf(why, whylen, "a rule needs at least one frame pattern after '%s'", line);
+		snprintf(why, whylen, "a rule needs at least one frame pattern after '%s'",
+			 reason__name(r->reason));
 		return -EINVAL;
 	}
 	return 0;
@@ -657,7 +669,7 @@ struct reason_rules *reason_rules__parse(FILE *in, const char *name, char *err, 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!rr || !(rr->name = strdup(name ? name : "rules")))
-		goto fail;
+		goto cleanup;
 	while ((len = getline(&line, &linecap, in)) >= 0) {
 		char *s = line, *hash = strchr(line, '#');
 		struct file_rule *r;
@@ -677,8 +689,9 @@ struct reason_rules *reason_rules__parse(FILE *in, const char *name, char *err, 
 
 			cap = cap ? 2 * cap : 32;
 			grown = realloc(rr->v, cap * sizeof(*grown));
+			e = -ENOMEM;
 			if (!grown)
-				goto fail;
+				goto cleanup;
 			rr->v = grown;
 		}
 		r = &rr->v[rr->n++];
@@ -687,28 +700,27 @@ struct reason_rules *reason_rules__parse(FILE *in, const char *name, char *err, 
 		if (e == -EINVAL && err)
 			snprintf(err, errlen, "%s:%d: %s", rr->name, nr, why);
 		if (e)
-			goto fail;
+			goto cleanup;
 		rr->nr_globs += r->nr_globs;
 	}
+	e = 0;
 	if (ferror(in)) {
 		e = -EIO;
 		if (err)
 			snprintf(err, errlen, "%s: cannot read: %s", rr->name, strerror(EIO));
-		goto fail;
-	}
-	if (!rr->n) {
+	} else if (!rr->n) {
 		e = -EINVAL;
 		if (err)
 			snprintf(err, errlen, "%s:%d: no rules in the file", rr->name, nr);
-		goto fail;
 	}
+cleanup:
 	free(line);
+	if (e) {
+		reason_rules__free(rr);
+		errno = -e;
+		return NULL;
+	}
 	return rr;
-fail:
-	free(line);
-	reason_rules__free(rr);
-	errno = -e;
-	return NULL;
 }
 
 void reasons__set_rules(struct reason_rules *rr)
