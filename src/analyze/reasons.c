@@ -1197,7 +1197,8 @@ int reasons__detail_sums(const struct profile *p, struct reason_detail_sum **out
 		v[k].blocked_ns += row->w.off_ns - (rq < row->w.off_ns ? rq : row->w.off_ns);
 		v[k].count += row->w.count;
 	}
-	qsort(v, nr, sizeof(*v), cmp_detail_sum);
+	if (nr)
+		qsort(v, nr, sizeof(*v), cmp_detail_sum);
 	*out = v;
 	*n = nr;
 	v = NULL;
