@@ -55,6 +55,27 @@ got=$("$OFFCPU_BIN" report --json "$FIX" | jq -r '.reasons[] | .reason as $r | .
 want="idle:client idle:events lock:heavyweight lock:mutex lock:semaphore "
 if [ "$got" = "$want" ]; then ok $t; else fail $t "details '$got', want '$want'"; fi
 
+# The details too: the report's and pprof's reason_detail labels.
+t=reasons_details_agree_in_report_and_pprof
+if ! command -v go >/dev/null 2>&1; then
+	skip $t "go is not installed (Debian: golang-go)"
+else
+	"$OFFCPU_BIN" report --json "$FIX" |
+		jq -r '.reasons[] | .reason as $r | .details[] | "\($r):\(.detail) \(.ns)"' | sort >"$SCRATCH/rd"
+	"$OFFCPU_BIN" export -f pprof -o "$SCRATCH/d.pb.gz" "$FIX"
+	go tool pprof -raw "$SCRATCH/d.pb.gz" 2>/dev/null | awk '
+		/^ +[0-9]+ +[0-9]+:/ { ns = $2 + 0 }
+		/reason_detail:\[/ { match($0, /reason:\[[a-z_]*\]/); r = substr($0, RSTART + 8, RLENGTH - 9)
+			match($0, /reason_detail:\[[^]]*\]/); d = substr($0, RSTART + 15, RLENGTH - 16)
+			sum[r ":" d] += ns }
+		END { for (k in sum) printf "%s %.0f\n", k, sum[k] }' | sort >"$SCRATCH/pd"
+	if [ -s "$SCRATCH/rd" ] && cmp -s "$SCRATCH/rd" "$SCRATCH/pd"; then
+		ok $t
+	else
+		fail $t "pprof: $(tr '\n' , <"$SCRATCH/pd") report: $(tr '\n' , <"$SCRATCH/rd")"
+	fi
+fi
+
 # synchronize_rcu -> wait_for_completion was "child" in the flame graph
 # (strstr do_wait) and "other" in the report; a user-only pthread_mutex_lock
 # was "lock" in the report and "other" in the graph.
