@@ -36,11 +36,25 @@
 
 /*
  * Reason colouring: a row's tag is its reason (analyze/reasons.h) + 1, as tag
- * 0 means "no row yet" to the tree; nodes whose rows disagree are MIXED. The
- * colours are the report's (term__reason_rgb).
+ * 0 means "no row yet" to the tree, or, when a rule gave the row a detail, a
+ * tag of its own for that (reason, detail) from TAG_DETAIL up, while there is
+ * room. Nodes whose rows have one reason but several details take the bare
+ * reason's tag; rows of different reasons make TAG_MIXED. The colours are the
+ * report's (term__reason_rgb), by reason.
  */
 #define TAG_MIXED (REASON__COUNT + 1)
+#define TAG_DETAIL (REASON__COUNT + 2)
+#define NR_TAGS 256
 static const unsigned char mixed_rgb[3] = {215, 215, 215};
+
+struct tagger {
+	struct reasons *rs;
+	struct {
+		enum reason reason;
+		const char *detail;
+	} tag[NR_TAGS];
+	int nr; /* tags in use: TAG_DETAIL + the details seen */
+};
 
 enum { NEW = 0, BASE = 1 };
 
@@ -59,24 +73,57 @@ struct graph {
 	bool per_thread, by_reason, by_count;
 	uint64_t total_off_ns, total_count;
 	uint64_t reason_ns[REASON__COUNT]; /* by_reason: the legend's totals */
+	const struct tagger *tags;	   /* by_reason: what the nodes' tags mean */
 };
 
-/* The tree's tag function: a row's reason, by the one classifier. */
+static void tagger_init(struct tagger *tg, struct reasons *rs)
+{
+	tg->rs = rs;
+	for (int r = 0; r < REASON__COUNT; r++)
+		tg->tag[r + 1].reason = r;
+	tg->nr = TAG_DETAIL;
+}
+
+/* The tree's tag function: a row's reason and detail, by the one classifier. */
 static uint8_t row_reason(void *arg, const struct profile *p, uint32_t stack,
 			  enum offcpu_state state)
 {
+	struct tagger *tg = arg;
+	const char *detail;
+	enum reason r = reasons__get_detail(tg->rs, stack, state, &detail);
+	int t;
+
 	(void)p;
-	return (uint8_t)(reasons__get(arg, stack, state) + 1);
+	if (!detail)
+		return (uint8_t)(r + 1);
+	for (t = TAG_DETAIL; t < tg->nr; t++)
+		if (tg->tag[t].reason == r && !strcmp(tg->tag[t].detail, detail))
+			return (uint8_t)t;
+	if (tg->nr == NR_TAGS)
+		return (uint8_t)(r + 1); /* more details than tags: the reason alone */
+	tg->tag[tg->nr].reason = r;
+	tg->tag[tg->nr].detail = detail;
+	return (uint8_t)tg->nr++;
 }
 
-static const unsigned char *tag_rgb(uint8_t tag)
+static bool tag_is_reason(uint8_t tag)
 {
-	return tag && tag <= REASON__COUNT ? term__reason_rgb(tag - 1) : mixed_rgb;
+	return tag && tag != TAG_MIXED;
 }
 
-static const char *tag_name(uint8_t tag)
+/* Two details of one reason make that reason; two reasons, mixed. */
+static uint8_t merge_tags(void *arg, uint8_t a, uint8_t b)
 {
-	return tag && tag <= REASON__COUNT ? reason__name(tag - 1) : "mixed";
+	struct tagger *tg = arg;
+
+	if (!tag_is_reason(a) || !tag_is_reason(b) || tg->tag[a].reason != tg->tag[b].reason)
+		return TAG_MIXED;
+	return (uint8_t)(tg->tag[a].reason + 1);
+}
+
+static const unsigned char *tag_rgb(const struct tagger *tg, uint8_t tag)
+{
+	return tag_is_reason(tag) ? term__reason_rgb(tg->tag[tag].reason) : mixed_rgb;
 }
 
 static uint64_t weight(const struct graph *g, const struct flame_node *n)
@@ -259,7 +306,7 @@ static void node_color(const struct graph *g, const struct flame_node *n, unsign
 	if (kind == 2 + FRAME_MISSING) {
 		rgb[0] = rgb[1] = rgb[2] = 160 + 25 * a;
 	} else if (g->by_reason) {
-		const unsigned char *base = tag_rgb(n->tag);
+		const unsigned char *base = tag_rgb(g->tags, n->tag);
 
 		for (int k = 0; k < 3; k++) {
 			int v = base[k] + (int)(24 * (a - 0.5));
@@ -378,6 +425,20 @@ static int frame_y(const struct layout *l, int depth)
 	return l->frames_top + (l->icicle ? depth : l->max_depth - depth) * FRAME_H;
 }
 
+/* "lock", "lock: heavyweight" or "mixed". */
+static void put_tag(FILE *out, const struct tagger *tg, uint8_t tag)
+{
+	if (!tag_is_reason(tag)) {
+		fputs("mixed", out);
+		return;
+	}
+	fputs(reason__name(tg->tag[tag].reason), out);
+	if (tg->tag[tag].detail) {
+		fputs(": ", out);
+		put_text(out, tg->tag[tag].detail, SIZE_MAX);
+	}
+}
+
 static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 		      const struct flame_node *n)
 {
@@ -402,8 +463,10 @@ static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 	else
 		fprintf(out, "%s off-CPU, %.2f%%, %s", time, l->total ? 100.0 * w / l->total : 0.0,
 			count);
-	if (g->by_reason)
-		fprintf(out, ", reason: %s", tag_name(n->tag));
+	if (g->by_reason) {
+		fputs(", reason: ", out);
+		put_tag(out, g->tags, n->tag);
+	}
 	if (g->diff)
 		put_diff_info(out, g, n);
 	fprintf(out,
@@ -629,6 +692,7 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	static const struct flamegraph_opts defaults;
 	const struct flamegraph_opts *o = opts ? opts : &defaults;
 	struct reasons *rs = NULL;
+	struct tagger *tg = NULL;
 	struct flame_tree *t = NULL;
 	struct flame_tree_opts to = {0};
 	const struct flame_tree_info *info;
@@ -655,15 +719,19 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	set_prune(&to, o, l.width);
 	if (g.by_reason) {
 		rs = reasons__new(p);
-		if (!rs) {
+		tg = calloc(1, sizeof(*tg));
+		if (!rs || !tg) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
+		tagger_init(tg, rs);
+		g.tags = tg;
 		if ((err = reason_totals(&g, p)))
 			goto cleanup;
 		to.tag = row_reason;
-		to.tag_arg = rs;
+		to.tag_arg = tg;
 		to.tag_mixed = TAG_MIXED;
+		to.tag_merge = merge_tags;
 	}
 	t = flame_tree__new(p, &to);
 	if (!t) {
@@ -712,5 +780,6 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 cleanup:
 	flame_tree__free(t);
 	reasons__free(rs);
+	free(tg);
 	return err;
 }
