@@ -84,7 +84,7 @@ svg=$("$OFFCPU_BIN" flamegraph --color reason -o - "$FIX")
 why=
 grep -q '^synchronize_rcu$' <<<"$(sed -n 's/<g data-v="[0-9]*"><title>//p' <<<"$svg")" || why="no synchronize_rcu frame"
 grep -A1 '<title>synchronize_rcu$' <<<"$svg" | grep -q 'reason: other<' || why="synchronize_rcu is not other"
-grep -A1 '<title>pthread_mutex_lock$' <<<"$svg" | grep -q 'reason: lock<' || why="${why:+$why; }user-only pthread_mutex_lock is not lock"
+grep -A1 '<title>pthread_mutex_lock$' <<<"$svg" | grep -qE 'reason: lock(: mutex)?<' || why="${why:+$why; }user-only pthread_mutex_lock is not lock"
 grep -qE 'reason: (net|disk|preempt)<' <<<"$svg" && why="${why:+$why; }the graph still has its own vocabulary"
 if [ -n "$why" ]; then fail $t "$why"; else ok $t; fi
 
