@@ -114,6 +114,8 @@ $(BUILD)/share/%.h: share/%
 	$(embed_asset)
 
 $(BUILD)/src/output/flamegraph.o: $(FLAMEGRAPH_ASSETS:%=$(BUILD)/%)
+# The shipped reason rules (docs/reasons.md), built in and installed for users to copy.
+$(BUILD)/src/analyze/reasons.o: $(BUILD)/share/reasons.rules.h
 
 $(BUILD)/src/%.o: src/%.c | $(BUILD)/offcpu_bt.h
 	$(call msg,CC,$@)
@@ -186,6 +188,7 @@ install: $(BIN)
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/offcpu
 	install -m 0644 share/*.bt $(DESTDIR)$(PREFIX)/share/offcpu/
+	install -m 0644 share/reasons.rules $(DESTDIR)$(PREFIX)/share/offcpu/
 	install -m 0644 docs/offcpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
 
 uninstall:

@@ -60,6 +60,7 @@ $(FUZZ_BUILD)/share/%.h: share/%
 	$(embed_asset)
 
 $(FUZZ_BUILD)/src/output/flamegraph.o: $(FLAMEGRAPH_ASSETS:%=$(FUZZ_BUILD)/%)
+$(FUZZ_BUILD)/src/analyze/reasons.o: $(FUZZ_BUILD)/share/reasons.rules.h
 
 $(FUZZ_BUILD)/libfuzz.a: $(FUZZ_LIB_OBJS)
 	$(call msg,AR,$@)

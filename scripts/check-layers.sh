@@ -26,12 +26,14 @@ declare -A allowed=(
 	[cmd]="*"
 )
 # Generated headers (in the build directory: the skeleton, the bpftrace script,
-# the flame graph's style sheet and script from share/) and the folders that may use them.
+# the flame graph's style sheet and script and the reason rules from share/) and the
+# folders that may use them.
 declare -A generated=(
 	[offcpu.skel.h]="collect"
 	[offcpu_bt.h]="collect"
 	[share/flamegraph.css.h]="output"
 	[share/flamegraph.js.h]="output"
+	[share/reasons.rules.h]="analyze"
 )
 
 bad=0

@@ -47,6 +47,7 @@ static void usage(FILE *out)
 		"  --width N                 columns (default: the terminal's, else 80)\n"
 		"  --color=WHEN              auto, always, never\n"
 		"  --json                    the diff and the gates as JSON\n"
+		"  --reasons FILE            reason rules tried before the shipped ones\n"
 		"  -h, --help                this help\n"
 		"\n"
 		"Exit status: 0 no gate crossed, 1 a gate crossed (the change is worse than\n"
@@ -172,6 +173,7 @@ int cmd_diff(int argc, char **argv)
 		{"color", optional_argument, NULL, 'c'},
 		{"colour", optional_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},
+		{"reasons", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -240,6 +242,10 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'R':
+			if (term_opts__reasons("diff", optarg))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

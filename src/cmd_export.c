@@ -19,6 +19,7 @@
 #include "output/chrome_trace.h"
 #include "output/pprof.h"
 #include "output/speedscope.h"
+#include "output/term_opts.h"
 #include "util/atomic_file.h"
 
 enum export_format { EXPORT_PPROF, EXPORT_SPEEDSCOPE, EXPORT_CHROME_TRACE };
@@ -48,6 +49,8 @@ static void usage(FILE *out)
 		"  -f, --format FORMAT  the output format (required)\n"
 		"  -o, --output FILE    where to write; '-' is standard output; only a regular\n"
 		"                       file is replaced, never a device, FIFO or symlink\n"
+		"      --reasons FILE   reason rules tried before the shipped ones (pprof's and\n"
+		"                       the trace's reasons; docs/reasons.md)\n"
 		"  -h, --help           this help\n");
 }
 
@@ -163,6 +166,7 @@ int cmd_export(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
+		{"reasons", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -184,6 +188,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'R':
+			if (term_opts__reasons("export", optarg))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "lane/lane.h"
 #include "output/flamegraph.h"
+#include "output/term_opts.h"
 #include "util/atomic_file.h"
 
 #define DEFAULT_FILE "offcpu.flamegraph.svg"
@@ -44,6 +45,8 @@ static void usage(FILE *out)
 		"      --min-share PCT   do not draw frames under PCT %% of the total\n"
 		"      --max-frames N    draw at most N frames, widest first (default %d, 0: no "
 		"cap)\n"
+		"      --reasons FILE    reason rules tried before the shipped ones "
+		"(docs/reasons.md)\n"
 		"\n"
 		"Frames not drawn keep their time in their parent's width.\n",
 		FLAMEGRAPH_WIDTH, FLAMEGRAPH_MIN_WIDTH_PX, FLAMEGRAPH_MAX_FRAMES);
@@ -115,6 +118,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{"min-width", required_argument, NULL, OPT_MIN_WIDTH},
 		{"min-share", required_argument, NULL, OPT_MIN_SHARE},
 		{"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
+		{"reasons", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -184,6 +188,10 @@ int cmd_flamegraph(int argc, char **argv)
 				return bad_usage("--max-frames takes a whole number, not '%s'",
 						 optarg);
 			o.max_frames = v ? (size_t)v : SIZE_MAX;
+			break;
+		case 'R':
+			if (term_opts__reasons("flamegraph", optarg))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

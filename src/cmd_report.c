@@ -27,6 +27,8 @@ static void usage(FILE *out)
 		"  --color=WHEN         auto (default: a terminal and NO_COLOR unset), always, "
 		"never\n"
 		"  --json               the same content as JSON\n"
+		"  --reasons FILE       reason rules tried before the shipped ones "
+		"(docs/reasons.md)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Exit status: 0 success, 2 usage error, 3 the capture cannot be used,\n"
@@ -41,6 +43,7 @@ int cmd_report(int argc, char **argv)
 		{"color", optional_argument, NULL, 'c'},
 		{"colour", optional_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},
+		{"reasons", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -75,6 +78,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'R':
+			if (term_opts__reasons("report", optarg))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

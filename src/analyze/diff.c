@@ -57,7 +57,7 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(x->kinds, y->kinds);
 }
 
-/* Sort by key and sum equal keys; the reason of the heaviest part wins. */
+/* Sort by key and sum equal keys (equal frames: the same reason; else the heavier's). */
 static void sort_merge(struct entries *es)
 {
 	size_t out = 0;
@@ -169,14 +169,13 @@ struct diff_side *diff_side__from_profile(const struct profile *p)
 	size_t nst = profile__nr_stacks(p), nrows = profile__nr_rows(p);
 	struct diff_side *s = calloc(1, sizeof(*s));
 	struct entry *per_stack = calloc(nst ? nst : 1, sizeof(*per_stack));
-	uint64_t *heaviest = calloc(nst ? nst : 1, sizeof(*heaviest));
 	bool *seen = calloc(nst ? nst : 1, sizeof(*seen));
 	struct reasons *rs = reasons__new(p);
 	struct budget *b = budget__new(p);
 	bool runq_known = profile__runq_known(p);
 	int err = -ENOMEM;
 
-	if (!s || !per_stack || !heaviest || !seen || !rs || !b)
+	if (!s || !per_stack || !seen || !rs || !b)
 		goto cleanup;
 	for (size_t i = 0; i < nrows; i++) {
 		const struct profile_row *row = profile__row_at(p, i);
@@ -190,10 +189,9 @@ struct diff_side *diff_side__from_profile(const struct profile *p)
 		e->runq += rq;
 		e->blocked += row->w.off_ns - rq;
 		e->count += row->w.count;
-		if (!seen[row->stack] || row->w.off_ns > heaviest[row->stack]) {
-			heaviest[row->stack] = row->w.off_ns;
-			e->reason = r;
-		}
+		/* A stack's reason is what its frames say, as in the report. */
+		if (!seen[row->stack])
+			e->reason = reasons__get(rs, row->stack, OFFCPU_STATE_UNKNOWN);
 		seen[row->stack] = true;
 	}
 	for (size_t st = 0; st < nst; st++) {
@@ -229,7 +227,6 @@ cleanup:
 	budget__free(b);
 	reasons__free(rs);
 	free(seen);
-	free(heaviest);
 	free(per_stack);
 	if (err) {
 		diff_side__free(s);
@@ -603,7 +600,7 @@ int diff_gate__parse(const char *expr, struct diff_gate *g, char *why, size_t wh
 			return gate_fail(
 				why, why_len, expr,
 				"unknown reason (lock, sleep, disk_io, network, poll, pipe, "
-				"child, memory, runqueue, other)");
+				"child, memory, runqueue, idle, other)");
 	} else if (!strncmp(metric, "stack:", 6)) {
 		char msg[128];
 		int rc;

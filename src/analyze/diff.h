@@ -90,7 +90,7 @@ struct diff_item {
 	const char *name;
 	/* stacks: frame kinds, one letter a frame ('u', 'k', 'm'), as long as the frames */
 	const char *kinds;
-	enum reason reason; /* stacks: the reason of most of its time (new side, else base) */
+	enum reason reason; /* stacks: what its frames say (reasons.h; new side, else base) */
 	struct diff_value off, blocked, runq, count;
 	bool only_base, only_new; /* present on one side only */
 };

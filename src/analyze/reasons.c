@@ -3,12 +3,15 @@
  * The reason rules. docs/reasons.md explains the order; keep it in step with
  * the table below.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/reasons.h"
+#include "share/reasons.rules.h"
 
 enum match {
 	EXACT,	 /* the cleaned name equals the pattern */
@@ -351,7 +354,7 @@ static const char *const reason_names[REASON__COUNT] = {
 	[REASON_LOCK] = "lock",	      [REASON_SLEEP] = "sleep",	  [REASON_DISK_IO] = "disk_io",
 	[REASON_NETWORK] = "network", [REASON_POLL] = "poll",	  [REASON_PIPE] = "pipe",
 	[REASON_CHILD] = "child",     [REASON_MEMORY] = "memory", [REASON_RUNQUEUE] = "runqueue",
-	[REASON_OTHER] = "other",
+	[REASON_IDLE] = "idle",	      [REASON_OTHER] = "other",
 };
 
 const char *reason__name(enum reason r)
@@ -502,24 +505,419 @@ enum reason_step reasons__frame(enum frame_kind kind, const char *name, enum rea
 	return tier_step(rule->tier);
 }
 
+/* ---- rules files ---- */
+
+enum glob_how { GLOB_EXACT, GLOB_PREFIX, GLOB_FNMATCH };
+
+struct glob {
+	char *pat;
+	size_t len; /* GLOB_PREFIX: the part before the '*' */
+	enum glob_how how;
+};
+
+struct file_rule {
+	enum reason reason;
+	char *detail; /* NULL: none */
+	struct glob *globs;
+	size_t nr_globs;
+	int line;
+};
+
+struct reason_rules {
+	char *name;
+	struct file_rule *v;
+	size_t n;
+	size_t nr_globs; /* of all its rules */
+};
+
+const char *const reasons__default_rules_text = reasons_rules;
+
+static struct reason_rules *user_rules, *shipped_rules;
+static bool shipped_tried;
+
+void reason_rules__free(struct reason_rules *rr)
+{
+	if (!rr)
+		return;
+	for (size_t i = 0; i < rr->n; i++) {
+		for (size_t g = 0; g < rr->v[i].nr_globs; g++)
+			free(rr->v[i].globs[g].pat);
+		free(rr->v[i].globs);
+		free(rr->v[i].detail);
+	}
+	free(rr->v);
+	free(rr->name);
+	free(rr);
+}
+
+size_t reason_rules__count(const struct reason_rules *rr)
+{
+	return rr ? rr->n : 0;
+}
+
+static int glob_init(struct glob *g, const char *pat, size_t len)
+{
+	size_t wild = strcspn(pat, "*?[\\");
+
+	g->pat = strndup(pat, len);
+	if (!g->pat)
+		return -ENOMEM;
+	if (wild >= len) {
+		g->how = GLOB_EXACT;
+	} else if (wild == len - 1 && pat[wild] == '*') {
+		g->how = GLOB_PREFIX;
+		g->len = wild;
+	} else {
+		g->how = GLOB_FNMATCH;
+	}
+	return 0;
+}
+
+static bool glob_matches(const struct glob *g, const char *name)
+{
+	switch (g->how) {
+	case GLOB_EXACT:
+		return !strcmp(name, g->pat);
+	case GLOB_PREFIX:
+		return !strncmp(name, g->pat, g->len);
+	case GLOB_FNMATCH:
+		return !fnmatch(g->pat, name, 0);
+	}
+	return false;
+}
+
+static bool detail_char(int c)
+{
+	return isalnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+/* A word of the file, for a message: at most 40 bytes, control bytes as '?'. */
+static const char *shown(const char *word, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; word[n] && n + 1 < size && n < 40; n++)
+		buf[n] = (unsigned char)word[n] < 0x20 || word[n] == 0x7f ? '?' : word[n];
+	buf[n] = '\0';
+	return buf;
+}
+
+/* One rule line (comments and blanks already dropped); 0, or -EINVAL with why. */
+static int parse_rule(char *line, struct file_rule *r, char *why, size_t whylen)
+{
+	char *save = NULL, *word = strtok_r(line, " \t", &save), *colon, buf[48];
+	size_t cap = 0;
+
+	colon = strchr(word, ':');
+	if (colon)
+		*colon = '\0';
+	if (reason__parse(word, &r->reason)) {
+		snprintf(why, whylen,
+			 "unknown reason '%s' (lock, sleep, disk_io, network, poll, pipe, child, "
+			 "memory, runqueue, idle, other)",
+			 shown(word, buf, sizeof(buf)));
+		return -EINVAL;
+	}
+	if (colon) {
+		const char *d = colon + 1;
+		size_t len = strlen(d), ok = 0;
+
+		while (d[ok] && detail_char((unsigned char)d[ok]))
+			ok++;
+		if (!len || len > 40 || ok != len) {
+			snprintf(why, whylen,
+				 "the detail after '%s:' must be 1 to 40 letters, digits, '_', '-' "
+				 "or '.'",
+				 word);
+			return -EINVAL;
+		}
+		r->detail = strdup(d);
+		if (!r->detail)
+			return -ENOMEM;
+	}
+	while ((word = strtok_r(NULL, " \t", &save))) {
+		struct glob *grown;
+
+		if (r->nr_globs == cap) {
+			cap = cap ? 2 * cap : 4;
+			grown = realloc(r->globs, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			r->globs = grown;
+		}
+		if (glob_init(&r->globs[r->nr_globs], word, strlen(word)))
+			return -ENOMEM;
+		r->nr_globs++;
+	}
+	if (!r->nr_globs) {
+		snprintf(why, whylen, "a rule needs at least one frame pattern after '%s'",
+			 reason__name(r->reason));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct reason_rules *reason_rules__parse(FILE *in, const char *name, char *err, size_t errlen)
+{
+	struct reason_rules *rr = calloc(1, sizeof(*rr));
+	char *line = NULL, why[200];
+	size_t linecap = 0, cap = 0;
+	int nr = 0, e = -ENOMEM;
+	ssize_t len;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!rr || !(rr->name = strdup(name ? name : "rules")))
+		goto cleanup;
+	while ((len = getline(&line, &linecap, in)) >= 0) {
+		char *s = line, *hash = strchr(line, '#');
+		struct file_rule *r;
+
+		nr++;
+		if (hash)
+			*hash = '\0';
+		while (*s == ' ' || *s == '\t')
+			s++;
+		len = (ssize_t)strlen(s);
+		while (len > 0 && isspace((unsigned char)s[len - 1]))
+			s[--len] = '\0';
+		if (!*s)
+			continue;
+		if (rr->n == cap) {
+			struct file_rule *grown;
+
+			cap = cap ? 2 * cap : 32;
+			grown = realloc(rr->v, cap * sizeof(*grown));
+			e = -ENOMEM;
+			if (!grown)
+				goto cleanup;
+			rr->v = grown;
+		}
+		r = &rr->v[rr->n++];
+		*r = (struct file_rule){.line = nr};
+		e = parse_rule(s, r, why, sizeof(why));
+		if (e == -EINVAL && err)
+			snprintf(err, errlen, "%s:%d: %s", rr->name, nr, why);
+		if (e)
+			goto cleanup;
+		rr->nr_globs += r->nr_globs;
+	}
+	e = 0;
+	if (ferror(in)) {
+		e = -EIO;
+		if (err)
+			snprintf(err, errlen, "%s: cannot read: %s", rr->name, strerror(EIO));
+	} else if (!rr->n) {
+		e = -EINVAL;
+		if (err)
+			snprintf(err, errlen, "%s:%d: no rules in the file", rr->name, nr);
+	}
+cleanup:
+	free(line);
+	if (e) {
+		reason_rules__free(rr);
+		errno = -e;
+		return NULL;
+	}
+	return rr;
+}
+
+void reasons__set_rules(struct reason_rules *rr)
+{
+	reason_rules__free(user_rules);
+	user_rules = rr;
+}
+
+static const struct reason_rules *shipped(void)
+{
+	if (!shipped_tried) {
+		/* The build drops the file's SPDX line: a blank one keeps the line numbers. */
+		size_t len = strlen(reasons_rules) + 2;
+		char *text = malloc(len);
+		FILE *f = NULL;
+
+		shipped_tried = true;
+		if (text) {
+			snprintf(text, len, "\n%s", reasons_rules);
+			f = fmemopen(text, len - 1, "r");
+		}
+		/* A shipped file that does not parse fails test_reasons; here: no rules. */
+		shipped_rules = f ? reason_rules__parse(f, "share/reasons.rules", NULL, 0) : NULL;
+		if (f)
+			fclose(f);
+		free(text);
+	}
+	return shipped_rules;
+}
+
 /*
- * The decision of reasons.h over a stack whose frames' rules are given by
- * rule_of(i), so the memoizing and the plain classifiers share one walk.
+ * Rule matching works on bitsets: per frame, which globs of the rules in force
+ * (the user's, then the shipped ones, numbered in that order) its name
+ * matches. The memoizing classifier computes a frame's set once.
  */
-static void decide(const struct profile *p, uint32_t stack, enum offcpu_state st,
-		   const struct rule *(*rule_of)(void *ctx, uint32_t frame), void *ctx,
-		   struct reason_match *m)
+struct rule_view {
+	const struct reason_rules *sets[2];
+	size_t base[2]; /* number of the set's first glob */
+	size_t words;	/* uint64_t words of a frame's set */
+};
+
+static void rule_view_init(struct rule_view *v)
+{
+	v->sets[0] = user_rules;
+	v->sets[1] = shipped();
+	v->base[0] = 0;
+	v->base[1] = user_rules ? user_rules->nr_globs : 0;
+	v->words = (v->base[1] + (v->sets[1] ? v->sets[1]->nr_globs : 0) + 63) / 64;
+}
+
+static bool bit(const uint64_t *bits, size_t i)
+{
+	return bits[i / 64] >> (i % 64) & 1;
+}
+
+/* Which globs the frame's name matches, into bits (v->words words). */
+static void frame_globs(const struct rule_view *v, const struct profile_frame *f, uint64_t *bits)
+{
+	char clean[256], plain[256], *at;
+	size_t g;
+
+	memset(bits, 0, v->words * sizeof(*bits));
+	if (!f || f->kind == FRAME_KERNEL || f->kind == FRAME_MISSING)
+		return;
+	reasons__clean_name(f->kind, f->name, clean, sizeof(clean));
+	/* The plain name: no glibc prefix, no symbol version (clock_nanosleep@@GLIBC_2.17). */
+	snprintf(plain, sizeof(plain), "%s", user_name(clean));
+	if ((at = strchr(plain, '@')) && at != plain)
+		*at = '\0';
+	for (size_t s = 0; s < 2; s++) {
+		g = v->base[s];
+		for (size_t k = 0; v->sets[s] && k < v->sets[s]->n; k++) {
+			const struct file_rule *r = &v->sets[s]->v[k];
+
+			for (size_t i = 0; i < r->nr_globs; i++, g++)
+				if (glob_matches(&r->globs[i], clean) ||
+				    (strcmp(plain, clean) && glob_matches(&r->globs[i], plain)))
+					bits[g / 64] |= 1ull << (g % 64);
+		}
+	}
+}
+
+/*
+ * Whether the frames (their glob sets: bits_of(ctx, i) for the stack's i-th
+ * frame, root first) hold r's globs innermost first; the index of the frame
+ * that matched the first glob, or -1.
+ */
+static int rule_frame(const struct file_rule *r, size_t g0, size_t n,
+		      const uint64_t *(*bits_of)(void *ctx, size_t i), void *ctx)
+{
+	size_t g = 0, i = n;
+	int first = -1;
+
+	while (g < r->nr_globs && i-- > 0) {
+		if (bit(bits_of(ctx, i), g0 + g)) {
+			if (!g)
+				first = (int)i;
+			g++;
+		}
+	}
+	return g == r->nr_globs ? first : -1;
+}
+
+/* The first rule (user's, then shipped) that the stack's user frames match. */
+static void apply_rules(const struct rule_view *v, size_t n,
+			const uint64_t *(*bits_of)(void *ctx, size_t i), void *ctx,
+			struct reason_match *m)
+{
+	uint64_t any[8] = {0}, *seen = v->words <= 8 ? any : calloc(v->words, sizeof(*seen));
+
+	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY || !n || !v->words)
+		goto cleanup;
+	if (!seen)
+		goto cleanup; /* no refinement: the kernel's reason stands */
+	/* The globs some frame matches: a rule with a glob outside them cannot match. */
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *b = bits_of(ctx, i);
+
+		for (size_t w = 0; w < v->words; w++)
+			seen[w] |= b[w];
+	}
+	for (size_t s = 0; s < 2; s++) {
+		size_t g = v->base[s];
+
+		for (size_t k = 0; v->sets[s] && k < v->sets[s]->n; k++) {
+			const struct file_rule *r = &v->sets[s]->v[k];
+			bool possible = true;
+			int at;
+
+			for (size_t i = 0; i < r->nr_globs && possible; i++)
+				possible = bit(seen, g + i);
+			at = possible ? rule_frame(r, g, n, bits_of, ctx) : -1;
+			g += r->nr_globs;
+			if (at < 0)
+				continue;
+			m->reason = r->reason;
+			m->step = REASON_BY_RULE;
+			m->frame = at;
+			m->pattern = r->globs[0].pat;
+			m->detail = r->detail;
+			m->file = v->sets[s]->name;
+			m->line = r->line;
+			goto cleanup;
+		}
+	}
+cleanup:
+	if (seen != any)
+		free(seen);
+}
+
+/* The plain classifier's glob sets: computed for the one stack, in a buffer. */
+struct plain_bits {
+	uint64_t *bits;
+	size_t words;
+};
+
+static const uint64_t *plain_bits_of(void *ctx, size_t i)
+{
+	struct plain_bits *pb = ctx;
+
+	return pb->bits + i * pb->words;
+}
+
+static void apply_rules_plain(const struct profile *p, const uint32_t *frames, size_t n,
+			      struct reason_match *m)
+{
+	struct rule_view v;
+	struct plain_bits pb;
+
+	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY || !n)
+		return;
+	rule_view_init(&v);
+	if (!v.words)
+		return;
+	pb.words = v.words;
+	pb.bits = malloc(n * v.words * sizeof(*pb.bits));
+	if (!pb.bits)
+		return;
+	for (size_t i = 0; i < n; i++)
+		frame_globs(&v, profile__frame_at(p, frames[i]), pb.bits + i * v.words);
+	apply_rules(&v, n, plain_bits_of, &pb, m);
+	free(pb.bits);
+}
+
+/*
+ * Steps 2-5 of reasons.h over a stack's frames whose built-in rules are given
+ * by rule_of(i), so the memoizing and the plain classifiers share one walk;
+ * the callers apply the state before and the rules files after.
+ */
+static void decide_frames(const struct profile *p, uint32_t stack,
+			  const struct rule *(*rule_of)(void *ctx, uint32_t frame), void *ctx,
+			  struct reason_match *m)
 {
 	static const enum tier passes[] = {SPECIFIC, GENERIC, USER};
 	const uint32_t *frames;
 	size_t n = 0;
 
 	*m = (struct reason_match){.reason = REASON_OTHER, .step = REASON_BY_NOTHING, .frame = -1};
-	if (st == OFFCPU_STATE_PREEMPT || st == OFFCPU_STATE_OTHER) {
-		m->reason = st == OFFCPU_STATE_PREEMPT ? REASON_RUNQUEUE : REASON_OTHER;
-		m->step = REASON_BY_STATE;
-		return;
-	}
 	frames = profile__stack_at(p, stack, &n);
 	if (!frames)
 		return;
@@ -539,6 +937,19 @@ static void decide(const struct profile *p, uint32_t stack, enum offcpu_state st
 	}
 }
 
+/* State R is run-queue time and state O other, whatever the stack says. */
+static bool by_state(enum offcpu_state st, struct reason_match *m)
+{
+	if (st != OFFCPU_STATE_PREEMPT && st != OFFCPU_STATE_OTHER)
+		return false;
+	*m = (struct reason_match){
+		.reason = st == OFFCPU_STATE_PREEMPT ? REASON_RUNQUEUE : REASON_OTHER,
+		.step = REASON_BY_STATE,
+		.frame = -1,
+	};
+	return true;
+}
+
 static const struct rule *plain_rule(void *ctx, uint32_t frame)
 {
 	const struct profile_frame *f = profile__frame_at(ctx, frame);
@@ -549,7 +960,15 @@ static const struct rule *plain_rule(void *ctx, uint32_t frame)
 void reasons__explain(const struct profile *p, uint32_t stack, enum offcpu_state st,
 		      struct reason_match *m)
 {
-	decide(p, stack, st, plain_rule, (void *)p, m);
+	const uint32_t *frames;
+	size_t n = 0;
+
+	if (by_state(st, m))
+		return;
+	decide_frames(p, stack, plain_rule, (void *)p, m);
+	frames = profile__stack_at(p, stack, &n);
+	if (frames)
+		apply_rules_plain(p, frames, n, m);
 }
 
 enum reason reasons__classify(const struct profile *p, uint32_t stack, enum offcpu_state st)
@@ -560,11 +979,28 @@ enum reason reasons__classify(const struct profile *p, uint32_t stack, enum offc
 	return m.reason;
 }
 
-/* Memo: per frame, the index of its rule + 2 (0 = not looked up, 1 = no rule). */
+/*
+ * Memo: per frame, the index of its rule + 2 (0 = not looked up, 1 = no rule);
+ * per stack, what its frames decided.
+ */
+struct stack_memo {
+	const char *detail;
+	uint8_t reason;
+	bool known;
+};
+
 struct reasons {
 	const struct profile *p;
 	uint16_t *frame_rule;
 	size_t nr_frames;
+	struct stack_memo *stack;
+	size_t nr_stacks;
+	/* Per frame, its glob set (view.words words) once known. */
+	struct rule_view view;
+	bool have_view;
+	uint64_t *glob_bits;
+	bool *glob_known;
+	size_t nr_glob_frames;
 };
 
 struct reasons *reasons__new(const struct profile *p)
@@ -582,6 +1018,9 @@ void reasons__free(struct reasons *r)
 	if (!r)
 		return;
 	free(r->frame_rule);
+	free(r->stack);
+	free(r->glob_bits);
+	free(r->glob_known);
 	free(r);
 }
 
@@ -610,10 +1049,161 @@ static const struct rule *memo_rule(void *ctx, uint32_t frame)
 	return rule;
 }
 
-enum reason reasons__get(struct reasons *r, uint32_t stack, enum offcpu_state st)
+struct memo_frames {
+	struct reasons *r;
+	const uint32_t *frames;
+	uint64_t *scratch; /* when the memo cannot grow */
+};
+
+static const uint64_t *memo_bits_of(void *ctx, size_t i)
+{
+	struct memo_frames *mf = ctx;
+	struct reasons *r = mf->r;
+	uint32_t frame = mf->frames[i];
+	size_t w = r->view.words;
+
+	if (frame >= r->nr_glob_frames) {
+		size_t n = profile__nr_frames(r->p);
+		uint64_t *bits = frame < n ? realloc(r->glob_bits, n * w * sizeof(*bits)) : NULL;
+		bool *known = bits ? realloc(r->glob_known, n * sizeof(*known)) : NULL;
+
+		if (bits)
+			r->glob_bits = bits;
+		if (!known) {
+			frame_globs(&r->view, profile__frame_at(r->p, frame), mf->scratch);
+			return mf->scratch; /* slower, still right */
+		}
+		memset(known + r->nr_glob_frames, 0, (n - r->nr_glob_frames) * sizeof(*known));
+		r->glob_known = known;
+		r->nr_glob_frames = n;
+	}
+	if (!r->glob_known[frame]) {
+		frame_globs(&r->view, profile__frame_at(r->p, frame), r->glob_bits + frame * w);
+		r->glob_known[frame] = true;
+	}
+	return r->glob_bits + frame * w;
+}
+
+static void apply_rules_memo(struct reasons *r, uint32_t stack, struct reason_match *m)
+{
+	struct memo_frames mf = {.r = r};
+	size_t n = 0;
+
+	if (m->reason == REASON_RUNQUEUE || m->reason == REASON_MEMORY)
+		return;
+	if (!r->have_view) {
+		rule_view_init(&r->view);
+		r->have_view = true;
+	}
+	mf.frames = profile__stack_at(r->p, stack, &n);
+	if (!mf.frames || !n || !r->view.words)
+		return;
+	mf.scratch = malloc(r->view.words * sizeof(*mf.scratch));
+	if (!mf.scratch)
+		return;
+	apply_rules(&r->view, n, memo_bits_of, &mf, m);
+	free(mf.scratch);
+}
+
+enum reason reasons__get_detail(struct reasons *r, uint32_t stack, enum offcpu_state st,
+				const char **detail)
 {
 	struct reason_match m;
 
-	decide(r->p, stack, st, memo_rule, r, &m);
-	return m.reason;
+	*detail = NULL;
+	if (by_state(st, &m))
+		return m.reason;
+	if (stack >= r->nr_stacks) {
+		size_t n = profile__nr_stacks(r->p);
+		struct stack_memo *grown = stack < n ? realloc(r->stack, n * sizeof(*grown)) : NULL;
+
+		if (!grown) {
+			decide_frames(r->p, stack, memo_rule, r, &m);
+			apply_rules_memo(r, stack, &m);
+			*detail = m.detail;
+			return m.reason;
+		}
+		memset(grown + r->nr_stacks, 0, (n - r->nr_stacks) * sizeof(*grown));
+		r->stack = grown;
+		r->nr_stacks = n;
+	}
+	if (!r->stack[stack].known) {
+		decide_frames(r->p, stack, memo_rule, r, &m);
+		apply_rules_memo(r, stack, &m);
+		r->stack[stack] = (struct stack_memo){
+			.detail = m.detail, .reason = (uint8_t)m.reason, .known = true};
+	}
+	*detail = r->stack[stack].detail;
+	return (enum reason)r->stack[stack].reason;
+}
+
+enum reason reasons__get(struct reasons *r, uint32_t stack, enum offcpu_state st)
+{
+	const char *detail;
+
+	return reasons__get_detail(r, stack, st, &detail);
+}
+
+static int cmp_detail_sum(const void *a, const void *b)
+{
+	const struct reason_detail_sum *x = a, *y = b;
+
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	if (x->blocked_ns != y->blocked_ns)
+		return x->blocked_ns > y->blocked_ns ? -1 : 1;
+	return strcmp(x->detail, y->detail);
+}
+
+int reasons__detail_sums(const struct profile *p, struct reason_detail_sum **out, size_t *n)
+{
+	struct reasons *rs = reasons__new(p);
+	struct reason_detail_sum *v = NULL;
+	bool runq_known = profile__runq_known(p);
+	size_t nr = 0, cap = 0;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	*n = 0;
+	if (!rs)
+		return -ENOMEM;
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *row = profile__row_at(p, i);
+		const char *detail;
+		enum reason r = reasons__get_detail(rs, row->stack, row->state, &detail);
+		uint64_t rq = runq_known ? row->w.runq_ns : 0;
+		size_t k;
+
+		if (!detail || r == REASON_RUNQUEUE)
+			continue;
+		/* Details come from rules: pointers of one rule set, and few of them. */
+		for (k = 0; k < nr; k++)
+			if (v[k].reason == r &&
+			    (v[k].detail == detail || !strcmp(v[k].detail, detail)))
+				break;
+		if (k == nr) {
+			if (nr == cap) {
+				struct reason_detail_sum *grown;
+
+				cap = cap ? 2 * cap : 16;
+				grown = realloc(v, cap * sizeof(*grown));
+				if (!grown)
+					goto cleanup;
+				v = grown;
+			}
+			v[nr++] = (struct reason_detail_sum){.reason = r, .detail = detail};
+		}
+		v[k].blocked_ns += row->w.off_ns - (rq < row->w.off_ns ? rq : row->w.off_ns);
+		v[k].count += row->w.count;
+	}
+	if (nr)
+		qsort(v, nr, sizeof(*v), cmp_detail_sum);
+	*out = v;
+	*n = nr;
+	v = NULL;
+	err = 0;
+cleanup:
+	free(v);
+	reasons__free(rs);
+	return err;
 }

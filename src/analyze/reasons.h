@@ -19,6 +19,19 @@
  *      nanosleep, waitpid, recv, fsync, ...).
  *   5. other.
  *
+ * Then the rules (a rules file, struct reason_rules): user frames refine what
+ * the kernel said into a reason and an optional detail (ProcSleep: "lock",
+ * "heavyweight"; aeApiPoll: "idle", "events"). They are tried on every stack
+ * whose reason from steps 2-5 is not runqueue or memory (a preempted or
+ * faulting thread was not in the wait its user frames ask for): the user's
+ * rules (reasons__set_rules) first, then the shipped ones (share/reasons.rules,
+ * built in), in file order; the first rule that matches decides.
+ *
+ * A stack's reason is what its frames say (state unknown); a row's reason is
+ * its stack's, except in state R (runqueue) and state O (other). A row's
+ * run-queue part (runq_ns, or all of it for a runqueue row) is runqueue time
+ * and its blocked part is filed under the row's reason: budget.h.
+ *
  * Scheduler plumbing (__schedule, schedule, schedule_timeout, ...) and syscall
  * entry frames match no rule. Frame names are compared without their
  * "+0x1a/0x40" or "+123" offset, without compiler suffixes (".constprop.0",
@@ -30,6 +43,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model/profile.h"
 
@@ -43,12 +57,13 @@ enum reason {
 	REASON_CHILD,	 /* wait4/waitid for a child */
 	REASON_MEMORY,	 /* page faults, reclaim, compaction, dirty throttling */
 	REASON_RUNQUEUE, /* runnable but not running: preempted, cond_resched */
+	REASON_IDLE, /* waiting for work: an event loop or a server with nothing to do (rules) */
 	REASON_OTHER,
 	REASON__COUNT,
 };
 
 /* snake_case names: "lock", "sleep", "disk_io", "network", "poll", "pipe", "child",
- * "memory", "runqueue", "other". */
+ * "memory", "runqueue", "idle", "other". */
 const char *reason__name(enum reason r);
 /* name -> reason; -EINVAL for an unknown name. */
 int reason__parse(const char *name, enum reason *r);
@@ -64,7 +79,49 @@ enum reason reasons__classify(const struct profile *p, uint32_t stack, enum offc
 struct reasons;
 struct reasons *reasons__new(const struct profile *p);
 enum reason reasons__get(struct reasons *r, uint32_t stack, enum offcpu_state st);
+/* The same, with the detail a rule gave (NULL for none); *detail lives as long as the rules. */
+enum reason reasons__get_detail(struct reasons *r, uint32_t stack, enum offcpu_state st,
+				const char **detail);
 void reasons__free(struct reasons *r);
+
+/*
+ * A rules file (docs/reasons.md, "The rules file"): lines
+ *
+ *     REASON[:DETAIL]  GLOB [GLOB...]      # comments and blank lines allowed
+ *
+ * REASON one of reason__name()'s, DETAIL 1-40 of [A-Za-z0-9_.-], each GLOB an
+ * fnmatch(3) pattern for a user frame name, innermost first. name is what
+ * errors and reasons__explain call the file. NULL and errno on failure:
+ * EINVAL with "NAME:LINE: what is wrong" in err (also for a file without any
+ * rule), ENOMEM, EIO.
+ */
+struct reason_rules;
+struct reason_rules *reason_rules__parse(FILE *in, const char *name, char *err, size_t errlen);
+void reason_rules__free(struct reason_rules *rr);
+size_t reason_rules__count(const struct reason_rules *rr);
+
+/*
+ * The user's rules, tried before the shipped ones by every classifier from now
+ * on (a memo from reasons__new takes the rules in force when it first looks at
+ * a stack: set them before); takes ownership and frees the rules set before.
+ * NULL: none. Commands set them once, from --reasons, before any output.
+ */
+void reasons__set_rules(struct reason_rules *rr);
+
+/* The shipped rules' text (share/reasons.rules). */
+extern const char *const reasons__default_rules_text;
+
+/*
+ * Per (reason, detail): the blocked time of the rows whose rule gave a detail,
+ * split as budget.h splits rows. *out sorted by reason, then time descending;
+ * free() it. 0 or -ENOMEM.
+ */
+struct reason_detail_sum {
+	enum reason reason;
+	const char *detail;
+	uint64_t blocked_ns, count;
+};
+int reasons__detail_sums(const struct profile *p, struct reason_detail_sum **out, size_t *n);
 
 /* What decided, for reports and for docs/reasons.md's examples. */
 enum reason_step {
@@ -73,12 +130,16 @@ enum reason_step {
 	REASON_BY_GENERIC,
 	REASON_BY_USER,
 	REASON_BY_NOTHING,
+	REASON_BY_RULE, /* a line of a rules file */
 };
 struct reason_match {
 	enum reason reason;
 	enum reason_step step;
 	int frame;	     /* index in the stack (root first) of the deciding frame; -1 if none */
-	const char *pattern; /* the rule's pattern (static storage); NULL if none */
+	const char *pattern; /* the rule's (first) pattern; NULL if none */
+	const char *detail;  /* REASON_BY_RULE: the rule's detail, or NULL */
+	const char *file;    /* REASON_BY_RULE: the rules file's name ("built-in": shipped) */
+	int line;	     /* REASON_BY_RULE: its line */
 };
 void reasons__explain(const struct profile *p, uint32_t stack, enum offcpu_state st,
 		      struct reason_match *m);

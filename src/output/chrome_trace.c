@@ -18,9 +18,9 @@
  * THE one place an event takes its name from a reason. "other" says nothing a
  * frame would not say better, so those events fall back to their leaf frame.
  */
-static const char *interval_reason(const struct profile *p, const struct timeline_interval *iv)
+static const char *interval_reason(struct reasons *rs, const struct timeline_interval *iv)
 {
-	enum reason r = reasons__classify(p, iv->stack, iv->state);
+	enum reason r = reasons__get(rs, iv->stack, iv->state);
 
 	return r == REASON_OTHER ? NULL : reason__name(r);
 }
@@ -247,6 +247,7 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 	size_t nr = timeline__nr(t), nstacks = profile__nr_stacks(p), *order = NULL;
 	uint64_t base = UINT64_MAX, prev_end = 0;
 	struct stack_cache cache = {0};
+	struct reasons *rs = NULL;
 	bool first = true;
 	int err = 0, prev_tid = 0;
 
@@ -268,7 +269,8 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 		return err;
 	cache.stack = calloc(nstacks + 1, sizeof(*cache.stack));
 	cache.name = calloc(nstacks + 1, sizeof(*cache.name));
-	if (!cache.stack || !cache.name) {
+	rs = reasons__new(p);
+	if (!cache.stack || !cache.name || !rs) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -278,7 +280,7 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 	for (size_t i = 0; i < nr && !err; i++) {
 		const struct timeline_interval *iv = timeline__at(t, order[i]);
 		uint64_t start = iv->start_ns, end = iv->start_ns + iv->dur_ns;
-		const char *reason = interval_reason(p, iv), *name;
+		const char *reason = interval_reason(rs, iv), *name;
 		bool by_reason = reason && *reason;
 
 		if (i && iv->tid == prev_tid && start < prev_end) {
@@ -338,6 +340,7 @@ cleanup:
 	free(cache.stack);
 	free(cache.name);
 	free(order);
+	reasons__free(rs);
 	return err;
 }
 

@@ -50,6 +50,7 @@ struct flame_tree {
 	flame_tree_tag_fn tag;
 	void *tag_arg;
 	uint8_t tag_mixed;
+	flame_tree_merge_fn tag_merge;
 	uint64_t base_off_ns, base_count; /* BASE's totals */
 	uint64_t vanished;
 	size_t nr_vanished;
@@ -178,6 +179,8 @@ static uint8_t merge_tag(const struct flame_tree *t, uint8_t a, uint8_t b)
 		return b;
 	if (!b || a == b)
 		return a;
+	if (t->tag_merge)
+		return t->tag_merge(t->tag_arg, a, b);
 	return t->tag_mixed;
 }
 
@@ -626,6 +629,7 @@ struct flame_tree *flame_tree__new(const struct profile *p, const struct flame_t
 	t->tag = o->tag;
 	t->tag_arg = o->tag_arg;
 	t->tag_mixed = o->tag_mixed;
+	t->tag_merge = o->tag_merge;
 	if ((err = build(t, o))) {
 		flame_tree__free(t);
 		errno = -err;

@@ -29,7 +29,8 @@
  * with BASE weight are counted as vanished (not counted in nr_tree).
  *
  * Tags: an optional function tags each row (the flame graph's wait reason);
- * a node's tag is that of its rows when they agree, else tag_mixed. Tag 0
+ * a node's tag is that of its rows when they agree, else tag_merge's of two
+ * that differ (when set; it may give one they share) or tag_mixed. Tag 0
  * means no row seen and agrees with anything.
  */
 #ifndef OFFCPU_OUTPUT_FLAME_TREE_H
@@ -57,6 +58,9 @@ struct flame_node {
 typedef uint8_t (*flame_tree_tag_fn)(void *arg, const struct profile *p, uint32_t stack,
 				     enum offcpu_state state);
 
+/* The tag of a node whose rows have tags a and b (both non-zero, a != b). */
+typedef uint8_t (*flame_tree_merge_fn)(void *arg, uint8_t a, uint8_t b);
+
 /* All-zero options give a tree by time, per comm, nothing pruned but weightless nodes. */
 struct flame_tree_opts {
 	bool per_thread;	    /* one node per thread under the root, not per comm */
@@ -67,7 +71,8 @@ struct flame_tree_opts {
 	const struct profile *base; /* differential mode when set; p is NEW */
 	flame_tree_tag_fn tag;	    /* NULL: every tag 0 */
 	void *tag_arg;
-	uint8_t tag_mixed; /* the tag of a node whose rows' tags disagree */
+	uint8_t tag_mixed;	       /* the tag of a node whose rows' tags disagree */
+	flame_tree_merge_fn tag_merge; /* NULL: tag_mixed; else called with tag_arg */
 };
 
 /* What was built; weights in the unit by_count says. */

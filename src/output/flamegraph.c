@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The flame graph writer: output/flame_tree.h builds and lays out the tree,
- * this file draws it (and classifies wait reasons for FLAMEGRAPH_COLOR_REASON,
- * as the tree's row tags).
+ * this file draws it. FLAMEGRAPH_COLOR_REASON tags rows with their reason
+ * from analyze/reasons.h, the classifier every output uses.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/budget.h"
+#include "analyze/reasons.h"
 #include "output/flame_tree.h"
 #include "output/flamegraph.h"
+#include "output/term.h"
 /*
  * The SVG's style sheet and script, share/flamegraph.css and .js, built in so
  * the SVG stays self-contained; the script reads the layout it needs from the
@@ -28,63 +31,29 @@
 #define TOP 56
 #define BOTTOM 32
 #define LEGEND_ROW 18
-#define LEGEND_COL 100
+#define LEGEND_COL 130
 #define DIFF_KEY_H 18
 
-enum fg_reason {
-	R_UNSET = 0, /* no row seen yet: merges with anything (the tree's tag 0) */
-	R_LOCK,
-	R_SLEEP,
-	R_DISK,
-	R_NET,
-	R_PIPE,
-	R_POLL,
-	R_CHILD,
-	R_MEMORY,
-	R_PREEMPT,
-	R_OTHER,
-	R_MIXED,
-	R__COUNT,
-};
-
-static const struct {
-	const char *name;
-	unsigned char rgb[3];
-} reasons[R__COUNT] = {
-	[R_UNSET] = {"mixed", {215, 215, 215}}, [R_LOCK] = {"lock", {235, 140, 60}},
-	[R_SLEEP] = {"sleep", {120, 180, 235}}, [R_DISK] = {"disk", {190, 150, 95}},
-	[R_NET] = {"net", {110, 195, 110}},	[R_PIPE] = {"pipe", {80, 200, 200}},
-	[R_POLL] = {"poll", {170, 130, 225}},	[R_CHILD] = {"child", {230, 135, 185}},
-	[R_MEMORY] = {"memory", {225, 95, 85}}, [R_PREEMPT] = {"preempt", {235, 205, 70}},
-	[R_OTHER] = {"other", {150, 165, 190}}, [R_MIXED] = {"mixed", {215, 215, 215}},
-};
-
 /*
- * Why a stack waits, from its kernel frames: the first rule (in this order)
- * whose needle occurs in any kernel frame's name wins, so the specific
- * mechanism (futex, pipe, poll) beats the generic way of sleeping (hrtimer)
- * that it uses underneath. A preempted row is "preempt" whatever its stack.
- * One table so that a shared reasons module can replace it.
+ * Reason colouring: a row's tag is its reason (analyze/reasons.h) + 1, as tag
+ * 0 means "no row yet" to the tree, or, when a rule gave the row a detail, a
+ * tag of its own for that (reason, detail) from TAG_DETAIL up, while there is
+ * room. Nodes whose rows have one reason but several details take the bare
+ * reason's tag; rows of different reasons make TAG_MIXED. The colours are the
+ * report's (term__reason_rgb), by reason.
  */
-static const struct reason_rule {
-	const char *needle;
-	enum fg_reason reason;
-} reason_rules[] = {
-	{"futex", R_LOCK},	 {"mutex", R_LOCK},    {"rwsem", R_LOCK},
-	{"pipe", R_PIPE},	 {"poll", R_POLL},     {"select", R_POLL},
-	{"wait4", R_CHILD},	 {"do_wait", R_CHILD}, {"fault", R_MEMORY},
-	{"io_schedule", R_DISK}, {"blk", R_DISK},      {"fsync", R_DISK},
-	{"tcp", R_NET},		 {"sock", R_NET},      {"preempt_schedule", R_PREEMPT},
-	{"nanosleep", R_SLEEP},	 {"hrtimer", R_SLEEP},
-};
-#define NR_RULES (sizeof(reason_rules) / sizeof(reason_rules[0]))
-#define RULE_NONE 0xfe
-#define RULE_UNKNOWN 0xff
+#define TAG_MIXED (REASON__COUNT + 1)
+#define TAG_DETAIL (REASON__COUNT + 2)
+#define NR_TAGS 256
+static const unsigned char mixed_rgb[3] = {215, 215, 215};
 
-/* The reason tagger's memo, for the profile the tree's ids refer to. */
-struct classifier {
-	uint8_t *frame_rule;   /* per frame: the first rule its name meets, or RULE_* */
-	uint8_t *stack_reason; /* per stack: its reason, R_UNSET until asked */
+struct tagger {
+	struct reasons *rs;
+	struct {
+		enum reason reason;
+		const char *detail;
+	} tag[NR_TAGS];
+	int nr; /* tags in use: TAG_DETAIL + the details seen */
 };
 
 enum { NEW = 0, BASE = 1 };
@@ -103,49 +72,58 @@ struct graph {
 	size_t nr_vanished;
 	bool per_thread, by_reason, by_count;
 	uint64_t total_off_ns, total_count;
+	uint64_t reason_ns[REASON__COUNT]; /* by_reason: the legend's totals */
+	const struct tagger *tags;	   /* by_reason: what the nodes' tags mean */
 };
 
-static uint8_t frame_rule(struct classifier *c, const struct profile *p, uint32_t id)
+static void tagger_init(struct tagger *tg, struct reasons *rs)
 {
-	const struct profile_frame *f;
-
-	if (c->frame_rule[id] != RULE_UNKNOWN)
-		return c->frame_rule[id];
-	f = profile__frame_at(p, id);
-	c->frame_rule[id] = RULE_NONE;
-	if (f->kind == FRAME_KERNEL) {
-		for (size_t r = 0; r < NR_RULES; r++) {
-			if (strstr(f->name, reason_rules[r].needle)) {
-				c->frame_rule[id] = r;
-				break;
-			}
-		}
-	}
-	return c->frame_rule[id];
+	tg->rs = rs;
+	for (int r = 0; r < REASON__COUNT; r++)
+		tg->tag[r + 1].reason = r;
+	tg->nr = TAG_DETAIL;
 }
 
-/* The tree's tag function: a row's reason. */
+/* The tree's tag function: a row's reason and detail, by the one classifier. */
 static uint8_t row_reason(void *arg, const struct profile *p, uint32_t stack,
 			  enum offcpu_state state)
 {
-	struct classifier *c = arg;
-	const uint32_t *frames;
-	size_t n;
-	uint8_t best = RULE_NONE;
+	struct tagger *tg = arg;
+	const char *detail;
+	enum reason r = reasons__get_detail(tg->rs, stack, state, &detail);
+	int t;
 
-	if (state == OFFCPU_STATE_PREEMPT)
-		return R_PREEMPT;
-	if (c->stack_reason[stack])
-		return c->stack_reason[stack];
-	frames = profile__stack_at(p, stack, &n);
-	for (size_t i = 0; i < n; i++) {
-		uint8_t r = frame_rule(c, p, frames[i]);
+	(void)p;
+	if (!detail)
+		return (uint8_t)(r + 1);
+	for (t = TAG_DETAIL; t < tg->nr; t++)
+		if (tg->tag[t].reason == r && !strcmp(tg->tag[t].detail, detail))
+			return (uint8_t)t;
+	if (tg->nr == NR_TAGS)
+		return (uint8_t)(r + 1); /* more details than tags: the reason alone */
+	tg->tag[tg->nr].reason = r;
+	tg->tag[tg->nr].detail = detail;
+	return (uint8_t)tg->nr++;
+}
 
-		if (r < best)
-			best = r;
-	}
-	c->stack_reason[stack] = best == RULE_NONE ? R_OTHER : reason_rules[best].reason;
-	return c->stack_reason[stack];
+static bool tag_is_reason(uint8_t tag)
+{
+	return tag && tag != TAG_MIXED;
+}
+
+/* Two details of one reason make that reason; two reasons, mixed. */
+static uint8_t merge_tags(void *arg, uint8_t a, uint8_t b)
+{
+	struct tagger *tg = arg;
+
+	if (!tag_is_reason(a) || !tag_is_reason(b) || tg->tag[a].reason != tg->tag[b].reason)
+		return TAG_MIXED;
+	return (uint8_t)(tg->tag[a].reason + 1);
+}
+
+static const unsigned char *tag_rgb(const struct tagger *tg, uint8_t tag)
+{
+	return tag_is_reason(tag) ? term__reason_rgb(tg->tag[tag].reason) : mixed_rgb;
 }
 
 static uint64_t weight(const struct graph *g, const struct flame_node *n)
@@ -353,7 +331,7 @@ static void node_color(const struct graph *g, const struct flame_node *n, unsign
 	if (kind == 2 + FRAME_MISSING) {
 		rgb[0] = rgb[1] = rgb[2] = 160 + 25 * a;
 	} else if (g->by_reason) {
-		const unsigned char *base = reasons[n->tag].rgb;
+		const unsigned char *base = tag_rgb(g->tags, n->tag);
 
 		for (int k = 0; k < 3; k++) {
 			int v = base[k] + (int)(24 * (a - 0.5));
@@ -476,6 +454,20 @@ static int frame_y(const struct layout *l, int depth)
 	return l->frames_top + (l->icicle ? depth : l->max_depth - depth) * FRAME_H;
 }
 
+/* "lock", "lock: heavyweight" or "mixed". */
+static void put_tag(FILE *out, const struct tagger *tg, uint8_t tag)
+{
+	if (!tag_is_reason(tag)) {
+		fputs("mixed", out);
+		return;
+	}
+	fputs(reason__name(tg->tag[tag].reason), out);
+	if (tg->tag[tag].detail) {
+		fputs(": ", out);
+		put_text(out, tg->tag[tag].detail, SIZE_MAX);
+	}
+}
+
 static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 		      const struct flame_node *n)
 {
@@ -500,8 +492,10 @@ static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 	else
 		fprintf(out, "%s off-CPU, %.2f%%, %s", time, l->total ? 100.0 * w / l->total : 0.0,
 			count);
-	if (g->by_reason)
-		fprintf(out, ", reason: %s", reasons[n->tag].name);
+	if (g->by_reason) {
+		fputs(", reason: ", out);
+		put_tag(out, g->tags, n->tag);
+	}
 	if (g->diff)
 		put_diff_info(out, g, n);
 	fprintf(out,
@@ -516,33 +510,57 @@ static void put_frame(FILE *out, const struct graph *g, const struct layout *l,
 	fputs("</g>\n", out);
 }
 
-static void put_legend(FILE *out, const struct layout *l, int y)
+/*
+ * The reasons with time, each with its total as the report counts it (blocked
+ * time by reason, run-queue time as runqueue), then "mixed".
+ */
+static size_t legend_entries(const struct graph *g, enum reason *order)
+{
+	size_t n = 0;
+
+	for (int r = 0; r < REASON__COUNT; r++)
+		if (g->reason_ns[r])
+			order[n++] = r;
+	return n;
+}
+
+static void put_legend(FILE *out, const struct graph *g, const struct layout *l, int y)
 {
 	int cols = (l->width - 2 * PAD) / LEGEND_COL, k = 0;
+	enum reason order[REASON__COUNT];
+	size_t n = legend_entries(g, order);
+	char t[32];
 
 	if (cols < 1)
 		cols = 1;
 	fputs("<g id=\"legend\">\n", out);
-	for (int r = R_LOCK; r <= R_MIXED; r++, k++) {
+	for (size_t i = 0; i <= n; i++, k++) {
 		int x = PAD + (k % cols) * LEGEND_COL, ry = y + (k / cols) * LEGEND_ROW;
-		const unsigned char *c = reasons[r].rgb;
+		const unsigned char *c = i < n ? term__reason_rgb(order[i]) : mixed_rgb;
 
 		fprintf(out,
 			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
-			"fill=\"#%02x%02x%02x\"/>"
-			"<text x=\"%d\" y=\"%d\">%s</text>\n",
-			x, ry, c[0], c[1], c[2], x + 16, ry + 11, reasons[r].name);
+			"fill=\"#%02x%02x%02x\"/><text x=\"%d\" y=\"%d\"",
+			x, ry, c[0], c[1], c[2], x + 16, ry + 11);
+		if (i == n) {
+			fputs(">mixed</text>\n", out);
+			continue;
+		}
+		fmt_weight(t, sizeof(t), g->reason_ns[order[i]], false);
+		fprintf(out, " data-reason=\"%s\" data-ns=\"%" PRIu64 "\">%s %s</text>\n",
+			reason__name(order[i]), g->reason_ns[order[i]], reason__name(order[i]), t);
 	}
 	fputs("</g>\n", out);
 }
 
-static int legend_rows(const struct layout *l)
+static int legend_rows(const struct graph *g, const struct layout *l)
 {
-	int cols = (l->width - 2 * PAD) / LEGEND_COL;
+	enum reason order[REASON__COUNT];
+	int cols = (l->width - 2 * PAD) / LEGEND_COL, n = (int)legend_entries(g, order) + 1;
 
 	if (cols < 1)
 		cols = 1;
-	return (R_MIXED - R_LOCK + cols) / cols;
+	return (n + cols - 1) / cols;
 }
 
 /* Both totals and their change, what the colours compare, what vanished. */
@@ -601,7 +619,7 @@ static void write_svg(FILE *out, const struct graph *g, const struct flamegraph_
 	height = l->frames_top + (l->max_depth + 1) * FRAME_H + BOTTOM;
 	if (g->by_reason) {
 		legend_y = height - BOTTOM + 8;
-		height += legend_rows(l) * LEGEND_ROW;
+		height += legend_rows(g, l) * LEGEND_ROW;
 	}
 	fmt_weight(total_time, sizeof(total_time), g->total_off_ns, false);
 	fmt_weight(total_count, sizeof(total_count), g->total_count, true);
@@ -654,7 +672,7 @@ static void write_svg(FILE *out, const struct graph *g, const struct flamegraph_
 	fprintf(out, "</text>\n<text id=\"matched\" x=\"%u\" y=\"%d\"></text>\n", l->width - PAD,
 		height - 12);
 	if (g->by_reason)
-		put_legend(out, l, legend_y);
+		put_legend(out, g, l, legend_y);
 
 	/* Pre-order, siblings by name: the script derives the tree from order and depth. */
 	fputs("<g id=\"frames\">\n", out);
@@ -684,15 +702,17 @@ static void set_prune(struct flame_tree_opts *to, const struct flamegraph_opts *
 	}
 }
 
-static int classifier_init(struct classifier *c, const struct profile *p)
+/* Per reason, the time the report gives it: the budget's split of every row. */
+static int reason_totals(struct graph *g, const struct profile *p)
 {
-	size_t nr_frames = profile__nr_frames(p), nr_stacks = profile__nr_stacks(p);
+	struct budget *b = budget__new(p);
 
-	c->stack_reason = calloc(nr_stacks ? nr_stacks : 1, 1);
-	c->frame_rule = malloc(nr_frames ? nr_frames : 1);
-	if (!c->stack_reason || !c->frame_rule)
-		return -ENOMEM;
-	memset(c->frame_rule, RULE_UNKNOWN, nr_frames ? nr_frames : 1);
+	if (!b)
+		return -errno;
+	for (int r = 0; r < REASON__COUNT; r++)
+		g->reason_ns[r] =
+			r == REASON_RUNQUEUE ? b->total.rows_runq_ns : b->total.blocked_ns[r];
+	budget__free(b);
 	return 0;
 }
 
@@ -700,7 +720,8 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 {
 	static const struct flamegraph_opts defaults;
 	const struct flamegraph_opts *o = opts ? opts : &defaults;
-	struct classifier c = {0};
+	struct reasons *rs = NULL;
+	struct tagger *tg = NULL;
 	struct flame_tree *t = NULL;
 	struct flame_tree_opts to = {0};
 	const struct flame_tree_info *info;
@@ -726,11 +747,20 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	to.base = o->base;
 	set_prune(&to, o, l.width);
 	if (g.by_reason) {
-		if ((err = classifier_init(&c, p)))
+		rs = reasons__new(p);
+		tg = calloc(1, sizeof(*tg));
+		if (!rs || !tg) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		tagger_init(tg, rs);
+		g.tags = tg;
+		if ((err = reason_totals(&g, p)))
 			goto cleanup;
 		to.tag = row_reason;
-		to.tag_arg = &c;
-		to.tag_mixed = R_MIXED;
+		to.tag_arg = tg;
+		to.tag_mixed = TAG_MIXED;
+		to.tag_merge = merge_tags;
 	}
 	t = flame_tree__new(p, &to);
 	if (!t) {
@@ -778,7 +808,7 @@ int flamegraph__write(FILE *out, const struct profile *p, const struct flamegrap
 	err = 0;
 cleanup:
 	flame_tree__free(t);
-	free(c.frame_rule);
-	free(c.stack_reason);
+	reasons__free(rs);
+	free(tg);
 	return err;
 }

@@ -63,12 +63,6 @@ enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 /* User first: pprof names the first mapping as the profile's "File". */
 enum { MAPPING_USER = 1, MAPPING_KERNEL = 2 };
 
-/* THE one place the "reason" label comes from. */
-static const char *row_reason(const struct profile *p, const struct profile_row *r)
-{
-	return reason__name(reasons__classify(p, r->stack, r->state));
-}
-
 /* A growable byte buffer; an allocation failure sticks and is reported once. */
 struct pbuf {
 	uint8_t *d;
@@ -176,6 +170,7 @@ struct inl_locs {
 
 struct enc {
 	const struct profile *p;
+	struct reasons *rs;
 	struct strtab st;
 	struct pbuf out, msg, sub, packed;
 	struct inl_locs inl;
@@ -255,6 +250,45 @@ static void label_num(struct enc *e, const char *key, int64_t num, const char *u
 	pb_msg(&e->msg, SAMPLE_LABEL, &e->sub);
 }
 
+/*
+ * One sample: value [count, off_ns], the row's labels, and the reason of this
+ * part of it (detail: a rule's, or NULL).
+ */
+static void encode_sample(struct enc *e, const struct profile_row *r, const uint32_t *fr, size_t n,
+			  uint64_t count, uint64_t off_ns, enum reason reason, const char *detail)
+{
+	const struct profile_thread *t = profile__thread_at(e->p, r->thread);
+
+	/*
+	 * pprof wants the leaf first; the model keeps the root first. A
+	 * frame and the functions inlined into it are one location.
+	 */
+	for (size_t j = n; j > 0;) {
+		size_t end = j;
+
+		while (--j > 0 && profile__frame_at(e->p, fr[j])->kind == FRAME_INLINE)
+			;
+		pb_varint(&e->packed, chain_location(e, fr + j, end - j));
+	}
+	pb_msg(&e->msg, SAMPLE_LOCATION_ID, &e->packed);
+	pb_varint(&e->packed, count);
+	pb_varint(&e->packed, off_ns);
+	pb_msg(&e->msg, SAMPLE_VALUE, &e->packed);
+
+	label_str(e, "comm", t->comm);
+	label_str(e, "state", offcpu_state__name(r->state));
+	if (t->pid)
+		label_num(e, "pid", t->pid, NULL);
+	if (t->tid)
+		label_num(e, "tid", t->tid, NULL);
+	if (profile__runq_known(e->p))
+		label_num(e, "runq_ns", (int64_t)r->w.runq_ns, "nanoseconds");
+	label_str(e, "reason", reason__name(reason));
+	if (detail)
+		label_str(e, "reason_detail", detail);
+	pb_msg(&e->out, PROFILE_SAMPLE, &e->msg);
+}
+
 static int encode_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
@@ -264,7 +298,9 @@ static int encode_samples(struct enc *e)
 		const struct profile_row *r = profile__row_at(p, i);
 		const struct profile_thread *t = profile__thread_at(p, r->thread);
 		const uint32_t *fr;
-		const char *reason;
+		const char *detail;
+		enum reason reason;
+		uint64_t rq;
 		size_t n;
 
 		fr = profile__stack_at(p, r->stack, &n);
@@ -272,36 +308,19 @@ static int encode_samples(struct enc *e)
 			return -EINVAL;
 		if (r->w.count > INT64_MAX || r->w.off_ns > INT64_MAX || r->w.runq_ns > INT64_MAX)
 			return -EOVERFLOW;
+		reason = reasons__get_detail(e->rs, r->stack, r->state, &detail);
 		/*
-		 * pprof wants the leaf first; the model keeps the root first. A
-		 * frame and the functions inlined into it are one location.
+		 * The run-queue part of a blocked row is runqueue time, as in the
+		 * report: a sample of its own, so the reason labels sum the same.
 		 */
-		for (size_t j = n; j > 0;) {
-			size_t end = j;
-
-			while (--j > 0 && profile__frame_at(p, fr[j])->kind == FRAME_INLINE)
-				;
-			pb_varint(&e->packed, chain_location(e, fr + j, end - j));
-		}
-		if (e->err)
-			return e->err;
-		pb_msg(&e->msg, SAMPLE_LOCATION_ID, &e->packed);
-		pb_varint(&e->packed, r->w.count);
-		pb_varint(&e->packed, r->w.off_ns);
-		pb_msg(&e->msg, SAMPLE_VALUE, &e->packed);
-
-		label_str(e, "comm", t->comm);
-		label_str(e, "state", offcpu_state__name(r->state));
-		if (t->pid)
-			label_num(e, "pid", t->pid, NULL);
-		if (t->tid)
-			label_num(e, "tid", t->tid, NULL);
-		if (runq_known)
-			label_num(e, "runq_ns", (int64_t)r->w.runq_ns, "nanoseconds");
-		reason = row_reason(p, r);
-		if (reason && *reason)
-			label_str(e, "reason", reason);
-		pb_msg(&e->out, PROFILE_SAMPLE, &e->msg);
+		rq = runq_known && reason != REASON_RUNQUEUE && r->w.runq_ns <= r->w.off_ns
+			     ? r->w.runq_ns
+			     : 0;
+		if (rq < r->w.off_ns || !rq)
+			encode_sample(e, r, fr, n, r->w.count, r->w.off_ns - rq, reason, detail);
+		if (rq)
+			encode_sample(e, r, fr, n, rq < r->w.off_ns ? 0 : r->w.count, rq,
+				      REASON_RUNQUEUE, NULL);
 		if (e->err)
 			return e->err;
 	}
@@ -407,6 +426,9 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *opts, uint8_
 	value_type(&e, PROFILE_SAMPLE_TYPE, "events", "count");
 	value_type(&e, PROFILE_SAMPLE_TYPE, "off_cpu", "nanoseconds");
 	err = e.err;
+	e.rs = reasons__new(p);
+	if (!err && !e.rs)
+		err = -ENOMEM;
 	if (!err)
 		err = encode_samples(&e);
 	if (err)
@@ -445,6 +467,7 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *opts, uint8_
 		e.out.d = NULL;
 	}
 cleanup:
+	reasons__free(e.rs);
 	free(e.out.d);
 	free(e.msg.d);
 	free(e.sub.d);

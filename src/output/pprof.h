@@ -7,13 +7,18 @@
  *   default_sample_type  off_cpu (events when the profile has counts but no
  *                        time: bpftrace "stacks" captures)
  *   period_type          off_cpu/nanoseconds, period 1
- *   sample               one per profile row (thread, stack, state):
- *                        value [count, off_ns]; location ids leaf first;
+ *   sample               one per profile row (thread, stack, state), two
+ *                        when the row's run-queue part is known and it is not
+ *                        a runqueue row: [count, off_ns - runq_ns] with the
+ *                        row's reason, then [0, runq_ns] with reason
+ *                        runqueue (so reason labels sum as the report's
+ *                        reasons do); location ids leaf first;
  *                        labels: comm (str), state (str: sleep, disk, preempt,
  *                        other, unknown), pid and tid (num, only when known,
  *                        i.e. non-zero), runq_ns (num, unit nanoseconds, only
- *                        when the profile's run-queue split is known), reason
- *                        (str, when a reason classifier is built in)
+ *                        when the profile's run-queue split is known; the
+ *                        row's), reason (str, analyze/reasons.h) and
+ *                        reason_detail (str, when a rule gave one)
  *   function             one per distinct frame name (name = system_name)
  *   location             one per profile frame (id = frame id + 1), one line;
  *                        and one per chain of a frame and the functions

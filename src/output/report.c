@@ -18,9 +18,9 @@ struct top_stack {
 	uint32_t stack;
 	uint32_t thread;
 	uint64_t off_ns, runq_ns, count;
-	uint64_t by_reason[REASON__COUNT], by_count[REASON__COUNT];
-	/* The reason with most off-CPU time on this stack (then most intervals). */
+	/* What the stack's frames say (analyze/reasons.h): the reason of its blocked time. */
 	enum reason reason;
+	const char *detail;
 	double share;
 };
 
@@ -33,6 +33,8 @@ struct ctx {
 	struct completeness *comp;
 	struct top_stack *top;
 	size_t nr_top, nr_stacks;
+	struct reason_detail_sum *details; /* by reason, then time */
+	size_t nr_details;
 	uint64_t total_off;
 };
 
@@ -68,7 +70,9 @@ void report__key_frames(const struct profile *p, uint32_t stack, size_t max, siz
 			 profile__frame_at(p, frames[i + 1])->kind != FRAME_KERNEL)
 			kernel[(*nk)++] = i; /* "[Missed Kernel Stack]" after the user frames */
 	}
-	for (size_t i = n; i-- > 0 && *nu < max;) {
+	/* User frames start at the one a rule matched (ProcSleep, not libc's wait under it). */
+	from = m.step == REASON_BY_RULE && m.frame >= 0 ? (size_t)m.frame + 1 : n;
+	for (size_t i = from; i-- > 0 && *nu < max;) {
 		const struct profile_frame *f = profile__frame_at(p, frames[i]);
 
 		if (frame_kind__is_user(f->kind))
@@ -119,25 +123,13 @@ static int compute_top(struct ctx *c)
 			continue;
 		t = &c->top[slot[row->stack]];
 		r = reasons__get(rs, row->stack, row->state);
-		t->by_reason[r] += row->w.off_ns;
-		t->by_count[r] += row->w.count;
 		t->runq_ns += r == REASON_RUNQUEUE ? row->w.off_ns
 			      : runq_known	   ? row->w.runq_ns
 						   : 0;
 	}
-	for (size_t i = 0; i < c->nr_top; i++) {
-		struct top_stack *t = &c->top[i];
-
-		t->reason = REASON_OTHER;
-		for (int r = 0; r < REASON__COUNT; r++) {
-			bool more = t->by_reason[r] > t->by_reason[t->reason];
-			bool tie = t->by_reason[r] == t->by_reason[t->reason] &&
-				   t->by_count[r] > t->by_count[t->reason];
-
-			if (more || tie)
-				t->reason = r;
-		}
-	}
+	for (size_t i = 0; i < c->nr_top; i++)
+		c->top[i].reason = reasons__get_detail(rs, c->top[i].stack, OFFCPU_STATE_UNKNOWN,
+						       &c->top[i].detail);
 	err = 0;
 cleanup:
 	reasons__free(rs);
@@ -313,6 +305,28 @@ static size_t reasons_sorted(const struct budget_entry *t, enum reason *order, u
 	return n;
 }
 
+/* Under a reason, the details rules gave part of its time (lock: lwlock, heavyweight). */
+static void reason_details(struct ctx *c, enum reason r, int name_cols)
+{
+	struct term_line l;
+	char t[16], pct[16];
+
+	for (size_t i = 0; i < c->nr_details; i++) {
+		const struct reason_detail_sum *d = &c->details[i];
+
+		if (d->reason != r)
+			continue;
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, "    ", -1);
+		term_line__left_in(&l, d->detail, name_cols - 2);
+		term_line__right(&l, term__ns(d->blocked_ns, t, sizeof(t)), 8);
+		term_line__right(
+			&l, term__pct(frac(d->blocked_ns, c->b->total.off_ns), pct, sizeof(pct)),
+			8);
+		term_line__end(&l);
+	}
+}
+
 static void reasons_table(struct ctx *c)
 {
 	enum reason order[REASON__COUNT];
@@ -320,18 +334,24 @@ static void reasons_table(struct ctx *c)
 	size_t n = reasons_sorted(&c->b->total, order, ns);
 	struct term_line l;
 	char t[16], pct[16];
+	int name_cols = 10;
 
+	/* One name column for reasons and the details under them. */
+	for (size_t i = 0; i < c->nr_details; i++)
+		if (term__cols(c->details[i].detail) + 3 > name_cols)
+			name_cols = term__cols(c->details[i].detail) + 3;
 	heading(c, "Off-CPU time by reason");
 	for (size_t i = 0; i < n; i++) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, "  ", -1);
 		term_line__color(&l, term__reason_color(order[i]));
-		term_line__left_in(&l, reason__name(order[i]), 10);
+		term_line__left_in(&l, reason__name(order[i]), name_cols);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ns[i], t, sizeof(t)), 8);
 		term_line__right(&l, term__pct(frac(ns[i], c->b->total.off_ns), pct, sizeof(pct)),
 				 8);
 		term_line__end(&l);
+		reason_details(c, order[i], name_cols);
 	}
 	if (!n) {
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
@@ -459,6 +479,17 @@ static void stacks_table(struct ctx *c)
 	struct term_line l;
 	char title[96], t[16], pct[16], cnt[24], who[128];
 
+	int reason_cols = 9;
+
+	/* One column wide enough for every "reason: detail" shown. */
+	for (size_t i = 0; i < c->nr_top; i++) {
+		const struct top_stack *ts = &c->top[i];
+		int cols = term__cols(reason__name(ts->reason)) +
+			   (ts->detail ? 2 + term__cols(ts->detail) : 0) + 1;
+
+		if (cols > reason_cols)
+			reason_cols = cols;
+	}
 	snprintf(title, sizeof(title), "Top %zu of %zu stacks by off-CPU time", c->nr_top,
 		 c->nr_stacks);
 	heading(c, title);
@@ -467,7 +498,7 @@ static void stacks_table(struct ctx *c)
 		const struct profile_thread *th = profile__thread_at(c->p, ts->thread);
 		size_t kidx[KEY_FRAMES], uidx[KEY_FRAMES], nk, nu, n;
 		const uint32_t *frames = profile__stack_at(c->p, ts->stack, &n);
-		char rank[24];
+		char rank[24], label[64];
 
 		snprintf(rank, sizeof(rank), "%2zu ", i + 1);
 		snprintf(cnt, sizeof(cnt), "%llux", (unsigned long long)ts->count);
@@ -477,8 +508,13 @@ static void stacks_table(struct ctx *c)
 			snprintf(who, sizeof(who), "%s", th->comm);
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, rank, -1);
+		if (ts->detail)
+			snprintf(label, sizeof(label), "%s: %s", reason__name(ts->reason),
+				 ts->detail);
+		else
+			snprintf(label, sizeof(label), "%s", reason__name(ts->reason));
 		term_line__color(&l, term__reason_color(ts->reason));
-		term_line__left_in(&l, reason__name(ts->reason), 9);
+		term_line__left_in(&l, label, reason_cols);
 		term_line__color(&l, NULL);
 		term_line__right(&l, term__ns(ts->off_ns, t, sizeof(t)), 8);
 		term_line__right(&l, term__pct(ts->share, pct, sizeof(pct)), 7);
@@ -595,6 +631,19 @@ static int write_json(struct ctx *c)
 		jw_str_field(&w, "reason", reason__name(order[i]));
 		jw_u64_field(&w, "ns", ns[i]);
 		jw_double_field(&w, "share", frac(ns[i], t->off_ns), 4);
+		jw_array_field(&w, "details");
+		for (size_t k = 0; k < c->nr_details; k++) {
+			const struct reason_detail_sum *d = &c->details[k];
+
+			if (d->reason != order[i])
+				continue;
+			jw_object_begin(&w);
+			jw_str_field(&w, "detail", d->detail);
+			jw_u64_field(&w, "ns", d->blocked_ns);
+			jw_double_field(&w, "share", frac(d->blocked_ns, t->off_ns), 4);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
@@ -635,6 +684,11 @@ static int write_json(struct ctx *c)
 		jw_object_begin(&w);
 		jw_u64_field(&w, "rank", i + 1);
 		jw_str_field(&w, "reason", reason__name(ts->reason));
+		jw_key(&w, "detail");
+		if (ts->detail)
+			jw_string(&w, ts->detail);
+		else
+			jw_null(&w);
 		jw_u64_field(&w, "off_ns", ts->off_ns);
 		jw_u64_field(&w, "blocked_ns", ts->off_ns - ts->runq_ns);
 		jw_u64_field(&w, "runq_ns", ts->runq_ns);
@@ -698,6 +752,8 @@ int report__write(FILE *out, const struct profile *p, const struct integrity *in
 		goto cleanup;
 	}
 	err = compute_top(&c);
+	if (!err)
+		err = reasons__detail_sums(p, &c.details, &c.nr_details);
 	if (err)
 		goto cleanup;
 	if (c.o.json) {
@@ -712,5 +768,6 @@ cleanup:
 	budget__free(c.b);
 	completeness__free(c.comp);
 	free(c.top);
+	free(c.details);
 	return err;
 }

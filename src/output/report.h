@@ -14,14 +14,17 @@
  *      "   22.0%  no CFI in libfoo.so", shares of the time with a user
  *      stack. And when frames without a name hold at least 10% of all
  *      off-CPU time, a line saying how much;
- *   3. blocked time by reason (reasons.h), largest first;
+ *   3. blocked time by reason (reasons.h), largest first, each with the
+ *      details rules gave part of it (lock: lwlock, heavyweight) under it;
  *   4. the wall-clock budget (budget.h): processes, largest first, each with
  *      its threads indented under it; wall, on-CPU, run queue, blocked,
  *      unaccounted, coverage and the main reason. "-" where not known;
- *   5. the top stacks by off-CPU time: rank, reason, time, share of all
+ *   5. the top stacks by off-CPU time: rank, the stack's reason (what its
+ *      frames say: "lock" or "lock: heavyweight"), time, share of all
  *      off-CPU time, intervals, the thread with most time on it; then the
  *      leaf-most meaningful kernel frames (scheduler plumbing skipped) and the
- *      user frames nearest the syscall, innermost first, joined by " <- ".
+ *      user frames nearest the syscall (or from the one a rule matched),
+ *      innermost first, joined by " <- ".
  * Every line fits in o->width columns; longer names end in "...". Colour
  * (ANSI SGR) only when o->color.
  *
@@ -29,10 +32,11 @@
  *   { "integrity": {status, message, lost_total, losses: [{name, count,
  *     affected_ns}]} | null,
  *     "totals": {off_ns, blocked_ns, runq_ns, count, threads, processes, runq_known},
- *     "reasons": [{reason, ns, share}],   (runqueue: the rows' run-queue part)
+ *     "reasons": [{reason, ns, share,      (runqueue: the rows' run-queue part)
+ *       details: [{detail, ns, share}]}],
  *     "budget": {"total": E, "processes": [E + "thread_list": [E]]},
- *     "top_stacks": [{rank, reason, off_ns, blocked_ns, runq_ns, count, share,
- *       thread: {pid, tid, comm}, key_frames: {kernel: [..], user: [..]},
+ *     "top_stacks": [{rank, reason, detail (or null), off_ns, blocked_ns, runq_ns,
+ *       count, share, thread: {pid, tid, comm}, key_frames: {kernel: [..], user: [..]},
  *       frames: [{name, kind}]}],
  *     "user_stacks": the summary's object (output/completeness_json.h) }
  * where E is {pid, tid, comm, threads, wall_ns, oncpu_ns, runq_ns, blocked_ns,

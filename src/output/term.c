@@ -5,16 +5,30 @@
 
 #include "output/term.h"
 
+/*
+ * The one colour table of the reasons: the terminal's SGR code (report, diff)
+ * and the flame graph's fill, of about the same hue.
+ */
+static const struct {
+	const char *sgr;
+	unsigned char rgb[3];
+} reason_style[REASON__COUNT] = {
+	[REASON_LOCK] = {"31", {235, 110, 70}},	      [REASON_SLEEP] = {"34", {120, 165, 235}},
+	[REASON_DISK_IO] = {"33", {215, 175, 70}},    [REASON_NETWORK] = {"36", {90, 200, 205}},
+	[REASON_POLL] = {"35", {185, 130, 225}},      [REASON_PIPE] = {"32", {110, 195, 110}},
+	[REASON_CHILD] = {"32", {150, 210, 120}},     [REASON_MEMORY] = {"1;31", {205, 70, 70}},
+	[REASON_RUNQUEUE] = {"1;33", {240, 215, 70}}, [REASON_IDLE] = {"2;36", {175, 205, 200}},
+	[REASON_OTHER] = {"2", {150, 165, 190}},
+};
+
 const char *term__reason_color(enum reason r)
 {
-	static const char *const colors[REASON__COUNT] = {
-		[REASON_LOCK] = "31",	 [REASON_SLEEP] = "34",	   [REASON_DISK_IO] = "33",
-		[REASON_NETWORK] = "36", [REASON_POLL] = "35",	   [REASON_PIPE] = "32",
-		[REASON_CHILD] = "32",	 [REASON_MEMORY] = "1;31", [REASON_RUNQUEUE] = "1;33",
-		[REASON_OTHER] = "2",
-	};
+	return (unsigned)r < REASON__COUNT ? reason_style[r].sgr : NULL;
+}
 
-	return (unsigned)r < REASON__COUNT ? colors[r] : NULL;
+const unsigned char *term__reason_rgb(enum reason r)
+{
+	return reason_style[(unsigned)r < REASON__COUNT ? r : REASON_OTHER].rgb;
 }
 
 /* Unit thresholds are set where the rounded value would need a fourth digit. */

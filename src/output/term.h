@@ -82,5 +82,7 @@ void term__frames(FILE *out, int width, bool color, const char *label, const cha
 
 /* The SGR colour of a reason in the report and the diff; NULL for none. */
 const char *term__reason_color(enum reason r);
+/* The flame graph's fill of a reason, from the same table: {r, g, b}. */
+const unsigned char *term__reason_rgb(enum reason r);
 
 #endif

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "analyze/reasons.h"
 #include "output/term_opts.h"
 
 int term_opts__color(const char *when, bool *color)
@@ -57,4 +58,31 @@ void term_opts__settle_integrity(struct integrity *in)
 	if (!in->message[0])
 		snprintf(in->message, sizeof(in->message),
 			 "no collector diagnostics or loss counters were found with this capture");
+}
+
+int term_opts__reasons(const char *cmd, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct reason_rules *rr;
+	char err[320];
+	int e;
+
+	if (!f) {
+		e = errno;
+		fprintf(stderr, "offcpu %s: cannot read the rules file %s: %s\n", cmd, path,
+			strerror(e));
+		return -e;
+	}
+	rr = reason_rules__parse(f, path, err, sizeof(err));
+	e = rr ? 0 : errno;
+	fclose(f);
+	if (!rr) {
+		if (e == EINVAL || e == EIO)
+			fprintf(stderr, "offcpu %s: %s\n", cmd, err);
+		else
+			fprintf(stderr, "offcpu %s: reading %s: %s\n", cmd, path, strerror(e));
+		return -e;
+	}
+	reasons__set_rules(rr);
+	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The terminal options that report and diff share: --color, --width, the
- * numbers they take, and what "no evidence" means for the banner.
+ * numbers they take, and what "no evidence" means for the banner; and
+ * --reasons FILE, which report, diff, flamegraph and export share.
  */
 #ifndef OFFCPU_OUTPUT_TERM_OPTS_H
 #define OFFCPU_OUTPUT_TERM_OPTS_H
@@ -24,5 +25,11 @@ int term_opts__int(const char *s, int min, int max, int *out);
  * counters: evidence 0) is UNKNOWN, not complete.
  */
 void term_opts__settle_integrity(struct integrity *in);
+/*
+ * --reasons FILE: read a rules file (analyze/reasons.h) and use it before the
+ * shipped rules. On failure says why on stderr in one line, "offcpu CMD:
+ * FILE:LINE: what", and returns -errno (the command exits 2: a bad value).
+ */
+int term_opts__reasons(const char *cmd, const char *path);
 
 #endif

@@ -580,8 +580,9 @@ TEST(reason_colouring_from_kernel_frames_and_state)
 	char *svg = render(p, &o, &err);
 
 	CHECK_INT(err, 0);
+	/* A rule's detail (pthread_mutex_lock: lock: mutex) shows with the reason. */
 	CHECK_CONTAINS(svg, "<title>futex_wait\nkernel, 1.20 s off-CPU, 22.42%, 40 intervals, "
-			    "reason: lock</title>");
+			    "reason: lock: mutex</title>");
 	CHECK_CONTAINS(svg,
 		       "<title>hrtimer_nanosleep\nkernel, 800 ms off-CPU, 14.95%, 8 intervals, "
 		       "reason: sleep</title>");
@@ -589,16 +590,45 @@ TEST(reason_colouring_from_kernel_frames_and_state)
 	CHECK_CONTAINS(svg, "<title>ep_poll\nkernel, 900 ms off-CPU, 16.81%, 90 intervals, "
 			    "reason: poll</title>");
 	CHECK_CONTAINS(svg, "<title>io_schedule\nkernel, 300 ms off-CPU, 5.60%, 30 intervals, "
-			    "reason: disk</title>");
+			    "reason: disk_io</title>");
 	CHECK_CONTAINS(svg, "<title>do_wait\nkernel, 2.00 s off-CPU, 37.37%, 1 interval, "
 			    "reason: child</title>");
 	CHECK_CONTAINS(svg, "<title>pipe_read\nkernel, 150 ms off-CPU, 2.80%, 3 intervals, "
 			    "reason: pipe</title>");
 	CHECK_CONTAINS(svg, "<title>preempt_schedule_irq\nkernel, 2.40 ms off-CPU, 0.04%, "
-			    "25 intervals, reason: preempt</title>");
+			    "25 intervals, reason: runqueue</title>");
 	CHECK_CONTAINS(svg, "<title>worker\nuser, 2.30 s off-CPU, 42.97%, 78 intervals, "
 			    "reason: mixed</title>");
 	CHECK_CONTAINS(svg, "<g id=\"legend\">");
+	free(svg);
+	profile__free(p);
+}
+
+TEST(reason_details_merge_into_their_reason)
+{
+	struct profile *p = profile__new();
+	struct flamegraph_opts o = {.color = FLAMEGRAPH_COLOR_REASON};
+	int err;
+	char *svg;
+
+	CHECK(p);
+	ROW(p, "app", 11, OFFCPU_STATE_SLEEP, 600000000, 6, "u:main", "u:worker", "u:locker",
+	    "u:pthread_mutex_lock", "k:futex_wait", "k:schedule");
+	ROW(p, "app", 11, OFFCPU_STATE_SLEEP, 400000000, 4, "u:main", "u:worker", "u:waiter",
+	    "u:pthread_cond_wait", "k:futex_wait", "k:schedule");
+	ROW(p, "app", 11, OFFCPU_STATE_SLEEP, 500000000, 5, "u:main", "u:sleeper", "u:nanosleep",
+	    "k:do_nanosleep", "k:schedule");
+	svg = render(p, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(svg, "<title>locker\nuser, 600 ms off-CPU, 40.00%, 6 intervals, "
+			    "reason: lock: mutex</title>");
+	CHECK_CONTAINS(svg, "<title>waiter\nuser, 400 ms off-CPU, 26.67%, 4 intervals, "
+			    "reason: lock: condvar</title>");
+	/* Two details of one reason: that reason, coloured as such. */
+	CHECK_CONTAINS(svg, "<title>worker\nuser, 1.00 s off-CPU, 66.67%, 10 intervals, "
+			    "reason: lock</title>");
+	CHECK_CONTAINS(svg, "<title>main\nuser, 1.50 s off-CPU, 100.00%, 15 intervals, "
+			    "reason: mixed</title>");
 	free(svg);
 	profile__free(p);
 }

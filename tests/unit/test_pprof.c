@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "analyze/budget.h"
+#include "analyze/reasons.h"
 #include "unit.h"
 
 #include "exports_fixture.h"
@@ -481,41 +483,65 @@ TEST(pprof_samples_carry_rows_leaf_first_with_labels)
 {
 	struct profile *p = fixture_profile();
 	struct dprof *d = calloc(1, sizeof(*d));
-	uint64_t count = 0, off = 0;
+	uint64_t count = 0, off = 0, by_reason[REASON__COUNT] = {0};
+	struct budget *b;
+	size_t k = 0;
 
 	CHECK(p && d);
 	CHECK_INT(encode_fixture(p, NULL, d), 0);
-	CHECK_INT(d->nsample, profile__nr_rows(p));
-	for (size_t i = 0; i < d->nsample; i++) {
-		const struct dsample *s = &d->sample[i];
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
 		const struct profile_row *r = profile__row_at(p, i);
 		const struct profile_thread *t = profile__thread_at(p, r->thread);
+		enum reason why = reasons__classify(p, r->stack, r->state);
+		/* A blocked row's run-queue part is a sample of its own, reason runqueue. */
+		bool split = why != REASON_RUNQUEUE && r->w.runq_ns;
 		size_t n;
 		const uint32_t *fr = profile__stack_at(p, r->stack, &n);
 
-		CHECK_INT(s->nval, 2);
-		CHECK_U64(s->val[0], r->w.count);
-		CHECK_U64(s->val[1], r->w.off_ns);
-		count += (uint64_t)s->val[0];
-		off += (uint64_t)s->val[1];
-		CHECK_INT(s->nloc, n);
-		for (size_t j = 0; j < n; j++) {
-			const struct dloc *l = find_loc(d, s->loc[j]);
-			const struct profile_frame *pf = profile__frame_at(p, fr[n - 1 - j]);
+		for (int part = 0; part <= (int)split; part++, k++) {
+			const struct dsample *s = &d->sample[k];
+			uint64_t want = !split ? r->w.off_ns
+					: part ? r->w.runq_ns
+					       : r->w.off_ns - r->w.runq_ns;
+			enum reason lr;
 
-			CHECK(l);
-			CHECK_STR(loc_name(d, s->loc[j]), pf->name);
-			CHECK_INT(l->mapping, pf->kind == FRAME_KERNEL ? 2 : 1);
+			CHECK(k < d->nsample);
+			CHECK_INT(s->nval, 2);
+			CHECK_U64(s->val[0], part ? 0 : r->w.count);
+			CHECK_U64(s->val[1], want);
+			count += (uint64_t)s->val[0];
+			off += (uint64_t)s->val[1];
+			CHECK_INT(s->nloc, n);
+			for (size_t j = 0; j < n; j++) {
+				const struct dloc *l = find_loc(d, s->loc[j]);
+				const struct profile_frame *pf =
+					profile__frame_at(p, fr[n - 1 - j]);
+
+				CHECK(l);
+				CHECK_STR(loc_name(d, s->loc[j]), pf->name);
+				CHECK_INT(l->mapping, pf->kind == FRAME_KERNEL ? 2 : 1);
+			}
+			CHECK_STR(S(d, label(d, s, "comm")->str), t->comm);
+			CHECK_STR(S(d, label(d, s, "state")->str), offcpu_state__name(r->state));
+			CHECK_INT(label(d, s, "pid")->num, t->pid);
+			CHECK_INT(label(d, s, "tid")->num, t->tid);
+			CHECK_U64(label(d, s, "runq_ns")->num, r->w.runq_ns);
+			CHECK_STR(S(d, label(d, s, "runq_ns")->unit), "nanoseconds");
+			CHECK_INT(reason__parse(S(d, label(d, s, "reason")->str), &lr), 0);
+			CHECK_INT(lr, part ? REASON_RUNQUEUE : why);
+			by_reason[lr] += (uint64_t)s->val[1];
 		}
-		CHECK_STR(S(d, label(d, s, "comm")->str), t->comm);
-		CHECK_STR(S(d, label(d, s, "state")->str), offcpu_state__name(r->state));
-		CHECK_INT(label(d, s, "pid")->num, t->pid);
-		CHECK_INT(label(d, s, "tid")->num, t->tid);
-		CHECK_U64(label(d, s, "runq_ns")->num, r->w.runq_ns);
-		CHECK_STR(S(d, label(d, s, "runq_ns")->unit), "nanoseconds");
 	}
+	CHECK_INT(k, d->nsample);
 	CHECK_U64(count, FIXTURE_TOTAL_COUNT);
 	CHECK_U64(off, FIXTURE_TOTAL_NS);
+	/* The reason labels sum as the report's reasons do. */
+	b = budget__new(p);
+	CHECK(b);
+	for (int r = 0; r < REASON__COUNT; r++)
+		CHECK_U64(by_reason[r],
+			  r == REASON_RUNQUEUE ? b->total.rows_runq_ns : b->total.blocked_ns[r]);
+	budget__free(b);
 	/* One location per frame, one function per distinct name. */
 	CHECK_INT(d->nloc, profile__nr_frames(p));
 	CHECK_INT(d->nfunc, profile__nr_frames(p));

@@ -397,6 +397,261 @@ TEST(reasons_names_round_trip)
 	CHECK_INT(reason__parse("disk", &r), -EINVAL);
 }
 
+/* ---- rules files ---- */
+
+static struct reason_rules *rules_of(const char *text, char *err, size_t errlen)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct reason_rules *rr = f ? reason_rules__parse(f, "my.rules", err, errlen) : NULL;
+
+	if (f)
+		fclose(f);
+	return rr;
+}
+
+/* The reason and detail of a stack (root first, as stack_of) in state st. */
+static enum reason classify_detail(const char *spec, enum offcpu_state st, char *detail,
+				   size_t size)
+{
+	struct profile *p = profile__new();
+	int s = p ? stack_of(p, spec) : -1;
+	struct reasons *rs = p ? reasons__new(p) : NULL;
+	enum reason r = REASON__COUNT;
+	const char *d = NULL;
+
+	if (s >= 0 && rs) {
+		struct reason_match m;
+
+		r = reasons__get_detail(rs, (uint32_t)s, st, &d);
+		/* The memo and the plain classifier agree, detail included. */
+		reasons__explain(p, (uint32_t)s, st, &m);
+		if (m.reason != r || (m.detail != d && (!m.detail || !d || strcmp(m.detail, d))))
+			r = REASON__COUNT;
+	}
+	snprintf(detail, size, "%s", d ? d : "");
+	reasons__free(rs);
+	profile__free(p);
+	return r;
+}
+
+#define EPOLL_K                                                                               \
+	"k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_epoll_wait;k:do_epoll_" \
+	"wait;k:schedule_hrtimeout_range_clock;k:schedule;k:__schedule"
+#define FUTEX_K                                                                                  \
+	"k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__x64_sys_futex;k:do_futex;k:futex_" \
+	"wait;k:futex_do_wait;k:schedule;k:__schedule"
+
+TEST(reasons_shipped_rules_parse)
+{
+	char err[256];
+	struct reason_rules *rr = rules_of(reasons__default_rules_text, err, sizeof(err));
+
+	if (!rr)
+		UNIT_FAIL("share/reasons.rules: %s", err);
+	CHECK(rr);
+	CHECK(reason_rules__count(rr) > 40);
+	reason_rules__free(rr);
+}
+
+TEST(reasons_rules_file_errors_name_the_line)
+{
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{"lock ProcSleep\nlocks foo\n", "my.rules:2: unknown reason 'locks'"},
+		{"# only\n\n  # comments\n", "my.rules:3: no rules in the file"},
+		{"lock:\tProcSleep\n", "my.rules:1: the detail after 'lock:' must be"},
+		{"lock:a/b ProcSleep\n", "my.rules:1: the detail after 'lock:' must be"},
+		{"\nidle:events\n", "my.rules:2: a rule needs at least one frame pattern"},
+		{"runqueue:x x\nother:y y\nsleepy z\n", "my.rules:3: unknown reason 'sleepy'"},
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char err[256] = "";
+		struct reason_rules *rr = rules_of(bad[i].text, err, sizeof(err));
+
+		if (rr)
+			UNIT_FAIL("case %zu parsed", i);
+		CHECK(!rr);
+		CHECK_INT(errno, EINVAL);
+		if (strncmp(err, bad[i].err, strlen(bad[i].err)))
+			UNIT_FAIL("case %zu: '%s', want '%s...'", i, err, bad[i].err);
+	}
+}
+
+TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
+{
+	static const struct {
+		const char *stack, *reason, *detail;
+	} cases[] = {
+		/* A row lock and a client wait both sleep in epoll_wait: poll, says the kernel. */
+		{"u:main;u:PostgresMain;u:exec_simple_query;u:ProcSleep;u:WaitLatch;u:"
+		 "WaitEventSetWait;u:epoll_wait;" EPOLL_K,
+		 "lock", "heavyweight"},
+		{"u:main;u:PostgresMain;u:pq_getbyte;u:pq_recvbuf;u:secure_read;u:WaitEventSetWait;"
+		 "u:"
+		 "epoll_wait;" EPOLL_K,
+		 "idle", "client"},
+		{"u:PostgresMain;u:LWLockAcquire;u:PGSemaphoreLock;u:do_futex_wait.constprop.0;u:__"
+		 "new_"
+		 "sem_wait_slow64.constprop.0;" FUTEX_K,
+		 "lock", "lwlock"},
+		{"u:PostgresMain;u:XLogFlush;u:issue_xlog_fsync;u:pg_fsync;u:__GI_fdatasync;k:do_"
+		 "fsync;"
+		 "k:schedule",
+		 "disk_io", "wal"},
+		{"u:main;u:aeMain;u:aeProcessEvents;u:epoll_wait;" EPOLL_K, "idle", "events"},
+		{"u:main;u:aeMain;u:aeProcessEvents;u:aeApiPoll;u:epoll_wait;" EPOLL_K, "idle",
+		 "events"},
+		/* Debian's Redis: aeProcessEvents is static, an address. */
+		{"u:main;u:aeMain;u:[redis-server+0x5a1c2];u:epoll_wait;" EPOLL_K, "idle",
+		 "events"},
+		{"u:start_thread;u:bioProcessBackgroundJobs;u:___pthread_cond_wait;u:__pthread_"
+		 "cond_"
+		 "wait_common;u:__futex_abstimed_wait_common;" FUTEX_K,
+		 "idle", "background"},
+		/* Without the loop under it, epoll_wait is only poll. */
+		{"u:main;u:epoll_wait;" EPOLL_K, "poll", ""},
+		{"u:start_thread;u:worker;u:pthread_mutex_lock;m:[Missed Kernel Stack]", "lock",
+		 "mutex"},
+		{"u:start_thread;u:worker;u:pthread_cond_wait@@GLIBC_2.3.2;u:__futex_abstimed_wait_"
+		 "common;" FUTEX_K,
+		 "lock", "condvar"},
+		{"u:start_thread;u:worker;u:__new_sem_wait;" FUTEX_K, "lock", "semaphore"},
+		/* An inner rule's frame wins over an outer loop only by file order, not depth. */
+		{"u:uv_run;u:uv__io_poll;u:epoll_wait;" EPOLL_K, "idle", "events"},
+		/* Kernel-only stacks are untouched; so is synchronize_rcu, "other" everywhere. */
+		{"k:synchronize_rcu;k:wait_for_completion;k:__wait_for_common;k:schedule", "other",
+		 ""},
+	};
+	char detail[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum reason r =
+			classify_detail(cases[i].stack, OFFCPU_STATE_SLEEP, detail, sizeof(detail));
+
+		if (r >= REASON__COUNT || strcmp(reason__name(r), cases[i].reason) ||
+		    strcmp(detail, cases[i].detail))
+			UNIT_FAIL("case %zu: %s:%s, want %s:%s", i,
+				  r < REASON__COUNT ? reason__name(r) : "?", detail,
+				  cases[i].reason, cases[i].detail);
+	}
+}
+
+TEST(reasons_rules_leave_runqueue_and_memory_alone)
+{
+	char detail[64];
+
+	/* Preempted (state R) or in preempt frames: the thread was not in its wait. */
+	CHECK_INT(classify_detail("u:PostgresMain;u:ProcSleep;u:WaitLatch;u:epoll_wait;" EPOLL_K,
+				  OFFCPU_STATE_PREEMPT, detail, sizeof(detail)),
+		  REASON_RUNQUEUE);
+	CHECK_INT(classify_detail("u:PostgresMain;u:ProcSleep;k:asm_sysvec_apic_timer_interrupt;k:"
+				  "irqentry_exit_to_user_mode;k:schedule",
+				  OFFCPU_STATE_UNKNOWN, detail, sizeof(detail)),
+		  REASON_RUNQUEUE);
+	CHECK_STR(detail, "");
+	/* A page fault taken inside LWLockAcquire waits for the page, not the lock. */
+	CHECK_INT(classify_detail("u:PostgresMain;u:LWLockAcquire;k:asm_exc_page_fault;k:exc_page_"
+				  "fault;k:handle_mm_fault;k:filemap_fault;k:io_schedule",
+				  OFFCPU_STATE_DISK, detail, sizeof(detail)),
+		  REASON_MEMORY);
+	CHECK_STR(detail, "");
+}
+
+TEST(reasons_user_rules_come_first_globs_innermost_first)
+{
+	char err[256], detail[64];
+	const char *redis = "u:main;u:aeMain;u:aeProcessEvents;u:epoll_wait;" EPOLL_K;
+	struct reason_rules *rr;
+
+	/* "B A" (outer first) does not match a stack where A is called from B. */
+	rr = rules_of("sleep:wrong-order  aeMain epoll_wait\n", err, sizeof(err));
+	CHECK(rr);
+	reasons__set_rules(rr);
+	CHECK_INT(classify_detail(redis, OFFCPU_STATE_SLEEP, detail, sizeof(detail)), REASON_IDLE);
+	CHECK_STR(detail, "events");
+	/* Innermost first, and before the shipped rules; the first matching line wins. */
+	rr = rules_of("# mine\nnetwork:mine  ep*_wait ae[A-Z]ain\nsleep:second  epoll_wait\n", err,
+		      sizeof(err));
+	CHECK(rr);
+	reasons__set_rules(rr);
+	CHECK_INT(classify_detail(redis, OFFCPU_STATE_SLEEP, detail, sizeof(detail)),
+		  REASON_NETWORK);
+	CHECK_STR(detail, "mine");
+	/* A rule with no detail gives the reason alone. */
+	rr = rules_of("poll  aeProcessEvents\n", err, sizeof(err));
+	CHECK(rr);
+	reasons__set_rules(rr);
+	CHECK_INT(classify_detail(redis, OFFCPU_STATE_SLEEP, detail, sizeof(detail)), REASON_POLL);
+	CHECK_STR(detail, "");
+	reasons__set_rules(NULL);
+	CHECK_INT(classify_detail(redis, OFFCPU_STATE_SLEEP, detail, sizeof(detail)), REASON_IDLE);
+}
+
+TEST(reasons_explain_names_the_rule)
+{
+	struct profile *p = profile__new();
+	int s = stack_of(p, "u:main;u:PostgresMain;u:ProcSleep;u:WaitLatch;u:epoll_wait;" EPOLL_K);
+	struct reason_match m;
+
+	CHECK(s >= 0);
+	reasons__explain(p, (uint32_t)s, OFFCPU_STATE_SLEEP, &m);
+	CHECK_INT(m.step, REASON_BY_RULE);
+	CHECK_INT(m.reason, REASON_LOCK);
+	CHECK_STR(m.detail, "heavyweight");
+	CHECK_STR(m.pattern, "ProcSleep");
+	CHECK_STR(m.file, "share/reasons.rules");
+	CHECK_INT(m.frame, 2);
+	/* The line in the source file (the build drops its SPDX line). */
+	CHECK(m.line > 1);
+	{
+		const char *t = reasons__default_rules_text;
+		int line = 2; /* the embedded text starts at the file's line 2 */
+
+		for (const char *q = t; q && *q; q = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL) {
+			if (!strncmp(q, "lock:heavyweight\tProcSleep\n", 27))
+				break;
+			line++;
+		}
+		CHECK_INT(m.line, line);
+	}
+	profile__free(p);
+}
+
+TEST(reasons_detail_sums_split_rows_like_the_budget)
+{
+	struct profile *p = profile__new();
+	int pg = stack_of(p, "u:PostgresMain;u:ProcSleep;u:WaitLatch;u:epoll_wait;" EPOLL_K);
+	int lw = stack_of(p, "u:PostgresMain;u:LWLockAcquire;u:PGSemaphoreLock;" FUTEX_K);
+	int th = profile__thread(p, 1, 1, "postgres");
+	struct reason_detail_sum *v = NULL;
+	size_t n = 0;
+
+	CHECK(pg >= 0 && lw >= 0 && th >= 0);
+	profile__set_runq_known(p, true);
+	CHECK_INT(
+		profile__add(p, th, pg, OFFCPU_STATE_SLEEP,
+			     &(struct profile_weight){.count = 2, .off_ns = 1000, .runq_ns = 100}),
+		0);
+	CHECK_INT(profile__add(p, th, pg, OFFCPU_STATE_PREEMPT,
+			       &(struct profile_weight){.count = 1, .off_ns = 50, .runq_ns = 50}),
+		  0);
+	CHECK_INT(profile__add(p, th, lw, OFFCPU_STATE_SLEEP,
+			       &(struct profile_weight){.count = 4, .off_ns = 3000, .runq_ns = 10}),
+		  0);
+	CHECK_INT(reasons__detail_sums(p, &v, &n), 0);
+	CHECK_INT(n, 2);
+	/* Both lock; the heavier first. The preempted row and run-queue parts are not blocked. */
+	CHECK_STR(v[0].detail, "lwlock");
+	CHECK_U64(v[0].blocked_ns, 2990);
+	CHECK_STR(v[1].detail, "heavyweight");
+	CHECK_U64(v[1].blocked_ns, 900);
+	CHECK_U64(v[1].count, 2);
+	free(v);
+	profile__free(p);
+}
+
 int main(void)
 {
 	return unit_run();
