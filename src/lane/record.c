@@ -83,7 +83,9 @@ static void install_handlers(void)
 static void print_human(const struct lane *l, const struct lane_result *res)
 {
 	const struct profile *p = res->profile;
-	char t[32], ns[48], nt[48];
+	const struct integrity *in = &res->integrity;
+	char t[32], ns[48], nt[48], edges[96] = "";
+	uint64_t n, e_ns;
 
 	if (p && !profile__nr_rows(p) && !strcmp(res->outcome.state, "summary_written")) {
 		fprintf(stderr, "offcpu: no off-CPU time: %s -> %s\n", res->outcome.caveat_message,
@@ -96,11 +98,20 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 			res->outcome.caveat_message, l->diagnostics_path);
 		return;
 	}
+	/* Edges and an interrupt are facts about the window, said once, never as a loss. */
+	integrity__sum(in, INTEGRITY_EDGE, &n, &e_ns);
+	if (n)
+		snprintf(edges, sizeof(edges), " (%s in progress at the edges counted)",
+			 term__count(n, "wait", "waits", nt, sizeof(nt)));
 	term__ns(profile__totals(p)->all.off_ns, t, sizeof(t));
-	fprintf(stderr, "offcpu: %s off-CPU in %s, %s; capture %s -> %s\n", t,
+	fprintf(stderr, "offcpu: %s off-CPU in %s, %s; capture %s%s%s -> %s\n", t,
 		term__count(profile__nr_stacks(p), "stack", "stacks", ns, sizeof(ns)),
 		term__count(profile__nr_threads(p), "thread", "threads", nt, sizeof(nt)),
-		integrity_status__name(res->integrity.status), l->summary_path);
+		integrity_status__name(in->status), edges,
+		integrity__loss(in, "interrupted") && integrity__loss(in, "interrupted")->count
+			? ", interrupted"
+			: "",
+		l->summary_path);
 	if (res->outcome.caveat_kind)
 		fprintf(stderr, "offcpu: %s: %s\n", res->outcome.caveat_kind,
 			res->outcome.caveat_message);

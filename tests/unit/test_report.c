@@ -322,6 +322,55 @@ TEST(report_banner_comes_first_only_when_incomplete)
 	profile__free(p);
 }
 
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Each loss once; edges and an interrupt apart, as facts, never under "!!". */
+TEST(report_banner_names_each_loss_once_and_edges_apart)
+{
+	struct profile *p = server_profile();
+	struct integrity in = {.status = INTEGRITY_COMPLETE, .evidence = 1};
+	struct report_opts o = {.width = 100};
+	char *out;
+	int err;
+
+	CHECK(p);
+	integrity__add_loss(&in, "inflight_at_start", 2, 1500 * MS);
+	integrity__add_loss(&in, "inflight_at_stop", 1, 500 * MS);
+	integrity__add_loss(&in, "interrupted", 1, 0);
+	integrity__add_loss(&in, "stack_cache_mismatch", 1, 22 * US);
+	snprintf(in.message, sizeof(in.message), "stack_cache_mismatch: 1");
+	out = render(p, &in, &o, &err);
+	CHECK(!strstr(out, "!!"));
+	CHECK(!strncmp(out, "edges: 2 waits in progress at start, 1 at stop: 2.00s counted in the window\n",
+			76));
+	CHECK_CONTAINS(out, "\ninterrupted: the window ends at the interrupt");
+	CHECK_CONTAINS(out, "below the threshold: stack_cache_mismatch: 1 (22.0us off-CPU");
+	CHECK_INT(occurrences(out, "stack_cache_mismatch"), 1);
+	free(out);
+
+	/* Partial: what changes the answer first, the rest marked, the message not repeated. */
+	in.status = INTEGRITY_PARTIAL;
+	integrity__add_loss(&in, "map_full_agg", 40, 900 * MS);
+	((struct integrity_loss *)integrity__loss(&in, "map_full_agg"))->significant = true;
+	snprintf(in.message, sizeof(in.message), "map_full_agg: 40");
+	out = render(p, &in, &o, &err);
+	CHECK(!strncmp(out, "!! capture PARTIAL", 18));
+	CHECK_CONTAINS(out, "\n!!   map_full_agg: 40 (900ms off-CPU affected)\n"
+			    "!!   stack_cache_mismatch: 1 (22.0us off-CPU affected) (below the threshold)\n"
+			    "edges: 2 waits");
+	CHECK_INT(occurrences(out, "map_full_agg"), 1);
+	CHECK(!strstr(out, "inflight_at"));
+	free(out);
+	profile__free(p);
+}
+
 TEST(report_never_passes_the_width)
 {
 	struct profile *p = server_profile();

