@@ -310,7 +310,11 @@ static void pause_ms(struct rec *r, int ms)
 		usleep((useconds_t)ms * 1000);
 }
 
-/* -p, -a, --cgroup: nothing to wait for but the duration or a signal. */
+/*
+ * -p, -a, --cgroup: until the duration, a signal, or, with -p, the end of
+ * every process followed (the ones given and those they forked since), as
+ * perf record -p does.
+ */
 static void watch(struct rec *r, uint64_t deadline)
 {
 	while (!got_signal && r->native) {
@@ -318,6 +322,15 @@ static void watch(struct rec *r, uint64_t deadline)
 
 		if (deadline && now >= deadline)
 			break;
+		if (r->o->target == TARGET_PIDS && native__targets_alive(r->native) == 0) {
+			fprintf(r->diag,
+				"offcpu: every traced process has exited after %.3f s: tracing "
+				"stopped\n",
+				(now - r->t0) / 1e9);
+			if (!r->o->quiet)
+				fprintf(stderr, "offcpu: every traced process has exited\n");
+			break;
+		}
 		pause_ms(r, ms_until(now, deadline, 200));
 	}
 }

@@ -19,7 +19,8 @@ wait_tracing() {
 }
 
 if ! need_root; then
-	for t in edge_only_attach_capture_is_complete_with_edges_counted; do
+	for t in edge_only_attach_capture_is_complete_with_edges_counted \
+		p_ends_when_its_target_exits p_follows_children_forked_later_until_they_exit; do
 		skip $t "needs root for the native collector"
 	done
 else
@@ -50,6 +51,57 @@ else
 		fail $t "called partial: $(grep -hi partial "$SCRATCH/edges.report.err" "$SCRATCH/edges.err")"
 	elif ! valid "$s"; then
 		fail $t "summary does not match the schema"
+	else
+		ok $t
+	fi
+
+	# perf record -p stops when its targets are gone; so does offcpu.
+	t=p_ends_when_its_target_exits
+	d=$SCRATCH/ends
+	sleep 2 &
+	spid=$!
+	start=$(now_ms)
+	"$OFFCPU_BIN" record -p $spid -d 10s -o "$d" 2>"$SCRATCH/ends.err"
+	rc=$?
+	took=$(($(now_ms) - start))
+	wait $spid
+	s=$d/offcpu.summary.json
+	if [ $rc -ne 0 ]; then
+		fail $t "record exited $rc: $(head -3 "$SCRATCH/ends.err")"
+	elif [ $took -gt 6000 ]; then
+		fail $t "a 2 s target with -d 10s took $took ms"
+	elif [ "$(json "$s" .workload.wall_ns)" -gt 4000000000 ]; then
+		fail $t "window of $(json "$s" .workload.wall_ns) ns"
+	elif ! grep -q "every traced process has exited" "$SCRATCH/ends.err" "$d/offcpu.diagnostics.txt"; then
+		fail $t "no word of why it stopped: $(cat "$SCRATCH/ends.err")"
+	elif [ "$(json "$s" .capture_integrity.status)" != complete ]; then
+		fail $t "capture $(json "$s" .capture_integrity.status): $(json "$s" .capture_integrity.message)"
+	else
+		ok $t
+	fi
+
+	# -p follows what its targets fork once tracing began: the capture lasts
+	# until the last of them is gone, not the parent.
+	t=p_follows_children_forked_later_until_they_exit
+	d=$SCRATCH/kids
+	sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; sleep 2 & exit 0' sh "$SCRATCH/kids.go" &
+	spid=$!
+	start=$(now_ms)
+	"$OFFCPU_BIN" record -p $spid -d 10s -o "$d" 2>"$SCRATCH/kids.err" &
+	rec=$!
+	wait_tracing "$SCRATCH/kids.err"
+	go=$(now_ms)
+	touch "$SCRATCH/kids.go"
+	wait $rec
+	rc=$?
+	end=$(now_ms)
+	s=$d/offcpu.summary.json
+	if [ $rc -ne 0 ]; then
+		fail $t "record exited $rc: $(head -3 "$SCRATCH/kids.err")"
+	elif [ $((end - go)) -lt 1800 ] || [ $((end - start)) -gt 8000 ]; then
+		fail $t "ended $((end - go)) ms after the fork (the child sleeps 2 s), $((end - start)) ms in all"
+	elif ! jq -e '[.threads[] | select(.comm == "sleep" and .off_ns > 1500000000)] | length == 1' "$s" >/dev/null; then
+		fail $t "the child is not in the capture: $(jq -c '[.threads[] | [.comm, .off_ns]]' "$s")"
 	else
 		ok $t
 	fi
