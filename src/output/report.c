@@ -388,7 +388,12 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 	term_line__right(&l, e->time_known ? term__ns(e->oncpu_ns, t, sizeof(t)) : "-", 8);
 	term_line__right(&l, term__ns(e->runq_ns, t, sizeof(t)), 8);
 	term_line__right(&l, term__ns(e->blocked_total_ns, t, sizeof(t)), 8);
-	term_line__right(&l, e->time_known ? term__ns(e->unaccounted_ns, t, sizeof(t)) : "-", 8);
+	/* An overcount shows as negative unaccounted time: what the rows claim beyond the wall. */
+	if (e->time_known && e->excess_ns)
+		term__ns_delta(e->excess_ns, 0, t, sizeof(t));
+	else if (e->time_known)
+		term__ns(e->unaccounted_ns, t, sizeof(t));
+	term_line__right(&l, e->time_known ? t : "-", 8);
 	term_line__right(&l, e->coverage >= 0 ? term__pct(e->coverage, pct, sizeof(pct)) : "-", 6);
 	term_line__text(&l, " ", -1);
 	if (e->blocked_total_ns) {
@@ -396,6 +401,39 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 		term_line__text(&l, reason__name(top), -1);
 	}
 	term_line__end(&l);
+}
+
+/*
+ * Coverage above 100% means the rows hold more off-CPU time than the
+ * kernel's schedstat saw for those threads: said in words under the table,
+ * with the overcount of all threads, so that it is never read as "all found".
+ */
+static void overcount_note(struct ctx *c)
+{
+	const struct budget *b = c->b;
+	uint64_t excess = 0;
+	bool over = false;
+	char line[200], t[16];
+
+	for (size_t i = 0; i < b->nr_threads; i++) {
+		const struct budget_entry *e = &b->threads[i];
+		uint64_t off_truth = e->wall_ns - e->oncpu_ns, x = e->excess_ns;
+
+		if (!e->time_known || (e->coverage <= 1.0 && !x))
+			continue;
+		over = true;
+		/* The rows' own excess, when the run-queue split hides it from unacct. */
+		if (e->coverage > 1.0 && e->off_ns - off_truth > x)
+			x = e->off_ns - off_truth;
+		excess += x;
+	}
+	if (!over)
+		return;
+	snprintf(line, sizeof(line),
+		 "overcount: cover > 100%% or unacct < 0: the rows claim %s more than the",
+		 term__ns(excess, t, sizeof(t)));
+	banner_line(c, "33", line);
+	banner_line(c, "33", "wall time (on-CPU + runq + blocked > wall, by the kernel's schedstat)");
 }
 
 static void budget_table(struct ctx *c)
@@ -462,6 +500,7 @@ static void budget_table(struct ctx *c)
 	}
 	if (b->nr_procs > 1)
 		budget_row(c, &b->total, "total", true);
+	overcount_note(c);
 	fputc('\n', c->out);
 }
 

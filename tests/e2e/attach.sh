@@ -106,3 +106,35 @@ else
 		ok $t
 	fi
 fi
+
+# Rows that claim more off-CPU time than the kernel saw (coverage 1.05):
+# the report shows 105% and a negative unaccounted time, and says what it
+# means, instead of "cover 100%, unacct 0".
+t=coverage_above_100_percent_is_shown_and_explained
+d=$SCRATCH/over
+mkdir -p "$d"
+cat >"$d/offcpu.profile.txt" <<'PROFILE'
+# offcpu profile v1
+runq_known 1
+frame 0 k do_nanosleep
+stack 0 0
+thread 0 42 42 worker
+time 0 4000000000 400000000 0
+row 0 0 S 7 3780000000 0
+end 1 7 3780000000 0
+PROFILE
+"$OFFCPU_BIN" report --width 80 "$d" >"$SCRATCH/over.txt" 2>"$SCRATCH/over.err"
+rc=$?
+"$OFFCPU_BIN" report --json "$d" >"$SCRATCH/over.json" 2>/dev/null
+if [ $rc -ne 0 ]; then
+	fail $t "report exited $rc: $(cat "$SCRATCH/over.err")"
+elif ! grep -Eq '^42 worker .* -180ms +105% ' "$SCRATCH/over.txt"; then
+	fail $t "budget row: $(grep worker "$SCRATCH/over.txt" | head -1)"
+elif ! grep -q '^overcount: cover > 100% or unacct < 0: the rows claim 180ms more' "$SCRATCH/over.txt"; then
+	fail $t "no word of the overcount"
+elif [ "$(jq -r '.budget.processes[0].coverage' "$SCRATCH/over.json")" != 1.0500 ] &&
+	[ "$(jq -r '.budget.processes[0].coverage' "$SCRATCH/over.json")" != 1.05 ]; then
+	fail $t "JSON coverage $(jq -r '.budget.processes[0].coverage' "$SCRATCH/over.json")"
+else
+	ok $t
+fi

@@ -371,6 +371,33 @@ TEST(report_banner_names_each_loss_once_and_edges_apart)
 	profile__free(p);
 }
 
+/* Coverage above 100% is printed as such, unaccounted time as negative, and said in words. */
+TEST(report_shows_an_overcount_as_such)
+{
+	struct profile *p = profile__new();
+	struct profile_thread_time tt = {.wall_ns = 4000 * MS, .oncpu_ns = 400 * MS};
+	struct report_opts o = {.width = 80};
+	struct integrity in = {.status = INTEGRITY_COMPLETE, .evidence = 1};
+	uint32_t fr;
+	int th, err = -1;
+	char *out;
+
+	CHECK(p);
+	fr = (uint32_t)profile__frame(p, FRAME_KERNEL, "do_nanosleep", 12);
+	th = profile__thread(p, 5, 5, "over");
+	profile__set_runq_known(p, true);
+	profile__add(p, (uint32_t)th, profile__stack(p, &fr, 1), OFFCPU_STATE_SLEEP,
+		     &(struct profile_weight){7, 3780 * MS, 0});
+	profile__set_thread_time(p, (uint32_t)th, &tt);
+	out = render(p, &in, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "-180ms  105% sleep\n");
+	CHECK_CONTAINS(out, "overcount: cover > 100% or unacct < 0: the rows claim 180ms more");
+	CHECK(widest_line(out) <= 80);
+	free(out);
+	profile__free(p);
+}
+
 TEST(report_never_passes_the_width)
 {
 	struct profile *p = server_profile();
