@@ -34,7 +34,7 @@ else
 	rc=$?
 	"$OFFCPU_BIN" report "$d" >"$SCRATCH/edges.report" 2>"$SCRATCH/edges.report.err"
 	kill $spid 2>/dev/null
-	wait $spid 2>/dev/null
+	wait $spid 2>/dev/null || true
 	s=$d/offcpu.summary.json
 	if [ $rc -ne 0 ]; then
 		fail $t "record exited $rc: $(head -3 "$SCRATCH/edges.err")"
@@ -137,4 +137,75 @@ elif [ "$(jq -r '.budget.processes[0].coverage' "$SCRATCH/over.json")" != 1.0500
 	fail $t "JSON coverage $(jq -r '.budget.processes[0].coverage' "$SCRATCH/over.json")"
 else
 	ok $t
+fi
+
+# The live status line: on a terminal (script(1) gives offcpu a pty), drawn a
+# few times a second with the collector's counters and erased before the
+# summary line; never without a terminal, never with -q; --progress forces it.
+# status_check FILE MIN_DRAWS: the status line was drawn MIN_DRAWS times or
+# more, showed switches, and was erased before offcpu's last line.
+status_check() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+out = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+draws = re.findall(r"\roffcpu: [0-9.]+s, [0-9.]+s left: (\d+(?:\.\d+)?[kMG]?) switches, \S+ threads, \S+ stacks, \S+ lost\x1b\[K", out)
+if len(draws) < int(sys.argv[2]):
+    sys.exit("drawn %d times: %r" % (len(draws), out[:300]))
+if draws[-1] == "0":
+    sys.exit("no switches counted: %r" % out[-300:])
+end = out.rfind("\r\x1b[K")
+if end < 0 or "left:" in out[end:] or not re.match(r"\r\x1b\[Koffcpu: .* -> ", out[end:]):
+    sys.exit("not erased before the summary line: %r" % out[-300:])
+PY
+}
+
+if ! need_root; then
+	for t in status_line_is_drawn_and_erased_on_a_terminal status_line_is_absent_without_a_terminal_or_with_q \
+		status_line_progress_forces_it; do
+		skip $t "needs root for the native collector"
+	done
+elif ! command -v script >/dev/null; then
+	for t in status_line_is_drawn_and_erased_on_a_terminal status_line_is_absent_without_a_terminal_or_with_q \
+		status_line_progress_forces_it; do
+		skip $t "no script(1) (util-linux) to give offcpu a terminal"
+	done
+else
+	# Busy enough to count switches in any window: a shell forking sleeps.
+	sh -c 'while :; do sleep 0.05; done' &
+	spid=$!
+
+	t=status_line_is_drawn_and_erased_on_a_terminal
+	d=$SCRATCH/status_tty
+	script -q -e -c "'$OFFCPU_BIN' record -p $spid -d 1.5s -o '$d'" /dev/null </dev/null >"$SCRATCH/status_tty.out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail $t "record under script exited $rc: $(tr '\r' '\n' <"$SCRATCH/status_tty.out" | tail -3)"
+	elif why=$(status_check "$SCRATCH/status_tty.out" 3 2>&1); then
+		ok $t
+	else
+		fail $t "$why"
+	fi
+
+	t=status_line_is_absent_without_a_terminal_or_with_q
+	"$OFFCPU_BIN" record -p $spid -d 0.6s -o "$SCRATCH/status_pipe" 2>"$SCRATCH/status_pipe.err" | cat
+	script -q -e -c "'$OFFCPU_BIN' record -q -p $spid -d 0.6s -o '$SCRATCH/status_q'" /dev/null </dev/null >"$SCRATCH/status_q.out" 2>&1
+	if grep -q "left:" "$SCRATCH/status_pipe.err" || grep -q $'\e' "$SCRATCH/status_pipe.err"; then
+		fail $t "drawn on a file: $(tr '\r' '\n' <"$SCRATCH/status_pipe.err" | head -3)"
+	elif ! grep -q "capture complete" "$SCRATCH/status_pipe.err"; then
+		fail $t "no summary line without a terminal: $(head -3 "$SCRATCH/status_pipe.err")"
+	elif grep -q "left:" "$SCRATCH/status_q.out"; then
+		fail $t "drawn with -q: $(tr '\r' '\n' <"$SCRATCH/status_q.out" | head -3)"
+	else
+		ok $t
+	fi
+
+	t=status_line_progress_forces_it
+	"$OFFCPU_BIN" record --progress -p $spid -d 1s -o "$SCRATCH/status_forced" 2>"$SCRATCH/status_forced.err"
+	if why=$(status_check "$SCRATCH/status_forced.err" 2 2>&1); then
+		ok $t
+	else
+		fail $t "$why"
+	fi
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null || true
 fi
