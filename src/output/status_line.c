@@ -10,6 +10,7 @@
 #include "output/status_line.h"
 
 #define ERASE "\r\033[K"
+#define TENTH 100000000ull
 
 struct status_line {
 	int fd;
@@ -53,18 +54,18 @@ char *status_line__format(char *buf, size_t size, int width, uint64_t duration_n
 
 	if (!size)
 		return buf;
-	/* Time left rounds up, so that elapsed and left add up to -d. */
-	if (duration_ns)
-		snprintf(left, sizeof(left), ", %s left",
-			 span(duration_ns > c->elapsed_ns
-				      ? (duration_ns - c->elapsed_ns + 99999999) / 100000000 * 100000000
-				      : 0,
-			      el, sizeof(el)));
-	else
-		left[0] = '\0';
+	left[0] = '\0';
+	if (duration_ns) {
+		uint64_t rest = duration_ns > c->elapsed_ns ? duration_ns - c->elapsed_ns : 0;
+
+		/* Rounded up to the tenth shown, so that elapsed and left add up to -d. */
+		rest = (rest + TENTH - 1) / TENTH * TENTH;
+		snprintf(left, sizeof(left), ", %s left", span(rest, el, sizeof(el)));
+	}
 	if (c->counted)
 		snprintf(more, sizeof(more), ": %s switches, %s threads, %s stacks, %s lost",
-			 count(c->switches, n[0], sizeof(n[0])), count(c->threads, n[1], sizeof(n[1])),
+			 count(c->switches, n[0], sizeof(n[0])),
+			 count(c->threads, n[1], sizeof(n[1])),
 			 count(c->stacks, n[2], sizeof(n[2])), count(c->lost, n[3], sizeof(n[3])));
 	snprintf(buf, size, "offcpu: %s%s%s", span(c->elapsed_ns, el, sizeof(el)), left, more);
 	/* A line that wraps cannot be redrawn in place: one column short of the edge. */

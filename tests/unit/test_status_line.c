@@ -7,12 +7,16 @@
 
 TEST(status_line_says_elapsed_left_and_the_counters)
 {
-	struct status_counters c = {.elapsed_ns = 12400000000ull, .counted = true,
-				    .switches = 183220, .threads = 96, .stacks = 1204};
+	struct status_counters c = {.elapsed_ns = 12400000000ull,
+				    .counted = true,
+				    .switches = 183220,
+				    .threads = 96,
+				    .stacks = 1204};
 	char buf[256];
 
 	status_line__format(buf, sizeof(buf), 100, 60 * S, &c);
-	CHECK_STR(buf, "offcpu: 12.4s, 47.6s left: 183.2k switches, 96 threads, 1204 stacks, 0 lost");
+	CHECK_STR(buf,
+		  "offcpu: 12.4s, 47.6s left: 183.2k switches, 96 threads, 1204 stacks, 0 lost");
 	/* Without -d nothing is left; minutes and hours stay short. */
 	c.elapsed_ns = 725 * S;
 	c.switches = 4100000;
