@@ -76,7 +76,9 @@ static void usage(FILE *out)
 		"                         (/dev/fd/N: descriptor N), or to offcpu's stdout ('-',\n"
 		"                         the default) once the command has ended, which may\n"
 		"                         share a stream with its output\n"
-		"  -q, --quiet            no summary on stderr\n"
+		"  -q, --quiet            no summary on stderr, no status line\n"
+		"      --progress         the live status line even when stderr is not a\n"
+		"                         terminal (or with -q)\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"Exit status: the command's (128+N if killed by signal N, at -d too); 2 usage\n"
@@ -260,6 +262,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_UNWIND,
 		OPT_UNWIND_MEM,
 		OPT_NO_INLINE,
+		OPT_PROGRESS,
 	};
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -292,6 +295,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{"as-root", no_argument, NULL, OPT_AS_ROOT},
 		{"timeline", optional_argument, NULL, OPT_TIMELINE},
 		{"quiet", no_argument, NULL, 'q'},
+		{"progress", no_argument, NULL, OPT_PROGRESS},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -432,6 +436,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case OPT_PROGRESS:
+			o->progress = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -30,8 +30,9 @@ static void finish(struct budget_entry *e)
 	else
 		e->excess_ns = claimed - e->wall_ns;
 	off_truth = e->wall_ns > e->oncpu_ns ? e->wall_ns - e->oncpu_ns : 0;
+	/* Above 1 is an overcount (rows claim more than the kernel saw): shown, never hidden. */
 	if (off_truth)
-		e->coverage = e->off_ns >= off_truth ? 1.0 : (double)e->off_ns / (double)off_truth;
+		e->coverage = (double)e->off_ns / (double)off_truth;
 	else if (!e->off_ns)
 		e->coverage = 1.0; /* never off the CPU, nothing to explain */
 }

@@ -17,9 +17,12 @@
  *     excess      = the amount by which that is negative (rows claim more than
  *                   the kernel saw: a collector that cannot split run-queue
  *                   time counts it twice, in blocked and in runq)
- *     coverage    = min(1, off_ns / (wall - oncpu))
+ *     coverage    = off_ns / (wall - oncpu)
  *
- * the share of the kernel's off-CPU time that the rows explain. Without it,
+ * the share of the kernel's off-CPU time that the rows explain. Above 1 the
+ * rows hold more off-CPU time than the kernel saw (an overcount: on-CPU +
+ * run queue + blocked exceed the wall time, excess says by how much); it is
+ * kept as it is, never clamped to 1. Without it,
  * wall and oncpu are 0, runq is the rows' run-queue part, unaccounted and
  * excess are 0, and coverage is -1 (unknown): only what the rows say.
  *
@@ -54,7 +57,7 @@ struct budget_entry {
 	uint64_t off_ns;       /* the rows' off-CPU time (run-queue part included) */
 	uint64_t rows_runq_ns; /* the rows' run-queue part */
 	uint64_t count;	       /* off-CPU intervals */
-	double coverage;       /* 0..1, or -1 when not known */
+	double coverage;       /* from 0, above 1 when the rows overcount; -1 when not known */
 };
 
 struct budget {

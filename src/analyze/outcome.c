@@ -51,43 +51,114 @@ static void set_caveat(struct outcome *out, const char *kind, const char *fmt, .
 	va_end(ap);
 }
 
-static void integrity_message(struct integrity *in)
+/* Append to the integrity's message; false once it is full. */
+static bool say(struct integrity *in, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static bool say(struct integrity *in, size_t *used, const char *fmt, ...)
 {
-	size_t used = 0;
-	char *m = in->message;
 	size_t cap = sizeof(in->message);
+	va_list ap;
+	int n;
 
-	m[0] = '\0';
-	if (in->status == INTEGRITY_UNKNOWN) {
-		snprintf(m, cap, "the collector left no diagnostics; losses cannot be judged");
-		return;
-	}
-	if (in->status == INTEGRITY_COMPLETE) {
-		snprintf(m, cap, "the collector reported no loss");
-		return;
-	}
-	for (size_t i = 0; i < in->nr_losses && used < cap; i++) {
+	if (*used >= cap - 1)
+		return false;
+	va_start(ap, fmt);
+	n = vsnprintf(in->message + *used, cap - *used, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return false;
+	*used = *used + (size_t)n < cap - 1 ? *used + (size_t)n : cap - 1;
+	return true;
+}
+
+/* The real losses with a count, "; "-separated; only the significant ones when only is set. */
+static void say_losses(struct integrity *in, size_t *used, bool only)
+{
+	const char *sep = "";
+
+	for (size_t i = 0; i < in->nr_losses; i++) {
 		const struct integrity_loss *l = &in->losses[i];
-		const char *sep = used ? "; " : "";
-		int n;
+		bool ok;
 
-		if (!l->count)
+		if (!l->count || integrity__class(l->name) != INTEGRITY_LOSS ||
+		    (only && !l->significant))
 			continue;
 		if (!strcmp(l->name, "lost_stack_traces"))
-			n = snprintf(m + used, cap - used, "%s%" PRIu64 " stack trace(s) lost", sep,
-				     l->count);
+			ok = say(in, used, "%s%" PRIu64 " stack trace(s) lost", sep, l->count);
 		else if (!strcmp(l->name, "lost_events"))
-			n = snprintf(m + used, cap - used, "%s%" PRIu64 " event(s) lost", sep,
-				     l->count);
+			ok = say(in, used, "%s%" PRIu64 " event(s) lost", sep, l->count);
 		else
-			n = snprintf(m + used, cap - used, "%s%s: %" PRIu64, sep, l->name,
-				     l->count);
-		if (n < 0)
-			break;
-		used += (size_t)n;
+			ok = say(in, used, "%s%s: %" PRIu64, sep, l->name, l->count);
+		if (!ok)
+			return;
+		sep = "; ";
 	}
-	if (used >= cap)
-		m[cap - 1] = '\0';
+}
+
+static void integrity_message(struct integrity *in)
+{
+	uint64_t lost, lost_ns, edges, edges_ns, facts, facts_ns;
+	size_t used = 0;
+
+	in->message[0] = '\0';
+	if (in->status == INTEGRITY_UNKNOWN) {
+		say(in, &used, "the collector left no diagnostics; losses cannot be judged");
+		return;
+	}
+	if (in->status == INTEGRITY_PARTIAL) {
+		say_losses(in, &used, true);
+		return;
+	}
+	integrity__sum(in, INTEGRITY_LOSS, &lost, &lost_ns);
+	integrity__sum(in, INTEGRITY_EDGE, &edges, &edges_ns);
+	integrity__sum(in, INTEGRITY_FACT, &facts, &facts_ns);
+	if (lost) {
+		say(in, &used, "no loss that changes an answer (below the threshold: ");
+		say_losses(in, &used, false);
+		say(in, &used, ")");
+	} else {
+		say(in, &used, "the collector reported no loss");
+	}
+	if (edges)
+		say(in, &used, "; %" PRIu64 " wait(s) in progress at the window's start or stop "
+			       "counted within it", edges);
+	if (integrity__loss(in, "interrupted") && integrity__loss(in, "interrupted")->count)
+		say(in, &used, "; interrupted: the window ends at the interrupt");
+}
+
+/*
+ * Mark the real losses that change an answer (OUTCOME_LOST_*): true when one
+ * does. Losses that know the time they affect are judged together against the
+ * capture's off-CPU time, those that do not against its intervals.
+ */
+static bool judge(struct integrity *in, uint64_t off_ns, uint64_t intervals)
+{
+	uint64_t timed_ns = 0, counted = 0;
+	bool timed_big, counted_big, any = false;
+
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		const struct integrity_loss *l = &in->losses[i];
+
+		if (!l->count || integrity__class(l->name) != INTEGRITY_LOSS)
+			continue;
+		if (l->affected_ns)
+			timed_ns = timed_ns + l->affected_ns < timed_ns ? UINT64_MAX
+									: timed_ns + l->affected_ns;
+		else
+			counted = counted + l->count < counted ? UINT64_MAX : counted + l->count;
+	}
+	timed_big = (double)timed_ns > (double)off_ns * OUTCOME_LOST_TIME_SHARE;
+	counted_big = (double)counted > (double)intervals * OUTCOME_LOST_COUNT_SHARE;
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		struct integrity_loss *l = &in->losses[i];
+
+		l->significant = l->count && integrity__class(l->name) == INTEGRITY_LOSS &&
+				 (integrity__unbounded(l->name) ||
+				  (l->affected_ns ? timed_big : counted_big));
+		any = any || l->significant;
+	}
+	return any;
 }
 
 /* Why a collector that captured nothing failed. */
@@ -194,10 +265,11 @@ int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct
 	if (err)
 		return err;
 
-	if (!in->evidence)
-		in->status = INTEGRITY_UNKNOWN;
+	/* Judged even without evidence, so that what was counted says what it weighs. */
+	if (judge(in, oi->off_ns, oi->intervals) && in->evidence)
+		in->status = INTEGRITY_PARTIAL;
 	else
-		in->status = integrity__total_lost(in) ? INTEGRITY_PARTIAL : INTEGRITY_COMPLETE;
+		in->status = in->evidence ? INTEGRITY_COMPLETE : INTEGRITY_UNKNOWN;
 	integrity_message(in);
 
 	/* Zero is an answer only about a workload that ran (a target that is not a command did). */

@@ -35,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/integrity.h"
 #include "model/run.h"
@@ -54,7 +55,22 @@ struct outcome_input {
 	bool interrupted; /* the user interrupted the run */
 	/* The built-in collector attached and drained: no rows is a measurement. */
 	bool native_attached;
+	/* The capture's off-CPU time and intervals: what a loss is measured against. */
+	uint64_t off_ns;
+	uint64_t intervals;
 };
+
+/*
+ * When a real loss changes an answer, so that the capture is partial
+ * (docs/reliability.md, "When a capture is partial"): the off-CPU time the
+ * losses that know it affect, summed, is more than OUTCOME_LOST_TIME_SHARE of
+ * the capture's off-CPU time; or the losses that do not know their time count
+ * more than OUTCOME_LOST_COUNT_SHARE of the capture's intervals; or a loss
+ * without a bound (integrity__unbounded) has any count. Edges and facts
+ * (integrity__class) never do.
+ */
+#define OUTCOME_LOST_TIME_SHARE 0.01
+#define OUTCOME_LOST_COUNT_SHARE 0.001
 
 struct outcome {
 	const char *state;
@@ -63,9 +79,10 @@ struct outcome {
 };
 
 /*
- * Decide the outcome; also completes in->integrity's status and message from
- * the losses already recorded in it (collectors add them) and from the
- * diagnostics' counters (added here as "lost_stack_traces" / "lost_events").
+ * Decide the outcome; also completes in->integrity's status, message and the
+ * losses' significant flags from the losses already recorded in it
+ * (collectors add them) and from the diagnostics' counters (added here as
+ * "lost_stack_traces" / "lost_events").
  */
 int outcome__decide(const struct outcome_input *oi, struct integrity *in, struct outcome *out);
 

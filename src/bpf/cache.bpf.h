@@ -262,6 +262,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 
 	th->site = OFFCPU_NO_SITE;
 	th->switches++;
+	STAT(switches, 1);
 	if (cache) {
 		site_key(ctx, t, prev_state, kthread, key, btf);
 		tag = key_tag(key);

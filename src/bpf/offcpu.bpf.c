@@ -351,6 +351,8 @@ static __always_inline struct offcpu_thread *thread_new(struct task_struct *t, _
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th)
 		return NULL;
+	if (!err)
+		STAT(threads_tracked, 1);
 	th->tgid = tgid;
 	th->first_ns = first;
 	th->site = OFFCPU_NO_SITE;

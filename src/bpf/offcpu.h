@@ -278,6 +278,8 @@ struct offcpu_stats {
 	__u64 timeline_lost; /* timeline intervals dropped: ring buffer full (in the profile) */
 	__u64 timeline_lost_ns;
 	/* diagnostics */
+	__u64 switches;	       /* switch-outs of traced threads (the live status line) */
+	__u64 threads_tracked; /* threads that began to be traced */
 	__u64 walks_kernel;
 	__u64 walks_user;
 	__u64 cache_checks;	   /* cache hits checked by a real walk */

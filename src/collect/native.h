@@ -220,4 +220,26 @@ struct native_stats {
 };
 int native__stats(const struct native *n, struct native_stats *st);
 
+/*
+ * While it runs (native_live.c): what the live status line shows, cheap
+ * enough to read a few times a second (one read of the per-CPU stats map):
+ * switch-outs of traced threads, threads traced so far, distinct stacks
+ * received (kernel and user stacks counted apart), and the loss counters the
+ * kernel side keeps (what only the stop can count, lost stacks among them,
+ * is not in it). 0 or -errno.
+ */
+struct native_live {
+	uint64_t switches;
+	uint64_t threads;
+	uint64_t stacks;
+	uint64_t lost;
+};
+int native__live(struct native *n, struct native_live *out);
+/*
+ * Whether a process the collector follows is still there: for a command or
+ * -p, the processes given and every process they forked since tracing began
+ * (1: some, 0: none left); always 1 for --cgroup and -a. -errno on failure.
+ */
+int native__targets_alive(struct native *n);
+
 #endif

@@ -215,7 +215,8 @@ void lane_load__warn(const struct lane_load *ld, const char *cmd, FILE *out)
 		fprintf(out, "offcpu %s: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
 			cmd, clean(ld->path, a, sizeof(a)), st->first_malformed_line, st->malformed,
 			clean(st->first_malformed_reason, b, sizeof(b)));
-	if (ld->integrity.status == INTEGRITY_PARTIAL)
+	/* The report opens with the integrity banner: saying it here too says it twice. */
+	if (ld->integrity.status == INTEGRITY_PARTIAL && strcmp(cmd, "report"))
 		fprintf(out, "offcpu %s: warning: the capture is partial: %s\n", cmd,
 			clean(ld->integrity.message, b, sizeof(b)));
 }

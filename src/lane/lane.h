@@ -66,7 +66,10 @@ struct lane_load {
 int lane__load(const char *dir, struct profile **out, struct lane *l, struct lane_load *ld);
 /* The same for a lane already planned (mode and tool chosen); reads no summary. */
 int lane__load_planned(const struct lane *l, struct profile **out, struct lane_load *ld);
-/* Print what a successful load should warn about, one line each, "offcpu CMD: ...". */
+/*
+ * Print what a successful load should warn about, one line each, "offcpu CMD: ...";
+ * a partial capture is left to `report`'s banner when cmd is "report".
+ */
 void lane_load__warn(const struct lane_load *ld, const char *cmd, FILE *out);
 
 /*

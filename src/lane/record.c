@@ -31,6 +31,8 @@
 
 static volatile sig_atomic_t got_signal, nr_signals;
 static volatile pid_t forward_pgid;
+/* The descriptor of a drawn status line, erased before offcpu stops on ^Z; -1: none. */
+static volatile sig_atomic_t status_fd = -1;
 
 /*
  * The workload leads its own process group, outside the terminal's
@@ -56,6 +58,9 @@ static void on_job_control(int sig)
 
 	if (forward_pgid > 0)
 		kill(-forward_pgid, sig);
+	/* The shell's "Stopped" line must not land on the status line. */
+	if (sig == SIGTSTP && status_fd >= 0 && write(status_fd, "\r\033[K", 4) < 0)
+		status_fd = -1;
 	if (sig == SIGTSTP)
 		raise(SIGSTOP);
 	errno = saved;
@@ -83,7 +88,9 @@ static void install_handlers(void)
 static void print_human(const struct lane *l, const struct lane_result *res)
 {
 	const struct profile *p = res->profile;
-	char t[32], ns[48], nt[48];
+	const struct integrity *in = &res->integrity;
+	char t[32], ns[48], nt[48], edges[96] = "";
+	uint64_t n, e_ns;
 
 	if (p && !profile__nr_rows(p) && !strcmp(res->outcome.state, "summary_written")) {
 		fprintf(stderr, "offcpu: no off-CPU time: %s -> %s\n", res->outcome.caveat_message,
@@ -96,11 +103,20 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 			res->outcome.caveat_message, l->diagnostics_path);
 		return;
 	}
+	/* Edges and an interrupt are facts about the window, said once, never as a loss. */
+	integrity__sum(in, INTEGRITY_EDGE, &n, &e_ns);
+	if (n)
+		snprintf(edges, sizeof(edges), " (%s in progress at the edges counted)",
+			 term__count(n, "wait", "waits", nt, sizeof(nt)));
 	term__ns(profile__totals(p)->all.off_ns, t, sizeof(t));
-	fprintf(stderr, "offcpu: %s off-CPU in %s, %s; capture %s -> %s\n", t,
+	fprintf(stderr, "offcpu: %s off-CPU in %s, %s; capture %s%s%s -> %s\n", t,
 		term__count(profile__nr_stacks(p), "stack", "stacks", ns, sizeof(ns)),
 		term__count(profile__nr_threads(p), "thread", "threads", nt, sizeof(nt)),
-		integrity_status__name(res->integrity.status), l->summary_path);
+		integrity_status__name(in->status), edges,
+		integrity__loss(in, "interrupted") && integrity__loss(in, "interrupted")->count
+			? ", interrupted"
+			: "",
+		l->summary_path);
 	if (res->outcome.caveat_kind)
 		fprintf(stderr, "offcpu: %s: %s\n", res->outcome.caveat_kind,
 			res->outcome.caveat_message);
@@ -291,6 +307,48 @@ static int start_external(struct rec *r)
 	return 0;
 }
 
+/* The status line's redraws: a few a second. */
+#define STATUS_EVERY_NS 250000000ull
+
+/* Redraw the status line when it is due (never while the workload holds the terminal). */
+static void status_tick(struct rec *r)
+{
+	struct status_counters c = {};
+	struct native_live lv;
+	uint64_t now = proc__now_ns();
+
+	if (!r->status || now < r->next_draw || r->gave_tty)
+		return;
+	r->next_draw = now + STATUS_EVERY_NS;
+	c.elapsed_ns = now - r->t0;
+	if (r->native && !native__live(r->native, &lv)) {
+		c.counted = true;
+		c.switches = lv.switches;
+		c.threads = lv.threads;
+		c.stacks = lv.stacks;
+		c.lost = lv.lost;
+	}
+	status_line__draw(r->status, &c);
+	status_fd = status_line__drawn_fd(r->status);
+}
+
+/* Erase the status line: before any other message, and at the end of the capture. */
+static void status_clear(struct rec *r)
+{
+	status_fd = -1;
+	status_line__clear(r->status);
+}
+
+/* How long a wait may last: up to max ms, to the deadline, or to the next redraw. */
+static int wait_ms(struct rec *r, uint64_t now, uint64_t until, int max)
+{
+	int ms = ms_until(now, until, max);
+
+	if (r->status && !r->gave_tty && ms_until(now, r->next_draw, max) < ms)
+		ms = ms_until(now, r->next_draw, max);
+	return ms;
+}
+
 /* Wait up to ms for the capture's end, reading the native collector meanwhile. */
 static void pause_ms(struct rec *r, int ms)
 {
@@ -300,7 +358,11 @@ static void pause_ms(struct rec *r, int ms)
 		usleep((useconds_t)ms * 1000);
 }
 
-/* -p, -a, --cgroup: nothing to wait for but the duration or a signal. */
+/*
+ * -p, -a, --cgroup: until the duration, a signal, or, with -p, the end of
+ * every process followed (the ones given and those they forked since), as
+ * perf record -p does.
+ */
 static void watch(struct rec *r, uint64_t deadline)
 {
 	while (!got_signal && r->native) {
@@ -308,7 +370,18 @@ static void watch(struct rec *r, uint64_t deadline)
 
 		if (deadline && now >= deadline)
 			break;
-		pause_ms(r, ms_until(now, deadline, 200));
+		if (r->o->target == TARGET_PIDS && native__targets_alive(r->native) == 0) {
+			status_clear(r);
+			fprintf(r->diag,
+				"offcpu: every traced process has exited after %.3f s: tracing "
+				"stopped\n",
+				(now - r->t0) / 1e9);
+			if (!r->o->quiet)
+				fprintf(stderr, "offcpu: every traced process has exited\n");
+			break;
+		}
+		status_tick(r);
+		pause_ms(r, wait_ms(r, now, deadline, 200));
 	}
 }
 
@@ -395,6 +468,7 @@ static void share_terminal(struct rec *r)
 	if (r->tty < 0 || !(sig = proc__stopped(&r->work)))
 		return;
 	if ((sig == SIGTTIN || sig == SIGTTOU) && tcgetpgrp(r->tty) == getpgrp()) {
+		status_clear(r);
 		if (!tcsetpgrp(r->tty, r->work.pid)) {
 			r->gave_tty = true;
 			proc__kill_group(&r->work, SIGCONT);
@@ -423,7 +497,7 @@ static void run_command(struct rec *r, uint64_t deadline)
 		return;
 	}
 	for (;;) {
-		int wait_ms, err;
+		int ms, err;
 
 		now = proc__now_ns();
 		if (got_signal && !r->run.ended_by) {
@@ -441,9 +515,10 @@ static void run_command(struct rec *r, uint64_t deadline)
 			proc__kill_group(&r->work, SIGKILL);
 			killed = true;
 		}
-		wait_ms = ms_until(now, deadline_hit ? (killed ? 0 : kill_at) : deadline, 200);
+		status_tick(r);
+		ms = wait_ms(r, now, deadline_hit ? (killed ? 0 : kill_at) : deadline, 200);
 		/* The collector's events (a process to track now, while it lives) wake us too. */
-		err = proc__wait_ended_fd(&r->work, wait_ms, r->native ? native__fd(r->native) : -1);
+		err = proc__wait_ended_fd(&r->work, ms, r->native ? native__fd(r->native) : -1);
 		if (err != -ETIMEDOUT && err != -EINTR && err != 1)
 			break;
 		share_terminal(r);
@@ -451,6 +526,7 @@ static void run_command(struct rec *r, uint64_t deadline)
 			native__poll(r->native, 0);
 	}
 	r->run.wall_ns = proc__now_ns() - r->t0;
+	status_clear(r);
 	take_terminal(r);
 	if (nr_signals >= 2)
 		killed = true;
@@ -480,6 +556,7 @@ static void run(struct rec *r)
 	} else {
 		watch(r, deadline);
 		r->run.wall_ns = proc__now_ns() - r->t0;
+		status_clear(r);
 	}
 	if (r->native)
 		native__poll(r->native, 0);
@@ -562,6 +639,8 @@ static int stop_native(struct rec *r)
 
 static void cleanup(struct rec *r)
 {
+	status_fd = -1;
+	status_line__free(r->status);
 	take_terminal(r);
 	if (r->work.pid > 0 && !r->work.end.exited) {
 		proc__kill_group(&r->work, SIGKILL);
@@ -631,6 +710,9 @@ int record__run(struct record_opts *o)
 		fprintf(stderr, "offcpu: tracing %s%s%s; stop with ^C%s\n", r.run.target,
 			o->target_arg ? " " : "", o->target_arg ? o->target_arg : "", d);
 	}
+	/* A terminal gets a live status line, unless -q; --progress asks for it anywhere. */
+	if (o->progress || (!o->quiet && isatty(STDERR_FILENO)))
+		r.status = status_line__new(STDERR_FILENO, o->duration_ns);
 	/* External collectors write the capture themselves (bpftrace through -o). */
 	close(r.cap_fd);
 	r.cap_fd = -1;

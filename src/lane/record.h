@@ -49,6 +49,7 @@ struct record_opts {
 	bool json;
 	const char *json_path; /* --json=FILE; NULL or "-": offcpu's stdout */
 	bool quiet;
+	bool progress; /* the live status line even when stderr is not a terminal (or -q) */
 	int ready_timeout_ms;
 	int stop_timeout_ms;
 	enum record_target target;

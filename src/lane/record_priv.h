@@ -17,6 +17,7 @@
 #include "lane/lane.h"
 #include "lane/record.h"
 #include "model/timeline.h"
+#include "output/status_line.h"
 #include "output/summary.h"
 #include "symbolize/symbolize.h"
 
@@ -56,6 +57,8 @@ struct rec {
 	int tty;		   /* offcpu's terminal, -1: none */
 	bool gave_tty;		   /* the workload's group holds its foreground */
 	uint64_t t0;		   /* when the workload was released */
+	struct status_line *status; /* the live status line (a terminal, or --progress) */
+	uint64_t next_draw;	    /* when it is redrawn next */
 };
 
 /* Say on stderr why the record failed and keep it for the --json record. */

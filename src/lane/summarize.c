@@ -89,6 +89,10 @@ int lane__decide(const struct lane *l, const struct lane_evidence *ev, struct la
 		oi.diag = &diag;
 	}
 	oi.rows = res->profile ? profile__nr_rows(res->profile) : 0;
+	if (res->profile) {
+		oi.off_ns = profile__totals(res->profile)->all.off_ns;
+		oi.intervals = profile__totals(res->profile)->all.count;
+	}
 	return outcome__decide(&oi, &res->integrity, &res->outcome);
 }
 

@@ -17,6 +17,58 @@ const char *integrity_status__name(enum integrity_status s)
 	return "unknown";
 }
 
+const char *integrity_class__name(enum integrity_class c)
+{
+	switch (c) {
+	case INTEGRITY_EDGE:
+		return "edge";
+	case INTEGRITY_FACT:
+		return "fact";
+	case INTEGRITY_LOSS:
+		break;
+	}
+	return "loss";
+}
+
+enum integrity_class integrity__class(const char *name)
+{
+	if (!strcmp(name, "inflight_at_start") || !strcmp(name, "inflight_at_stop"))
+		return INTEGRITY_EDGE;
+	if (!strcmp(name, "interrupted"))
+		return INTEGRITY_FACT;
+	return INTEGRITY_LOSS;
+}
+
+bool integrity__unbounded(const char *name)
+{
+	static const char *const names[] = {
+		"collector_killed", "collector_timeout", "attach_unconfirmed", "drain_failed",
+		"parse_overflow",   "map_full_threads",	 "map_full_procs",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+void integrity__sum(const struct integrity *in, enum integrity_class c, uint64_t *count,
+		    uint64_t *affected_ns)
+{
+	*count = *affected_ns = 0;
+	for (size_t i = 0; i < in->nr_losses; i++) {
+		if (integrity__class(in->losses[i].name) != c)
+			continue;
+		*count = sat_add(*count, in->losses[i].count);
+		*affected_ns = sat_add(*affected_ns, in->losses[i].affected_ns);
+	}
+}
+
 static struct integrity_loss *find(const struct integrity *in, const char *name)
 {
 	for (size_t i = 0; i < in->nr_losses; i++)

@@ -9,10 +9,16 @@
  *
  * Loss names are stable snake_case identifiers documented in docs/summary.md,
  * e.g. "lost_stack_traces", "lost_events", "stack_errors_efault", "map_full_start".
+ *
+ * Not every counter is a loss (integrity__class): waits in progress at the
+ * window's start or stop are edges, counted within the window; an interrupt
+ * is a fact about the run. Only real losses can make a capture partial, and
+ * only those analyze/outcome.c marks significant (docs/reliability.md).
  */
 #ifndef OFFCPU_MODEL_INTEGRITY_H
 #define OFFCPU_MODEL_INTEGRITY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +35,14 @@ struct integrity_loss {
 	char name[INTEGRITY_NAME_MAX];
 	uint64_t count;	      /* events, stacks or intervals lost */
 	uint64_t affected_ns; /* off-CPU time known to be affected; 0 when not known */
+	bool significant;     /* a real loss large enough to change an answer */
+};
+
+/* What a counter stands for. */
+enum integrity_class {
+	INTEGRITY_LOSS = 0, /* something the capture should hold is missing or may be wrong */
+	INTEGRITY_EDGE,	    /* a wait in progress at the window's start or stop: counted inside it */
+	INTEGRITY_FACT,	    /* how the run went (an interrupt): the window ends there, nothing lost */
 };
 
 struct integrity {
@@ -41,6 +55,19 @@ struct integrity {
 };
 
 const char *integrity_status__name(enum integrity_status s);
+/* "loss", "edge" or "fact". */
+const char *integrity_class__name(enum integrity_class c);
+/* The class of the counter named name: edges and facts by name, anything else is a loss. */
+enum integrity_class integrity__class(const char *name);
+/*
+ * Whether a loss's effect has no bound the capture can state (whole threads
+ * or processes missing, a collector that ended abnormally, a capture cut
+ * short): any count of it changes the answer.
+ */
+bool integrity__unbounded(const char *name);
+/* Counts and affected time of the counters of class c, summed (saturating). */
+void integrity__sum(const struct integrity *in, enum integrity_class c, uint64_t *count,
+		    uint64_t *affected_ns);
 
 /*
  * Add count to the loss named name (created on first use). Returns 0,

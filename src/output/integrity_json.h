@@ -4,7 +4,13 @@
  * JSON both write (docs/summary.schema.json, "capture_integrity"):
  *
  *	{"status": ..., "message": ..., "lost_stack_trace_count": N, "lost_total": N,
- *	 "losses": {"NAME": {"count": N, "affected_ns": N}, ...}}
+ *	 "lost": {"count": N, "affected_ns": N}, "edges": {...}, "interrupted": B,
+ *	 "partial_threshold": {"lost_time_share": X, "lost_count_share": X},
+ *	 "losses": {"NAME": {"count": N, "affected_ns": N, "class": C,
+ *	                     "significant": B}, ...}}
+ *
+ * lost_total sums every counter, edges and the interrupt included, as it
+ * always has; "lost" sums the real losses only.
  */
 #ifndef OFFCPU_OUTPUT_INTEGRITY_JSON_H
 #define OFFCPU_OUTPUT_INTEGRITY_JSON_H

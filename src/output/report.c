@@ -140,59 +140,138 @@ cleanup:
 
 /* ---- text ---- */
 
-static void banner(struct ctx *c)
+static void banner_line(struct ctx *c, const char *color, const char *text)
+{
+	struct term_line l;
+
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__color(&l, color);
+	term_line__text(&l, text, -1);
+	term_line__end(&l);
+}
+
+/* "PREFIXname: count (time off-CPU affected)SUFFIX" */
+static void loss_text(const struct integrity_loss *ls, const char *prefix, const char *suffix,
+		      char *line, size_t size)
+{
+	char t[32];
+
+	if (ls->affected_ns)
+		snprintf(line, size, "%s%s: %llu (%s off-CPU affected)%s", prefix, ls->name,
+			 (unsigned long long)ls->count, term__ns(ls->affected_ns, t, sizeof(t)),
+			 suffix);
+	else
+		snprintf(line, size, "%s%s: %llu%s", prefix, ls->name,
+			 (unsigned long long)ls->count, suffix);
+}
+
+/*
+ * The real losses of a partial capture, each once: those that change the
+ * answer (all of them when none is marked, as in a summary from before the
+ * threshold), then the others, marked as below it.
+ */
+static void banner_losses(struct ctx *c)
 {
 	const struct integrity *in = c->in;
-	struct term_line l;
-	char t[32], line[160];
-	size_t shown = 0, nonzero = 0;
+	size_t shown = 0, nonzero = 0, marked = 0;
+	char line[192];
 
-	if (!in || in->status == INTEGRITY_COMPLETE)
-		return;
-	term_line__begin(&l, c->out, c->o.width, c->o.color);
-	term_line__color(&l, in->status == INTEGRITY_PARTIAL ? "1;31" : "1;33");
-	if (in->status == INTEGRITY_PARTIAL)
-		term_line__text(
-			&l, "!! capture PARTIAL: events were lost, the numbers below undercount",
-			-1);
-	else
-		term_line__text(&l, "!! capture integrity UNKNOWN: no loss counters were read", -1);
-	term_line__end(&l);
-	for (size_t i = 0; i < in->nr_losses; i++) {
-		const struct integrity_loss *ls = &in->losses[i];
+	for (size_t i = 0; i < in->nr_losses; i++)
+		marked += in->losses[i].significant;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < in->nr_losses; i++) {
+			const struct integrity_loss *ls = &in->losses[i];
+			bool big = !marked || ls->significant;
 
-		if (!ls->count)
-			continue;
-		nonzero++;
-		if (shown == 6)
-			continue;
-		shown++;
-		if (ls->affected_ns)
-			snprintf(line, sizeof(line), "!!   %s: %llu (%s off-CPU affected)",
-				 ls->name, (unsigned long long)ls->count,
-				 term__ns(ls->affected_ns, t, sizeof(t)));
-		else
-			snprintf(line, sizeof(line), "!!   %s: %llu", ls->name,
-				 (unsigned long long)ls->count);
-		term_line__begin(&l, c->out, c->o.width, c->o.color);
-		term_line__color(&l, "31");
-		term_line__text(&l, line, -1);
-		term_line__end(&l);
+			if (!ls->count || integrity__class(ls->name) != INTEGRITY_LOSS ||
+			    big != !pass)
+				continue;
+			nonzero++;
+			if (shown == 6)
+				continue;
+			shown++;
+			loss_text(ls, "!!   ", big ? "" : " (below the threshold)", line,
+				  sizeof(line));
+			banner_line(c, big ? "31" : NULL, line);
+		}
 	}
 	if (nonzero > shown) {
 		snprintf(line, sizeof(line), "!!   and %zu more losses (--json lists all)",
 			 nonzero - shown);
-		term_line__begin(&l, c->out, c->o.width, c->o.color);
-		term_line__text(&l, line, -1);
-		term_line__end(&l);
+		banner_line(c, NULL, line);
 	}
-	if (in->message[0]) {
-		term_line__begin(&l, c->out, c->o.width, c->o.color);
-		term_line__text(&l, "!!   ", -1);
-		term_line__text(&l, in->message, -1);
-		term_line__end(&l);
+}
+
+/*
+ * What is not a loss, said once, plainly: the waits in progress at the
+ * window's edges (counted within it), an interrupt, and in a complete capture
+ * the losses too small to change an answer.
+ */
+static bool banner_notes(struct ctx *c)
+{
+	const struct integrity *in = c->in;
+	const struct integrity_loss *a = integrity__loss(in, "inflight_at_start");
+	const struct integrity_loss *z = integrity__loss(in, "inflight_at_stop");
+	const struct integrity_loss *intr = integrity__loss(in, "interrupted");
+	uint64_t n, ns;
+	char line[256], t[32], w[48];
+	bool any = false;
+
+	integrity__sum(in, INTEGRITY_EDGE, &n, &ns);
+	if (n) {
+		snprintf(line, sizeof(line),
+			 "edges: %s in progress at start, %llu at stop: %s counted in the window",
+			 term__count(a ? a->count : 0, "wait", "waits", w, sizeof(w)),
+			 (unsigned long long)(z ? z->count : 0), term__ns(ns, t, sizeof(t)));
+		banner_line(c, "2", line);
+		any = true;
 	}
-	fputc('\n', c->out);
+	if (intr && intr->count) {
+		banner_line(c, "2", "interrupted: the window ends at the interrupt (not a loss)");
+		any = true;
+	}
+	integrity__sum(in, INTEGRITY_LOSS, &n, &ns);
+	if (n && in->status == INTEGRITY_COMPLETE) {
+		size_t used;
+
+		used = (size_t)snprintf(line, sizeof(line),
+					"losses below the threshold:");
+		for (size_t i = 0; i < in->nr_losses && used < sizeof(line); i++) {
+			const struct integrity_loss *ls = &in->losses[i];
+
+			if (!ls->count || integrity__class(ls->name) != INTEGRITY_LOSS)
+				continue;
+			loss_text(ls, " ", "", line + used, sizeof(line) - used);
+			used += strlen(line + used);
+		}
+		banner_line(c, "2", line);
+		any = true;
+	}
+	return any;
+}
+
+static void banner(struct ctx *c)
+{
+	const struct integrity *in = c->in;
+
+	if (!in)
+		return;
+	if (in->status == INTEGRITY_PARTIAL) {
+		banner_line(c, "1;31",
+			    "!! capture PARTIAL: losses change the answer, the numbers below "
+			    "undercount");
+		banner_losses(c);
+	} else if (in->status == INTEGRITY_UNKNOWN) {
+		char line[sizeof(in->message) + 8];
+
+		banner_line(c, "1;33", "!! capture integrity UNKNOWN: no loss counters were read");
+		if (in->message[0]) {
+			snprintf(line, sizeof(line), "!!   %s", in->message);
+			banner_line(c, NULL, line);
+		}
+	}
+	if (banner_notes(c) || in->status != INTEGRITY_COMPLETE)
+		fputc('\n', c->out);
 }
 
 static void heading(struct ctx *c, const char *title)
@@ -381,7 +460,12 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 	term_line__right(&l, e->time_known ? term__ns(e->oncpu_ns, t, sizeof(t)) : "-", 8);
 	term_line__right(&l, term__ns(e->runq_ns, t, sizeof(t)), 8);
 	term_line__right(&l, term__ns(e->blocked_total_ns, t, sizeof(t)), 8);
-	term_line__right(&l, e->time_known ? term__ns(e->unaccounted_ns, t, sizeof(t)) : "-", 8);
+	/* An overcount shows as negative unaccounted time: what the rows claim beyond the wall. */
+	if (e->time_known && e->excess_ns)
+		term__ns_delta(e->excess_ns, 0, t, sizeof(t));
+	else if (e->time_known)
+		term__ns(e->unaccounted_ns, t, sizeof(t));
+	term_line__right(&l, e->time_known ? t : "-", 8);
 	term_line__right(&l, e->coverage >= 0 ? term__pct(e->coverage, pct, sizeof(pct)) : "-", 6);
 	term_line__text(&l, " ", -1);
 	if (e->blocked_total_ns) {
@@ -389,6 +473,39 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 		term_line__text(&l, reason__name(top), -1);
 	}
 	term_line__end(&l);
+}
+
+/*
+ * Coverage above 100% means the rows hold more off-CPU time than the
+ * kernel's schedstat saw for those threads: said in words under the table,
+ * with the overcount of all threads, so that it is never read as "all found".
+ */
+static void overcount_note(struct ctx *c)
+{
+	const struct budget *b = c->b;
+	uint64_t excess = 0;
+	bool over = false;
+	char line[200], t[16];
+
+	for (size_t i = 0; i < b->nr_threads; i++) {
+		const struct budget_entry *e = &b->threads[i];
+		uint64_t off_truth = e->wall_ns - e->oncpu_ns, x = e->excess_ns;
+
+		if (!e->time_known || (e->coverage <= 1.0 && !x))
+			continue;
+		over = true;
+		/* The rows' own excess, when the run-queue split hides it from unacct. */
+		if (e->coverage > 1.0 && e->off_ns - off_truth > x)
+			x = e->off_ns - off_truth;
+		excess += x;
+	}
+	if (!over)
+		return;
+	snprintf(line, sizeof(line),
+		 "overcount: cover > 100%% or unacct < 0: the rows claim %s more than the",
+		 term__ns(excess, t, sizeof(t)));
+	banner_line(c, "33", line);
+	banner_line(c, "33", "wall time (on-CPU + runq + blocked > wall, by the kernel's schedstat)");
 }
 
 static void budget_table(struct ctx *c)
@@ -455,6 +572,7 @@ static void budget_table(struct ctx *c)
 	}
 	if (b->nr_procs > 1)
 		budget_row(c, &b->total, "total", true);
+	overcount_note(c);
 	fputc('\n', c->out);
 }
 

@@ -3,9 +3,12 @@
  * The terminal report: what `offcpu report` prints.
  *
  * Text, in this order:
- *   1. the integrity banner, when in says the capture is not complete
- *      (status, every non-zero loss with its count and affected time, the
- *      collector's message). Nothing else comes before it.
+ *   1. the integrity banner, when in says the capture is not complete:
+ *      partial, each real loss once with its count and affected time (those
+ *      below the threshold marked so); unknown, the message. Then, plainly,
+ *      not as losses: the waits in progress at the window's edges, an
+ *      interrupt, and in a complete capture the losses below the threshold.
+ *      Nothing else comes before them.
  *   2. one line of totals; then, when the unwinder marks the stacks it
  *      could not finish and less than COMPLETENESS_WARN_SHARE of the time
  *      with a user stack is in complete ones (analyze/completeness.h), one
@@ -18,7 +21,9 @@
  *      details rules gave part of it (lock: lwlock, heavyweight) under it;
  *   4. the wall-clock budget (budget.h): processes, largest first, each with
  *      its threads indented under it; wall, on-CPU, run queue, blocked,
- *      unaccounted, coverage and the main reason. "-" where not known;
+ *      unaccounted, coverage and the main reason. "-" where not known; an
+ *      overcount (coverage above 100%, shown as it is, and unaccounted time
+ *      below 0) gets two lines under the table that say what it means;
  *   5. the top stacks by off-CPU time: rank, the stack's reason (what its
  *      frames say: "lock" or "lock: heavyweight"), time, share of all
  *      off-CPU time, intervals, the thread with most time on it; then the

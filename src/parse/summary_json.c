@@ -52,6 +52,8 @@ static int read_integrity(struct json_object *root, struct integrity *in)
 	json_object_object_foreach(losses, name, l)
 	{
 		int64_t count = 0, affected = 0;
+		struct json_object *sig;
+		struct integrity_loss *lo;
 		int err;
 
 		get_i64(l, "count", &count);
@@ -60,6 +62,12 @@ static int read_integrity(struct json_object *root, struct integrity *in)
 					  affected < 0 ? 0 : (uint64_t)affected);
 		if (err)
 			return err;
+		lo = (struct integrity_loss *)integrity__loss(in, name);
+		/* Summaries from before the threshold: every real loss with a count counted. */
+		if (json_object_object_get_ex(l, "significant", &sig))
+			lo->significant = json_object_get_boolean(sig);
+		else
+			lo->significant = count > 0 && integrity__class(name) == INTEGRITY_LOSS;
 	}
 	return 0;
 }

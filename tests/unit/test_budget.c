@@ -113,6 +113,30 @@ TEST(budget_excess_when_rows_claim_more_than_wall)
 	profile__free(f.p);
 }
 
+/* offcpu 3.78 s vs schedstat 3.60 s: coverage 1.05, shown as it is, with the excess. */
+TEST(budget_overcount_keeps_coverage_above_one)
+{
+	struct fixture f;
+	struct budget *b;
+	struct profile_thread_time tt = {
+		.wall_ns = 4000 * MS, .oncpu_ns = 400 * MS, .runq_ns = 0};
+	int th;
+
+	CHECK(!fixture_init(&f));
+	profile__set_runq_known(f.p, true);
+	th = profile__thread(f.p, 5, 5, "over");
+	add(f.p, th, f.sleep, OFFCPU_STATE_SLEEP, 7, 3780 * MS, 0);
+	profile__set_thread_time(f.p, (uint32_t)th, &tt);
+	b = budget__new(f.p);
+	CHECK(b);
+	CHECK(b->threads[0].coverage > 1.0499 && b->threads[0].coverage < 1.0501);
+	CHECK(b->total.coverage > 1.0499 && b->total.coverage < 1.0501);
+	CHECK_U64(b->threads[0].excess_ns, 180 * MS);
+	CHECK_U64(b->threads[0].unaccounted_ns, 0);
+	budget__free(b);
+	profile__free(f.p);
+}
+
 TEST(budget_without_schedstat_says_only_what_rows_say)
 {
 	struct fixture f;

@@ -380,11 +380,18 @@ TEST(native_attached_empty_profile_is_no_off_cpu_time)
 	CHECK_STR(res.outcome.state, "tool_failed");
 	lane_result__free(&res);
 	ev.native_attached = true;
+	res = (struct lane_result){.profile = profile__new()};
+	res.integrity.evidence = 1;
+	integrity__add_loss(&res.integrity, "map_full_agg", 2, 0);
+	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
+	CHECK_STR(res.outcome.state, "tool_failed");
+	lane_result__free(&res);
+	/* An interrupt ends the window; the collector watched all of it: zero stays the answer. */
 	ev.interrupted = true;
 	res = (struct lane_result){.profile = profile__new()};
 	res.integrity.evidence = 1;
 	CHECK_INT(lane__summarize(&l, &ev, NULL, NULL, 0, &res), 0);
-	CHECK_STR(res.outcome.state, "tool_failed");
+	CHECK_STR(res.outcome.caveat_kind, "no_off_cpu_time");
 	lane_result__free(&res);
 	/* A workload that never ran has no off-CPU time to speak of: it did not start. */
 	ev.interrupted = false;

@@ -121,7 +121,8 @@ TEST(unrecognised_failure_is_the_last_resort_with_its_text)
 	CHECK_CONTAINS(out.caveat_message, "something nobody has seen before");
 }
 
-TEST(interrupted_capture_with_rows_is_partial)
+/* An interrupt ends the window: a fact the integrity keeps, not a loss. */
+TEST(interrupted_capture_with_rows_is_complete_and_says_so)
 {
 	struct outcome_input oi = base();
 	struct diagnostics d = {};
@@ -133,8 +134,94 @@ TEST(interrupted_capture_with_rows_is_partial)
 	oi.interrupted = true;
 	outcome__decide(&oi, &in, &out);
 	CHECK_STR(out.state, "summary_written");
-	CHECK_STR(out.caveat_kind, "offcpu_capture_partial");
+	CHECK(out.caveat_kind == NULL);
+	CHECK_INT(in.status, INTEGRITY_COMPLETE);
+	CHECK_U64(integrity__loss(&in, "interrupted")->count, 1);
+	CHECK_CONTAINS(in.message, "interrupted");
+}
+
+/* A collector's evidence with these losses, on a capture of off_ns in intervals. */
+static void decide_with(struct integrity *in, struct outcome *out, uint64_t off_ns,
+			uint64_t intervals)
+{
+	struct outcome_input oi = base();
+	struct diagnostics d = {};
+
+	oi.diag = &d;
+	oi.rows = 5;
+	oi.off_ns = off_ns;
+	oi.intervals = intervals;
+	outcome__decide(&oi, in, out);
+}
+
+/* Waits in progress at start and stop are counted within the window: not losses. */
+TEST(edges_alone_leave_a_capture_complete)
+{
+	struct integrity in = {.evidence = 1};
+	struct outcome out;
+
+	integrity__add_loss(&in, "inflight_at_start", 3, 2000000000);
+	integrity__add_loss(&in, "inflight_at_stop", 2, 1500000000);
+	decide_with(&in, &out, 4000000000, 5);
+	CHECK_INT(in.status, INTEGRITY_COMPLETE);
+	CHECK(out.caveat_kind == NULL);
+	CHECK(!integrity__loss(&in, "inflight_at_start")->significant);
+	CHECK_CONTAINS(in.message, "5 wait(s) in progress");
+	CHECK_INT(integrity__class("inflight_at_stop"), INTEGRITY_EDGE);
+	CHECK_INT(integrity__class("interrupted"), INTEGRITY_FACT);
+	CHECK_INT(integrity__class("stack_cache_mismatch"), INTEGRITY_LOSS);
+}
+
+/* Losses are weighed: time against 1% of the off-CPU time, counts against 0.1% of intervals. */
+TEST(losses_make_a_capture_partial_only_above_the_threshold)
+{
+	struct integrity in = {.evidence = 1};
+	struct outcome out;
+
+	/* One cache mismatch of 22 us in 2 s: it cannot change an answer. */
+	integrity__add_loss(&in, "stack_cache_mismatch", 1, 22000);
+	decide_with(&in, &out, 2000000000, 5000);
+	CHECK_INT(in.status, INTEGRITY_COMPLETE);
+	CHECK(out.caveat_kind == NULL);
+	CHECK_CONTAINS(in.message, "below the threshold: stack_cache_mismatch: 1");
+	/* 30 ms more in 2 s: 2.6%, over 1%. */
+	in = (struct integrity){.evidence = 1};
+	integrity__add_loss(&in, "stack_cache_mismatch", 1, 22000);
+	integrity__add_loss(&in, "map_full_agg", 9, 30000000);
+	decide_with(&in, &out, 2000000000, 5000);
 	CHECK_INT(in.status, INTEGRITY_PARTIAL);
+	CHECK_STR(out.caveat_kind, "offcpu_capture_partial");
+	CHECK(integrity__loss(&in, "map_full_agg")->significant);
+	CHECK_CONTAINS(out.caveat_message, "map_full_agg: 9");
+	/* Just at 1% is not over it. */
+	in = (struct integrity){.evidence = 1};
+	integrity__add_loss(&in, "lost_stacks", 1, 20000000);
+	decide_with(&in, &out, 2000000000, 5000);
+	CHECK_INT(in.status, INTEGRITY_COMPLETE);
+	/* Counts without a time: 4 events in 5000 intervals is 0.08%, 6 is 0.12%. */
+	in = (struct integrity){.evidence = 1};
+	integrity__add_loss(&in, "missed_events", 4, 0);
+	decide_with(&in, &out, 2000000000, 5000);
+	CHECK_INT(in.status, INTEGRITY_COMPLETE);
+	integrity__add_loss(&in, "unmatched_switch_in", 2, 0);
+	decide_with(&in, &out, 2000000000, 5000);
+	CHECK_INT(in.status, INTEGRITY_PARTIAL);
+	CHECK(integrity__loss(&in, "missed_events")->significant);
+}
+
+/* Whole threads missing, or a collector that ended abnormally: no bound, any count. */
+TEST(unbounded_losses_make_a_capture_partial_at_any_count)
+{
+	struct integrity in = {.evidence = 1};
+	struct outcome out;
+
+	integrity__add_loss(&in, "map_full_threads", 1, 0);
+	integrity__add_loss(&in, "inflight_at_start", 1, 100);
+	decide_with(&in, &out, 100000000000ull, 10000000);
+	CHECK_INT(in.status, INTEGRITY_PARTIAL);
+	CHECK(integrity__loss(&in, "map_full_threads")->significant);
+	CHECK(!integrity__loss(&in, "inflight_at_start")->significant);
+	CHECK_STR(out.caveat_message, "map_full_threads: 1");
 }
 
 TEST(benign_noise_keeps_a_capture_complete)

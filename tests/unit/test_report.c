@@ -321,6 +321,82 @@ TEST(report_banner_comes_first_only_when_incomplete)
 	profile__free(p);
 }
 
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Each loss once; edges and an interrupt apart, as facts, never under "!!". */
+TEST(report_banner_names_each_loss_once_and_edges_apart)
+{
+	struct profile *p = server_profile();
+	struct integrity in = {.status = INTEGRITY_COMPLETE, .evidence = 1};
+	struct report_opts o = {.width = 100};
+	char *out;
+	int err;
+
+	CHECK(p);
+	integrity__add_loss(&in, "inflight_at_start", 2, 1500 * MS);
+	integrity__add_loss(&in, "inflight_at_stop", 1, 500 * MS);
+	integrity__add_loss(&in, "interrupted", 1, 0);
+	integrity__add_loss(&in, "stack_cache_mismatch", 1, 22 * US);
+	snprintf(in.message, sizeof(in.message), "stack_cache_mismatch: 1");
+	out = render(p, &in, &o, &err);
+	CHECK(!strstr(out, "!!"));
+	CHECK(!strncmp(out, "edges: 2 waits in progress at start, 1 at stop: 2.00s counted in the window\n",
+			76));
+	CHECK_CONTAINS(out, "\ninterrupted: the window ends at the interrupt");
+	CHECK_CONTAINS(out, "below the threshold: stack_cache_mismatch: 1 (22.0us off-CPU");
+	CHECK_INT(occurrences(out, "stack_cache_mismatch"), 1);
+	free(out);
+
+	/* Partial: what changes the answer first, the rest marked, the message not repeated. */
+	in.status = INTEGRITY_PARTIAL;
+	integrity__add_loss(&in, "map_full_agg", 40, 900 * MS);
+	((struct integrity_loss *)integrity__loss(&in, "map_full_agg"))->significant = true;
+	snprintf(in.message, sizeof(in.message), "map_full_agg: 40");
+	out = render(p, &in, &o, &err);
+	CHECK(!strncmp(out, "!! capture PARTIAL", 18));
+	CHECK_CONTAINS(out, "\n!!   map_full_agg: 40 (900ms off-CPU affected)\n"
+			    "!!   stack_cache_mismatch: 1 (22.0us off-CPU affected) (below the threshold)\n"
+			    "edges: 2 waits");
+	CHECK_INT(occurrences(out, "map_full_agg"), 1);
+	CHECK(!strstr(out, "inflight_at"));
+	free(out);
+	profile__free(p);
+}
+
+/* Coverage above 100% is printed as such, unaccounted time as negative, and said in words. */
+TEST(report_shows_an_overcount_as_such)
+{
+	struct profile *p = profile__new();
+	struct profile_thread_time tt = {.wall_ns = 4000 * MS, .oncpu_ns = 400 * MS};
+	struct report_opts o = {.width = 80};
+	struct integrity in = {.status = INTEGRITY_COMPLETE, .evidence = 1};
+	uint32_t fr;
+	int th, err = -1;
+	char *out;
+
+	CHECK(p);
+	fr = (uint32_t)profile__frame(p, FRAME_KERNEL, "do_nanosleep", 12);
+	th = profile__thread(p, 5, 5, "over");
+	profile__set_runq_known(p, true);
+	profile__add(p, (uint32_t)th, profile__stack(p, &fr, 1), OFFCPU_STATE_SLEEP,
+		     &(struct profile_weight){7, 3780 * MS, 0});
+	profile__set_thread_time(p, (uint32_t)th, &tt);
+	out = render(p, &in, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "-180ms  105% sleep\n");
+	CHECK_CONTAINS(out, "overcount: cover > 100% or unacct < 0: the rows claim 180ms more");
+	CHECK(widest_line(out) <= 80);
+	free(out);
+	profile__free(p);
+}
+
 TEST(report_never_passes_the_width)
 {
 	struct profile *p = server_profile();
