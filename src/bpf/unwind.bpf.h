@@ -47,6 +47,29 @@ static __always_inline __u64 umix(__u64 h, __u64 v)
 	return h ^ (h >> 33);
 }
 
+/*
+ * Copy up to max bytes of user stack from sp into dst; returns how many.
+ * Near the top of the stack mapping max bytes run past its end: then as many
+ * whole pages as are there, down to the rest of sp's own page.
+ */
+static __always_inline __u32 read_window(void *dst, __u64 sp, const __u32 max)
+{
+	__u32 head = 4096 - (sp & 4095);
+
+	if (!bpf_probe_read_user(dst, max, (const void *)sp))
+		return max;
+#pragma unroll
+	for (int k = 3; k >= 0; k--) {
+		__u32 len = head + k * 4096;
+
+		if (len >= max)
+			continue;
+		if (!bpf_probe_read_user(dst, len, (const void *)sp))
+			return len;
+	}
+	return 0;
+}
+
 /* A user word for the unwind, from the copied window where it lies there. */
 static __always_inline int uread(struct unwind_state *st, __u64 addr, __u64 *val)
 {
@@ -274,6 +297,39 @@ static long unwind_step(__u32 i, void *ctx)
 	return 0;
 }
 
+struct raw_hash {
+	__u64 h;
+};
+
+static long raw_hash_step(__u32 i, void *ctx)
+{
+	struct raw_hash *c = ctx;
+	struct unwind_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st)
+		return 1;
+	c->h = umix(c->h, st->raw.win[i & (OFFCPU_RAW_WIN / 8 - 1)]);
+	return 0;
+}
+
+/*
+ * This CPU's unwind window, from its sp. A global function: the fallbacks of
+ * read_window() would otherwise multiply the states of the whole program.
+ */
+__noinline int uwin_fill(void)
+{
+	struct unwind_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st)
+		return 0;
+	st->raw.len = read_window(st->raw.win, st->sp, OFFCPU_UWIN_MAX);
+	return 0;
+}
+
 /*
  * Send this CPU's raw user stack (registers and window) for user space to
  * unwind, once per distinct content: its id is a hash of all of it. A
@@ -284,31 +340,23 @@ __noinline __u64 raw_commit(__u32 tgid)
 	struct unwind_state *st;
 	__u32 zero = 0, len;
 	__u64 h = 0x6a09e667f3bcc909ULL, id, size;
+	struct raw_hash hc;
 	__u8 one = 1;
 
 	st = bpf_map_lookup_elem(&ustate, &zero);
 	if (!st)
 		return ENOMEM;
 	/* Deeper than the unwinder's own window: user space gets one chance only. */
-	len = OFFCPU_RAW_WIN;
-	if (bpf_probe_read_user(st->raw.win, OFFCPU_RAW_WIN, (const void *)st->raw.sp) &&
-	    bpf_probe_read_user(st->raw.win, len = OFFCPU_RAW_WIN / 2, (const void *)st->raw.sp)) {
-		len = st->raw.len;
-		if (len > OFFCPU_UWIN_MAX)
-			len = OFFCPU_UWIN_MAX;
-		if (len && bpf_probe_read_user(st->raw.win, len, (const void *)st->raw.sp))
-			len = 0;
-	}
+	len = read_window(st->raw.win, st->raw.sp, OFFCPU_RAW_WIN);
 	h = umix(h, tgid);
 	h = umix(h, st->raw.ip);
 	h = umix(h, st->raw.sp);
 	h = umix(h, st->raw.bp);
 	h = umix(h, len);
-	for (__u32 i = 0; i < OFFCPU_RAW_WIN / 8; i++) {
-		if (i * 8 >= len)
-			break;
-		h = umix(h, st->raw.win[i]);
-	}
+	/* A bpf_loop, not a loop: verified once, whatever len the reads gave. */
+	hc.h = h;
+	bpf_loop(len / 8, raw_hash_step, &hc, 0);
+	h = hc.h;
 	st->raw.len = len;
 	id = h | OFFCPU_STACK_REAL;
 	if (bpf_map_lookup_elem(&stacks, &id))
@@ -362,12 +410,7 @@ static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid, bo
 	st->mark = 0;
 	st->overflow = 0;
 	/* Near the top of a stack mapping a full window is not readable: try less. */
-	st->raw.len = OFFCPU_UWIN_MAX;
-	if (bpf_probe_read_user(st->raw.win, OFFCPU_UWIN_MAX, (const void *)st->sp)) {
-		st->raw.len = 512;
-		if (bpf_probe_read_user(st->raw.win, 512, (const void *)st->sp))
-			st->raw.len = 0;
-	}
+	uwin_fill();
 	bpf_loop(OFFCPU_MAX_STACK, unwind_step, NULL, 0);
 	/* No mappings yet (a process just started): user space unwinds it once it has them. */
 	if (st->mark == OFFCPU_UMARK_NO_MAPS && !st->n) {

@@ -42,6 +42,24 @@ int native_keep_interval(struct native *n, const struct offcpu_interval *iv)
 	return 0;
 }
 
+/*
+ * The stacks of tgid left to user space, unwound with the mappings just read:
+ * at stop they may belong to another image (an exec since).
+ */
+static void raw_resolve(struct native *n, uint32_t tgid)
+{
+	const struct native_stack *st;
+	const void *key;
+	void *val;
+
+	for (size_t pos = 0; n->raws.slots && ntable_next(&n->raws, &pos, &key, &val);) {
+		const struct native_raw *raw = val;
+
+		if (raw->r && raw->r->tgid == tgid)
+			native_raw_unwind(n, *(const uint64_t *)key, &st);
+	}
+}
+
 /* One record of the events ring buffer (enum offcpu_event_type). */
 int native_on_event(void *ctx, void *data, size_t len)
 {
@@ -107,8 +125,8 @@ int native_on_event(void *ctx, void *data, size_t len)
 	if (ev->type == OFFCPU_EV_TRACK) {
 		if (n->sym)
 			symbolizer__track(n->sym, ev->tgid);
-		if (n->unw)
-			unwinder__track(n->unw, ev->tgid);
+		if (n->unw && !unwinder__track(n->unw, ev->tgid))
+			raw_resolve(n, ev->tgid);
 		n->tracked++;
 		return 0;
 	}

@@ -10,6 +10,7 @@
 
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
+#include "model/frame_name.h"
 #include "util/vec.h"
 
 const char *native_errno_name(unsigned int e, bool upper)
@@ -76,7 +77,8 @@ static int part_push(struct part *pt, int id)
 
 /*
  * glibc has no CFI for the instructions of clone3/clone that start a new
- * thread: an unwind that stops there has reached the thread's first frame.
+ * thread: an unwind that stops there has reached the thread's first frame
+ * (perf prints "[unknown]" above it).
  */
 static bool thread_entry(const char *name)
 {
@@ -105,6 +107,12 @@ static int user_marker(struct build *b, uint32_t tgid, const struct native_stack
 
 		if (why == OFFCPU_UMARK_NO_CFI && k > 0 && thread_entry(fr[0].name))
 			return 0;
+		/*
+		 * A thread on its way out: glibc has discarded its stack above
+		 * start_thread's frame (madvise), the thread's first frame.
+		 */
+		if (why == OFFCPU_UMARK_UNREADABLE && k > 0 && !strcmp(fr[0].name, "start_thread"))
+			return 0;
 		bin = symbolizer__binary_name(b->sym, tgid, ip);
 	}
 	if (!reason)
@@ -119,21 +127,23 @@ static int user_marker(struct build *b, uint32_t tgid, const struct native_stack
 
 /*
  * A user stack the BPF side could not unwind (the process's mappings were not
- * loaded yet), unwound now and kept as if it had been sent as frames. *out
- * stays NULL when id is not such a stack.
+ * loaded yet), unwound now and kept as if it had been sent as frames; its raw
+ * copy is freed. *out stays NULL when id is not such a stack.
  */
-static int raw_unwind(struct build *b, uint64_t id, const struct native_stack **out)
+int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out)
 {
-	const struct native_raw *raw = ntable_find(&b->n->raws, &id);
+	struct native_raw *raw = ntable_find(&n->raws, &id);
 	uint64_t ips[OFFCPU_MAX_STACK];
 	struct native_stack *ns;
 	bool created;
 	size_t nr;
 
-	if (!raw)
+	if (!raw || !raw->r)
 		return 0;
-	nr = unwinder__unwind_raw(b->n->unw, raw->r, raw->len, ips, OFFCPU_MAX_STACK);
-	ns = ntable_get(&b->n->stacks, &id, &created);
+	nr = unwinder__unwind_raw(n->unw, raw->r, raw->len, ips, OFFCPU_MAX_STACK);
+	free(raw->r);
+	raw->r = NULL;
+	ns = ntable_get(&n->stacks, &id, &created);
 	if (!ns)
 		return -ENOMEM;
 	if (created && nr) {
@@ -160,7 +170,7 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 	if (!(id & OFFCPU_STACK_REAL))
 		return part_push(pt, missing_frame(b->p, user ? "user" : "kernel", id));
 	st = ntable_find(&b->n->stacks, &id);
-	if (!st && user && (e = raw_unwind(b, id, &st)))
+	if (!st && user && (e = native_raw_unwind(b->n, id, &st)))
 		return e;
 	if (!st || !st->nr) {
 		b->unresolved++;
@@ -201,6 +211,17 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 			if (k <= 0) {
 				snprintf(fr[0].name, sizeof(fr[0].name), "0x%" PRIx64, ip);
 				k = 1;
+			}
+			/*
+			 * Code in no mapping the symbolizer read (an image gone by
+			 * an exec since): say so, never pass the address off as a name.
+			 */
+			if (k == 1 && !strncmp(fr[0].name, "0x", 2)) {
+				char raw[sizeof(fr[0].name)];
+
+				snprintf(raw, sizeof(raw), "%s", fr[0].name);
+				frame_name__unsymbolize(raw, strlen(raw), fr[0].name,
+							sizeof(fr[0].name));
 			}
 			for (int j = 0; j < k && !err; j++)
 				err = part_push(

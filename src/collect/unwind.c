@@ -547,7 +547,11 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 		int step;
 
 		if (!m) {
-			mark = w.via_fp ? w.via_fp : OFFCPU_UMARK_OUTSIDE;
+			/*
+			 * The first pc is code for sure: if no mapping holds it, the
+			 * mappings read are another image's (an exec came first).
+			 */
+			mark = w.via_fp ? w.via_fp : n ? OFFCPU_UMARK_OUTSIDE : OFFCPU_UMARK_NO_MAPS;
 			break;
 		}
 		if (n + 1 >= max || n + 1 >= OFFCPU_MAX_STACK) {

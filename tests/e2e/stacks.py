@@ -196,10 +196,12 @@ def compare(prefix, profile, noinl, inl, pid, comms):
         hexes += [n for n in names if HEX_FRAME.match(n)]
         if not blocked(st) or not (names or m):
             continue
-        marks += [x for x in m if x.startswith("[unwind:")]
         path = trim_root(norm(n) for n in names)
+        # Only the workload's own stacks: perf's child before its exec is
+        # recorded too (see unwind.sh), with the stack of perf's image.
         if not own & set(path):
             continue
+        marks += [x for x in m if x.startswith("[unwind:")]
         got[tid][path] += count
         total += off
         if path not in want[tid]:
