@@ -404,7 +404,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_UNWIND_MEM:
 			if (parse_size(optarg, &o->native.unwind_budget) ||
 			    o->native.unwind_budget < 4096)
-				BAD("--unwind-memory is a size like 64M or 1G (at least 4K), not '%s'",
+				BAD("--unwind-memory is a size like 64M or 1G (at least 4K), not "
+				    "'%s'",
 				    optarg);
 			break;
 		case OPT_NO_INLINE:

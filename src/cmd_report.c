@@ -38,14 +38,10 @@ static void usage(FILE *out)
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"top", required_argument, NULL, 't'},
-		{"width", required_argument, NULL, 'w'},
-		{"color", optional_argument, NULL, 'c'},
-		{"colour", optional_argument, NULL, 'c'},
-		{"json", no_argument, NULL, 'j'},
-		{"reasons", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{"top", required_argument, NULL, 't'},	 {"width", required_argument, NULL, 'w'},
+		{"color", optional_argument, NULL, 'c'}, {"colour", optional_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},	 {"reasons", required_argument, NULL, 'R'},
+		{"help", no_argument, NULL, 'h'},	 {0},
 	};
 	struct report_opts o = {0};
 	const char *color = "auto";

@@ -121,8 +121,10 @@ static void integrity_message(struct integrity *in)
 		say(in, &used, "the collector reported no loss");
 	}
 	if (edges)
-		say(in, &used, "; %" PRIu64 " wait(s) in progress at the window's start or stop "
-			       "counted within it", edges);
+		say(in, &used,
+		    "; %" PRIu64 " wait(s) in progress at the window's start or stop "
+		    "counted within it",
+		    edges);
 	if (integrity__loss(in, "interrupted") && integrity__loss(in, "interrupted")->count)
 		say(in, &used, "; interrupted: the window ends at the interrupt");
 }

@@ -204,8 +204,8 @@ struct unwind_state {
 	__u32 nslots;
 	__u8 bp_ok;    /* bp holds the frame's rbp (not an undefined value) */
 	__u8 exact_ip; /* ip is an interrupted pc, not a return address */
-	__u8 via_fp;   /* this frame was reached by a frame-pointer step: the marker if it is junk */
-	__u8 mark;     /* enum offcpu_umark that ended the walk; 0: complete */
+	__u8 via_fp; /* this frame was reached by a frame-pointer step: the marker if it is junk */
+	__u8 mark;   /* enum offcpu_umark that ended the walk; 0: complete */
 	__u8 overflow; /* words read that slot[] could not hold */
 	__u8 pad[3];
 	__u16 slot[OFFCPU_USLOTS];

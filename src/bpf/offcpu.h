@@ -212,10 +212,10 @@ struct offcpu_proc {
 
 /* Records on the events ring buffer. */
 enum offcpu_event_type {
-	OFFCPU_EV_TRACK = 1, /* a process has user stacks now: snapshot its maps */
-	OFFCPU_EV_EXIT,	     /* a traced thread exited: its ground truth */
-	OFFCPU_EV_STACK,     /* a new stack: struct offcpu_stack, ips cut at nr */
-	OFFCPU_EV_INTERVAL,  /* one interval for the timeline: struct offcpu_interval */
+	OFFCPU_EV_TRACK = 1,  /* a process has user stacks now: snapshot its maps */
+	OFFCPU_EV_EXIT,	      /* a traced thread exited: its ground truth */
+	OFFCPU_EV_STACK,      /* a new stack: struct offcpu_stack, ips cut at nr */
+	OFFCPU_EV_INTERVAL,   /* one interval for the timeline: struct offcpu_interval */
 	OFFCPU_EV_RAW_USTACK, /* a user stack to unwind in user space: struct offcpu_raw_ustack */
 };
 
@@ -319,19 +319,20 @@ struct offcpu_stats {
  * table's base (struct cfi_table in collect/cfi.h), an ELF virtual address.
  */
 enum offcpu_cfa {
-	OFFCPU_CFA_NONE = 0,	    /* no CFI covers this pc (a gap between FDEs) */
-	OFFCPU_CFA_SP,		    /* CFA = rsp + cfa_off * 8 */
-	OFFCPU_CFA_FP,		    /* CFA = rbp + cfa_off * 8 */
-	OFFCPU_CFA_PLT,		    /* CFA = rsp + cfa_off * 8 + ((rip & 15) >= fp_off ? 8 : 0) */
-	OFFCPU_CFA_SIGNAL,	    /* a signal trampoline: registers are in the ucontext at rsp */
-	OFFCPU_CFA_END,		    /* return address undefined: the outermost frame (_start, clone) */
-	OFFCPU_CFA_UNSUPPORTED,	    /* a rule the BPF side cannot evaluate (expression, odd offset) */
+	OFFCPU_CFA_NONE = 0,	/* no CFI covers this pc (a gap between FDEs) */
+	OFFCPU_CFA_SP,		/* CFA = rsp + cfa_off * 8 */
+	OFFCPU_CFA_FP,		/* CFA = rbp + cfa_off * 8 */
+	OFFCPU_CFA_PLT,		/* CFA = rsp + cfa_off * 8 + ((rip & 15) >= fp_off ? 8 : 0) */
+	OFFCPU_CFA_SIGNAL,	/* a signal trampoline: registers are in the ucontext at rsp */
+	OFFCPU_CFA_END,		/* return address undefined: the outermost frame (_start, clone) */
+	OFFCPU_CFA_UNSUPPORTED, /* a rule the BPF side cannot evaluate (expression, odd offset) */
 };
 
 enum offcpu_fp_rule {
 	OFFCPU_FP_SAME = 0,  /* rbp keeps its value */
 	OFFCPU_FP_SAVED = 1, /* rbp saved at CFA + fp_off * 8 */
-	OFFCPU_FP_UNKNOWN = 2, /* rbp undefined or a rule not representable: unusable after this frame */
+	OFFCPU_FP_UNKNOWN =
+		2, /* rbp undefined or a rule not representable: unusable after this frame */
 };
 
 struct offcpu_cfi_row {
@@ -342,7 +343,7 @@ struct offcpu_cfi_row {
 };
 
 #define OFFCPU_CFI_RULE(cfa, fp) ((__u8)((cfa) | ((fp) << 4)))
-#define OFFCPU_CFI_CFA(rule) ((rule) & 0xf)
+#define OFFCPU_CFI_CFA(rule) ((rule)&0xf)
 #define OFFCPU_CFI_FP(rule) ((rule) >> 4)
 
 /*
@@ -396,13 +397,13 @@ struct offcpu_raw_ustack {
  */
 #define OFFCPU_UMARK_BASE 0xffffffffffffff00ULL
 enum offcpu_umark {
-	OFFCPU_UMARK_NO_CFI = 1,   /* no table for the binary and no usable frame pointer */
-	OFFCPU_UMARK_UNSUPPORTED,  /* a CFI rule the unwinder cannot evaluate */
-	OFFCPU_UMARK_OUTSIDE,	   /* the next return address lies in no executable mapping */
-	OFFCPU_UMARK_UNREADABLE,   /* the stack could not be read (not present, swapped out) */
-	OFFCPU_UMARK_TRUNCATED,	   /* OFFCPU_MAX_STACK frames and more */
-	OFFCPU_UMARK_NO_MAPS,	   /* the process's mappings were not loaded yet */
-	OFFCPU_UMARK_OVER_BUDGET,  /* the binary's table did not fit the memory budget */
+	OFFCPU_UMARK_NO_CFI = 1,  /* no table for the binary and no usable frame pointer */
+	OFFCPU_UMARK_UNSUPPORTED, /* a CFI rule the unwinder cannot evaluate */
+	OFFCPU_UMARK_OUTSIDE,	  /* the next return address lies in no executable mapping */
+	OFFCPU_UMARK_UNREADABLE,  /* the stack could not be read (not present, swapped out) */
+	OFFCPU_UMARK_TRUNCATED,	  /* OFFCPU_MAX_STACK frames and more */
+	OFFCPU_UMARK_NO_MAPS,	  /* the process's mappings were not loaded yet */
+	OFFCPU_UMARK_OVER_BUDGET, /* the binary's table did not fit the memory budget */
 	OFFCPU_UMARK_MAX,
 };
 

@@ -244,7 +244,8 @@ static long unwind_step(__u32 i, void *ctx)
 		cfa = st->bp + (__u64)row->cfa_off * 8;
 		break;
 	case OFFCPU_CFA_PLT:
-		cfa = st->sp + (__u64)row->cfa_off * 8 + ((st->ip & 15) >= (__u64)row->fp_off ? 8 : 0);
+		cfa = st->sp + (__u64)row->cfa_off * 8 +
+		      ((st->ip & 15) >= (__u64)row->fp_off ? 8 : 0);
 		break;
 	case OFFCPU_CFA_SIGNAL: {
 		__u64 ip, sp;
@@ -365,8 +366,7 @@ __noinline __u64 raw_commit(__u32 tgid)
 	st->raw.tgid = tgid;
 	st->raw.id = id;
 	size = offsetof(struct offcpu_raw_ustack, win) + len;
-	if (size > sizeof(st->raw) ||
-	    bpf_ringbuf_output(&events, &st->raw, size, BPF_RB_NO_WAKEUP))
+	if (size > sizeof(st->raw) || bpf_ringbuf_output(&events, &st->raw, size, BPF_RB_NO_WAKEUP))
 		return OFFCPU_STACK_LOST;
 	bpf_map_update_elem(&stacks, &id, &one, BPF_NOEXIST);
 	return id;

@@ -141,7 +141,7 @@ struct native_opts {
 	 */
 	bool fp_unwind;
 	uint64_t unwind_budget;
-	bool force_raw_tp;   /* use the raw_tp programs even when tp_btf works */
+	bool force_raw_tp; /* use the raw_tp programs even when tp_btf works */
 
 	/* Map sizes; 0 picks a size from the target. */
 	uint32_t stack_entries;	 /* stack ids remembered as sent */

@@ -72,8 +72,8 @@ struct native {
 	bool stopped;
 	bool membarrier_broken;
 	bool switch_state, rdonly_cast, schedinfo;
-	bool dwarf;		 /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
-	struct unwinder *unw;	 /* its tables and mappings, when dwarf */
+	bool dwarf;	      /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
+	struct unwinder *unw; /* its tables and mappings, when dwarf */
 	struct native_stats stats;
 	int nr_cpus;
 	enum offcpu_target target;

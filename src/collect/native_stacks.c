@@ -189,7 +189,8 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 		int mark;
 
 		nr--;
-		if ((e = user_marker(b, tgid, st, &mark)) || (mark >= 0 && (e = part_push(pt, mark))))
+		if ((e = user_marker(b, tgid, st, &mark)) ||
+		    (mark >= 0 && (e = part_push(pt, mark))))
 			return e;
 	}
 	for (size_t i = nr; i-- > first;) {

@@ -459,7 +459,8 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 					len ? ", " : "", unwind_mark__reason(i),
 					(uint64_t)st->umarks[i]);
 	native_note(n,
-		    "user stacks: .eh_frame unwinder, %" PRIu64 " walks, %.1f frames a walk, %" PRIu64
+		    "user stacks: .eh_frame unwinder, %" PRIu64
+		    " walks, %.1f frames a walk, %" PRIu64
 		    " left to user space (mappings not loaded yet), %" PRIu64
 		    " cache keys refused by user stack words; ended early: %s",
 		    (uint64_t)st->uwalks_dwarf,
@@ -467,9 +468,10 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 		    (uint64_t)st->uraw_sent, (uint64_t)st->uslot_rejects, len ? marks : "none");
 	native_note(n,
 		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %" PRIu64
-		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64 ", %zu over budget, %zu mappings dropped",
-		    us.processes, us.binaries, us.tables, us.bytes, us.rows_bytes, us.budget, us.over_budget,
-		    us.maps_dropped);
+		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64
+		    ", %zu over budget, %zu mappings dropped",
+		    us.processes, us.binaries, us.tables, us.bytes, us.rows_bytes, us.budget,
+		    us.over_budget, us.maps_dropped);
 	for (size_t i = 0; bins && i < nb; i++) {
 		static const char *const status[] = {"table", "no CFI", "over budget", "error"};
 

@@ -60,7 +60,7 @@ struct unwinder {
 	struct unwind_binary *pub;
 	struct unwinder_stats stats;
 	struct offcpu_umaps *val; /* scratch for one process's mappings */
-	struct uchunk *chunks; /* chunk id - 1 -> chunk */
+	struct uchunk *chunks;	  /* chunk id - 1 -> chunk */
 	size_t nchunks, cap_chunks;
 	struct ntable procs; /* pid -> struct uproc */
 };
@@ -101,7 +101,8 @@ struct unwinder *unwinder__new(const struct unwinder_opts *o)
 	u->diag = o->diag;
 	u->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
 	u->val = calloc(1, sizeof(*u->val));
-	if (!u->proc_root || !u->val || ntable_init(&u->procs, sizeof(uint32_t), sizeof(struct uproc))) {
+	if (!u->proc_root || !u->val ||
+	    ntable_init(&u->procs, sizeof(uint32_t), sizeof(struct uproc))) {
 		unwinder__free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -274,7 +275,8 @@ static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map
 			if (u->diag)
 				fprintf(u->diag,
 					"unwind: %s: %zu rows do not fit the unwind memory budget "
-					"(%" PRIu64 " of %" PRIu64 " bytes used; --unwind-memory)\n",
+					"(%" PRIu64 " of %" PRIu64
+					" bytes used; --unwind-memory)\n",
 					m->path, t.n, u->stats.bytes, u->budget);
 		} else if (err) {
 			if (u->diag)
@@ -423,8 +425,8 @@ static const struct offcpu_umap *raw_umap(const struct offcpu_umaps *um, uint64_
 	return lo && addr < um->m[lo - 1].end ? &um->m[lo - 1] : NULL;
 }
 
-static const struct offcpu_cfi_row *raw_row(const struct unwinder *u,
-					    const struct offcpu_umap *m, uint64_t rel)
+static const struct offcpu_cfi_row *raw_row(const struct unwinder *u, const struct offcpu_umap *m,
+					    uint64_t rel)
 {
 	const struct offcpu_cfi_row *rows;
 	size_t lo = 0, hi = m->nrows;
@@ -468,8 +470,9 @@ static int raw_step(const struct unwinder *u, const struct offcpu_umap *m, struc
 	uint64_t cfa, ra, bp, ip, sp;
 
 	if (!m->chunk)
-		return raw_fp_step(w, m->nrows && m->nrows < OFFCPU_UMARK_MAX ? m->nrows
-									  : OFFCPU_UMARK_NO_CFI);
+		return raw_fp_step(w, m->nrows && m->nrows < OFFCPU_UMARK_MAX
+					      ? m->nrows
+					      : OFFCPU_UMARK_NO_CFI);
 	row = raw_row(u, m, look - m->base);
 	switch (row ? OFFCPU_CFI_CFA(row->rule) : OFFCPU_CFA_NONE) {
 	case OFFCPU_CFA_SP:
@@ -520,8 +523,8 @@ static int raw_step(const struct unwinder *u, const struct offcpu_umap *m, struc
 	return 0;
 }
 
-size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r,
-			    size_t len, uint64_t *ips, size_t max)
+size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r, size_t len,
+			    uint64_t *ips, size_t max)
 {
 	uint32_t key = r->tgid;
 	const struct uproc *up = u ? ntable_find(&u->procs, &key) : NULL;
@@ -551,7 +554,9 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 			 * The first pc is code for sure: if no mapping holds it, the
 			 * mappings read are another image's (an exec came first).
 			 */
-			mark = w.via_fp ? w.via_fp : n ? OFFCPU_UMARK_OUTSIDE : OFFCPU_UMARK_NO_MAPS;
+			mark = w.via_fp ? w.via_fp
+			       : n	? OFFCPU_UMARK_OUTSIDE
+					: OFFCPU_UMARK_NO_MAPS;
 			break;
 		}
 		if (n + 1 >= max || n + 1 >= OFFCPU_MAX_STACK) {

@@ -52,9 +52,9 @@ struct unwind_binary {
 	const char *path; /* as the first process that mapped it saw it */
 	enum unwind_status status;
 	size_t rows;
-	uint64_t bytes;	   /* rows * 8: locked kernel memory of its table */
-	uint64_t build_ns; /* time to read its CFI and build the rows */
-	uint64_t load_ns;  /* time to create and fill its BPF array */
+	uint64_t bytes;	    /* rows * 8: locked kernel memory of its table */
+	uint64_t build_ns;  /* time to read its CFI and build the rows */
+	uint64_t load_ns;   /* time to create and fill its BPF array */
 	const char *source; /* ".eh_frame", ... (cfi_table.source) */
 };
 
@@ -86,8 +86,8 @@ const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t 
  * marker word (OFFCPU_UMARK_BASE | why) unless complete. Returns how many.
  */
 struct offcpu_raw_ustack;
-size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r,
-			    size_t len, uint64_t *ips, size_t max);
+size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r, size_t len,
+			    uint64_t *ips, size_t max);
 
 /* The marker frame's text for enum offcpu_umark why, e.g. "no CFI"; NULL if unknown. */
 const char *unwind_mark__reason(unsigned int why);

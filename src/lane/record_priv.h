@@ -52,11 +52,11 @@ struct rec {
 	FILE *diag;
 	struct native *native;
 	struct symbolizer *sym;
-	struct timeline *timeline; /* record --timeline */
-	int interrupted_by;	   /* the first signal that asked offcpu to stop */
-	int tty;		   /* offcpu's terminal, -1: none */
-	bool gave_tty;		   /* the workload's group holds its foreground */
-	uint64_t t0;		   /* when the workload was released */
+	struct timeline *timeline;  /* record --timeline */
+	int interrupted_by;	    /* the first signal that asked offcpu to stop */
+	int tty;		    /* offcpu's terminal, -1: none */
+	bool gave_tty;		    /* the workload's group holds its foreground */
+	uint64_t t0;		    /* when the workload was released */
 	struct status_line *status; /* the live status line (a terminal, or --progress) */
 	uint64_t next_draw;	    /* when it is redrawn next */
 };

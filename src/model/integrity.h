@@ -41,8 +41,8 @@ struct integrity_loss {
 /* What a counter stands for. */
 enum integrity_class {
 	INTEGRITY_LOSS = 0, /* something the capture should hold is missing or may be wrong */
-	INTEGRITY_EDGE,	    /* a wait in progress at the window's start or stop: counted inside it */
-	INTEGRITY_FACT,	    /* how the run went (an interrupt): the window ends there, nothing lost */
+	INTEGRITY_EDGE, /* a wait in progress at the window's start or stop: counted inside it */
+	INTEGRITY_FACT, /* how the run went (an interrupt): the window ends there, nothing lost */
 };
 
 struct integrity {

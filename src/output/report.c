@@ -234,8 +234,7 @@ static bool banner_notes(struct ctx *c)
 	if (n && in->status == INTEGRITY_COMPLETE) {
 		size_t used;
 
-		used = (size_t)snprintf(line, sizeof(line),
-					"losses below the threshold:");
+		used = (size_t)snprintf(line, sizeof(line), "losses below the threshold:");
 		for (size_t i = 0; i < in->nr_losses && used < sizeof(line); i++) {
 			const struct integrity_loss *ls = &in->losses[i];
 
@@ -505,7 +504,8 @@ static void overcount_note(struct ctx *c)
 		 "overcount: cover > 100%% or unacct < 0: the rows claim %s more than the",
 		 term__ns(excess, t, sizeof(t)));
 	banner_line(c, "33", line);
-	banner_line(c, "33", "wall time (on-CPU + runq + blocked > wall, by the kernel's schedstat)");
+	banner_line(c, "33",
+		    "wall time (on-CPU + runq + blocked > wall, by the kernel's schedstat)");
 }
 
 static void budget_table(struct ctx *c)

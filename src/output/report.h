@@ -65,10 +65,10 @@
 struct report_opts {
 	bool color;
 	bool json;
-	int width;	 /* columns; 0 means 80, at least 40 is used */
-	int top;	 /* stacks; 0 means 10 */
-	int max_procs;	 /* budget rows for processes; 0 means 10 */
-	int max_threads; /* threads under each process; 0 means 5 */
+	int width;		/* columns; 0 means 80, at least 40 is used */
+	int top;		/* stacks; 0 means 10 */
+	int max_procs;		/* budget rows for processes; 0 means 10 */
+	int max_threads;	/* threads under each process; 0 means 5 */
 	enum unwinder unwinder; /* the collector's (unwinder__of_collector()); 0: native */
 };
 

@@ -118,8 +118,7 @@ TEST(budget_overcount_keeps_coverage_above_one)
 {
 	struct fixture f;
 	struct budget *b;
-	struct profile_thread_time tt = {
-		.wall_ns = 4000 * MS, .oncpu_ns = 400 * MS, .runq_ns = 0};
+	struct profile_thread_time tt = {.wall_ns = 4000 * MS, .oncpu_ns = 400 * MS, .runq_ns = 0};
 	int th;
 
 	CHECK(!fixture_init(&f));

@@ -347,8 +347,10 @@ TEST(report_banner_names_each_loss_once_and_edges_apart)
 	snprintf(in.message, sizeof(in.message), "stack_cache_mismatch: 1");
 	out = render(p, &in, &o, &err);
 	CHECK(!strstr(out, "!!"));
-	CHECK(!strncmp(out, "edges: 2 waits in progress at start, 1 at stop: 2.00s counted in the window\n",
-			76));
+	CHECK(!strncmp(
+		out,
+		"edges: 2 waits in progress at start, 1 at stop: 2.00s counted in the window\n",
+		76));
 	CHECK_CONTAINS(out, "\ninterrupted: the window ends at the interrupt");
 	CHECK_CONTAINS(out, "below the threshold: stack_cache_mismatch: 1 (22.0us off-CPU");
 	CHECK_INT(occurrences(out, "stack_cache_mismatch"), 1);
@@ -361,9 +363,11 @@ TEST(report_banner_names_each_loss_once_and_edges_apart)
 	snprintf(in.message, sizeof(in.message), "map_full_agg: 40");
 	out = render(p, &in, &o, &err);
 	CHECK(!strncmp(out, "!! capture PARTIAL", 18));
-	CHECK_CONTAINS(out, "\n!!   map_full_agg: 40 (900ms off-CPU affected)\n"
-			    "!!   stack_cache_mismatch: 1 (22.0us off-CPU affected) (below the threshold)\n"
-			    "edges: 2 waits");
+	CHECK_CONTAINS(
+		out,
+		"\n!!   map_full_agg: 40 (900ms off-CPU affected)\n"
+		"!!   stack_cache_mismatch: 1 (22.0us off-CPU affected) (below the threshold)\n"
+		"edges: 2 waits");
 	CHECK_INT(occurrences(out, "map_full_agg"), 1);
 	CHECK(!strstr(out, "inflight_at"));
 	free(out);
