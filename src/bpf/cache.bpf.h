@@ -100,8 +100,8 @@ static __always_inline void site_flush(struct offcpu_thread *th, __u32 tid, stru
 }
 
 /* The cache entry whose key is key and whose kernel frames sit where they sat. */
-static __always_inline __u32 cache_lookup(void *ctx, struct offcpu_thread *th, const __u64 *key,
-					  __u32 tag)
+static __always_inline __u32 cache_lookup(void *ctx, struct offcpu_thread *th, __u32 tid,
+					  const __u64 *key, __u32 tag)
 {
 	__u32 hit = OFFCPU_CACHE_WAYS;
 
@@ -112,7 +112,7 @@ static __always_inline __u32 cache_lookup(void *ctx, struct offcpu_thread *th, c
 		if (!kslots_match(ctx, &th->sites[w]))
 			STAT(kslot_rejects, 1);
 #if OFFCPU_HAVE_DWARF_UNWIND
-		else if (dwarf_unwind && !uslots_match(&th->sites[w], key[OFFCPU_KEY_SP]))
+		else if (dwarf_unwind && !uslots_match(tid, w, key[OFFCPU_KEY_SP]))
 			STAT(uslot_rejects, 1);
 #endif
 		else
@@ -266,7 +266,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	if (cache) {
 		site_key(ctx, t, prev_state, kthread, key, btf);
 		tag = key_tag(key);
-		hit = cache_lookup(ctx, th, key, tag);
+		hit = cache_lookup(ctx, th, tid, key, tag);
 		if (hit < OFFCPU_CACHE_WAYS) {
 			s = &th->sites[hit];
 			if (++s->hits < s->period) {
@@ -288,17 +288,25 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	if (!user_stacks || kthread)
 		u = OFFCPU_STACK_NONE;
 #if OFFCPU_HAVE_DWARF_UNWIND
-	else if (dwarf_unwind)
-		u = unwind_user(btf ? t : bpf_get_current_task_btf(), tgid, &transient);
+	else if (dwarf_unwind) {
+		struct unwind_state *st;
+
+		u = unwind_user(btf ? t : bpf_get_current_task_btf(), tgid);
+		st = bpf_map_lookup_elem(&ustate, &zero);
+		transient = st && st->transient;
+	}
 #endif
 	else
 		u = walk(ctx, true);
 	th->kstack = k;
 	th->ustack = u;
-	if (u & OFFCPU_STACK_REAL) {
+	/* Even when the stack was lost: the process's mappings are what is missing. */
+	if (transient) {
+		notify_track(tgid, now, true);
+	} else if (u & OFFCPU_STACK_REAL) {
 		struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &zero);
 
-		notify_track(tgid, now, transient || (buf && buf->pad));
+		notify_track(tgid, now, buf && buf->pad);
 	}
 	if (!cache)
 		return;

@@ -199,6 +199,7 @@ struct unwind_state {
 	__u64 ip, sp, bp;
 	__u64 sp0;  /* sp at the switch-out: where raw.win was copied from */
 	__u64 hash; /* of the words read at slot[], in order */
+	__u64 rv;   /* the word uread() read last */
 	__u32 n;
 	__u32 tgid;
 	__u32 nslots;
@@ -206,8 +207,9 @@ struct unwind_state {
 	__u8 exact_ip; /* ip is an interrupted pc, not a return address */
 	__u8 via_fp; /* this frame was reached by a frame-pointer step: the marker if it is junk */
 	__u8 mark;   /* enum offcpu_umark that ended the walk; 0: complete */
-	__u8 overflow; /* words read that slot[] could not hold */
-	__u8 pad[3];
+	__u8 overflow;	/* words read that slot[] could not hold */
+	__u8 transient; /* the walk ended for a reason that may not hold next time */
+	__u8 pad[2];
 	__u16 slot[OFFCPU_USLOTS];
 	/* The registers at switch-out and the window: sent as is when user space must unwind. */
 	struct offcpu_raw_ustack raw;
@@ -868,8 +870,10 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 	}
 	if (th)
 		bpf_get_current_comm(th->comm, sizeof(th->comm));
-	if (pr)
+	if (pr) {
 		pr->flags &= ~OFFCPU_PROC_NOTIFIED;
+		pr->raws = 0;
+	}
 	/* A new image: the old one's mappings must not unwind it. */
 	bpf_map_delete_elem(&umaps, &tgid);
 }

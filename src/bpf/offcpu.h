@@ -207,8 +207,15 @@ enum offcpu_proc_flags {
 struct offcpu_proc {
 	__u64 notified_ns;
 	__u32 flags;
-	__u32 pad;
+	__u32 raws; /* user stacks left to user space since the last exec */
 };
+
+/*
+ * Raw user stacks (OFFCPU_RAW_WIN bytes each) a process may send before its
+ * mappings are loaded; later ones end with the "maps not loaded" marker, so
+ * that a process switching fast cannot fill the ring buffer meanwhile.
+ */
+#define OFFCPU_MAX_RAWS 32
 
 /* Records on the events ring buffer. */
 enum offcpu_event_type {
@@ -302,6 +309,8 @@ struct offcpu_stats {
 	__u64 uframes;		   /* ... frames they found */
 	__u64 uslot_rejects;	   /* key matched but the user stack words differed: a miss */
 	__u64 uraw_sent;	   /* user stacks left to user space (mappings not loaded yet) */
+	__u64 track_sent;	   /* requests to read a process's mappings */
+	__u64 track_lost;	   /* ... the ring buffer had no room for */
 	__u64 umarks[8];	   /* ... stacks ended by each enum offcpu_umark (index) */
 };
 

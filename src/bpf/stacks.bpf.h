@@ -146,8 +146,11 @@ static __always_inline void notify_track(__u32 tgid, __u64 now, bool new_stack)
 		}
 	}
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev)
+	if (!ev) {
+		STAT(track_lost, 1);
 		return;
+	}
+	STAT(track_sent, 1);
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->type = OFFCPU_EV_TRACK;
 	ev->tgid = tgid;

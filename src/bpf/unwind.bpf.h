@@ -70,25 +70,39 @@ static __always_inline __u32 read_window(void *dst, __u64 sp, const __u32 max)
 	return 0;
 }
 
-/* A user word for the unwind, from the copied window where it lies there. */
-static __always_inline int uread(struct unwind_state *st, __u64 addr, __u64 *val)
+/*
+ * A user word for the unwind, from the copied window where it lies there,
+ * into st->rv; 0, or -1 when it cannot be read. A global function: inlined,
+ * its branches multiply with every other read of a step for the verifier.
+ */
+__noinline int uread(__u64 addr)
 {
-	__u64 off = addr - st->sp0;
+	struct unwind_state *st;
+	__u32 zero = 0;
+	__u64 off, v;
 
-	if (off < st->raw.len && !(off & 7))
-		*val = st->raw.win[(off >> 3) & (UWIN_WORDS - 1)];
-	else if (bpf_probe_read_user(val, sizeof(*val), (const void *)addr))
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st)
 		return -1;
+	off = addr - st->sp0;
+	if (off < st->raw.len && !(off & 7))
+		v = st->raw.win[(off >> 3) & (UWIN_WORDS - 1)];
+	else if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return -1;
+	st->rv = v;
 	if (!(off & 7) && off < (1ULL << 19) && st->nslots < OFFCPU_USLOTS) {
 		st->slot[st->nslots & (OFFCPU_USLOTS - 1)] = off >> 3;
 		st->nslots++;
-		st->hash = umix(st->hash, *val);
+		st->hash = umix(st->hash, v);
 	} else {
 		/* Not verifiable by a site: its stack is checked by real walks. */
 		st->overflow = 1;
 	}
 	return 0;
 }
+
+/* uread() into dst; true when it failed. */
+#define UREAD(st, addr, dst) (uread(addr) || ((dst) = (st)->rv, 0))
 
 /*
  * The mapping of process tgid holding addr: its index, or -1. A global
@@ -172,7 +186,7 @@ static __always_inline long fp_step(struct unwind_state *st, __u8 why)
 		st->mark = why;
 		return 1;
 	}
-	if (uread(st, st->bp + 8, &ra) || uread(st, st->bp, &bp)) {
+	if (UREAD(st, st->bp + 8, ra) || UREAD(st, st->bp, bp)) {
 		st->mark = why;
 		return 1;
 	}
@@ -184,7 +198,12 @@ static __always_inline long fp_step(struct unwind_state *st, __u8 why)
 	return 0;
 }
 
-static long unwind_step(__u32 i, void *ctx)
+/*
+ * One frame of the walk (see the top of this file); 0 to go on, 1 to stop.
+ * A global function: bpf_loop's callback is verified again for every state
+ * its caller reaches the loop in, a global function only once.
+ */
+__noinline long unwind_frame(void)
 {
 	const struct offcpu_cfi_row *row = NULL;
 	const struct offcpu_umap *m;
@@ -251,8 +270,8 @@ static long unwind_step(__u32 i, void *ctx)
 		__u64 ip, sp;
 
 		/* The handler returned here: the interrupted registers are in the ucontext. */
-		if (uread(st, st->sp + UC_RIP, &ip) || uread(st, st->sp + UC_RSP, &sp) ||
-		    uread(st, st->sp + UC_RBP, &bp)) {
+		if (UREAD(st, st->sp + UC_RIP, ip) || UREAD(st, st->sp + UC_RSP, sp) ||
+		    UREAD(st, st->sp + UC_RBP, bp)) {
 			st->mark = OFFCPU_UMARK_UNREADABLE;
 			return 1;
 		}
@@ -277,12 +296,12 @@ static long unwind_step(__u32 i, void *ctx)
 		st->mark = OFFCPU_UMARK_UNSUPPORTED;
 		return 1;
 	}
-	if (uread(st, cfa - 8, &ra)) {
+	if (UREAD(st, cfa - 8, ra)) {
 		st->mark = OFFCPU_UMARK_UNREADABLE;
 		return 1;
 	}
 	if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_SAVED) {
-		if (uread(st, cfa + (__s64)row->fp_off * 8, &bp)) {
+		if (UREAD(st, cfa + (__s64)row->fp_off * 8, bp)) {
 			st->mark = OFFCPU_UMARK_UNREADABLE;
 			return 1;
 		}
@@ -331,6 +350,11 @@ __noinline int uwin_fill(void)
 	return 0;
 }
 
+static long unwind_step(__u32 i, void *ctx)
+{
+	return unwind_frame() ? 1 : 0;
+}
+
 /*
  * Send this CPU's raw user stack (registers and window) for user space to
  * unwind, once per distinct content: its id is a hash of all of it. A
@@ -366,7 +390,9 @@ __noinline __u64 raw_commit(__u32 tgid)
 	st->raw.tgid = tgid;
 	st->raw.id = id;
 	size = offsetof(struct offcpu_raw_ustack, win) + len;
-	if (size > sizeof(st->raw) || bpf_ringbuf_output(&events, &st->raw, size, BPF_RB_NO_WAKEUP))
+	/* Woken: a few of these fill the ring buffer (OFFCPU_MAX_RAWS per process bounds them). */
+	if (size > sizeof(st->raw) ||
+	    bpf_ringbuf_output(&events, &st->raw, size, BPF_RB_FORCE_WAKEUP))
 		return OFFCPU_STACK_LOST;
 	bpf_map_update_elem(&stacks, &id, &one, BPF_NOEXIST);
 	return id;
@@ -374,19 +400,18 @@ __noinline __u64 raw_commit(__u32 tgid)
 
 /*
  * Unwind the current task's user stack into this CPU's scratch buffer and
- * commit it (stack_commit()). *transient: the stack ended for a reason that
- * may not hold next time (mappings not loaded yet, an address outside the
- * known mappings, a page not present): the caller must not cache it, and
- * user space is asked to read the process's mappings again.
+ * commit it (stack_commit()). ustate's transient: the stack ended for a
+ * reason that may not hold next time (mappings not loaded yet, an address
+ * outside the known mappings, a page not present): the caller must not cache
+ * it, and user space is asked to read the process's mappings again.
  */
-static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid, bool *transient)
+static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
 	struct offcpu_stack *buf;
 	struct unwind_state *st;
 	__u32 zero = 0, n;
 
-	*transient = false;
 	st = bpf_map_lookup_elem(&ustate, &zero);
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!regs || !st || !buf)
@@ -409,14 +434,21 @@ static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid, bo
 	st->via_fp = 0;
 	st->mark = 0;
 	st->overflow = 0;
+	st->transient = 0;
 	/* Near the top of a stack mapping a full window is not readable: try less. */
 	uwin_fill();
 	bpf_loop(OFFCPU_MAX_STACK, unwind_step, NULL, 0);
 	/* No mappings yet (a process just started): user space unwinds it once it has them. */
 	if (st->mark == OFFCPU_UMARK_NO_MAPS && !st->n) {
-		STAT(uraw_sent, 1);
-		*transient = true;
-		return raw_commit(tgid);
+		struct offcpu_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+		st->transient = 1;
+		if (!p || p->raws < OFFCPU_MAX_RAWS) {
+			if (p)
+				p->raws++;
+			STAT(uraw_sent, 1);
+			return raw_commit(tgid);
+		}
 	}
 	n = st->n;
 	if (st->mark) {
@@ -424,8 +456,9 @@ static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid, bo
 			buf->ips[n & 127] = OFFCPU_UMARK_BASE | st->mark;
 		n++;
 		STAT(umarks[st->mark & (OFFCPU_UMARK_MAX - 1)], 1);
-		*transient = st->mark == OFFCPU_UMARK_NO_MAPS || st->mark == OFFCPU_UMARK_OUTSIDE ||
-			     st->mark == OFFCPU_UMARK_UNREADABLE;
+		st->transient = st->mark == OFFCPU_UMARK_NO_MAPS ||
+				st->mark == OFFCPU_UMARK_OUTSIDE ||
+				st->mark == OFFCPU_UMARK_UNREADABLE;
 	}
 	STAT(uframes, st->n);
 	if (n > OFFCPU_MAX_STACK)
@@ -437,19 +470,25 @@ static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid, bo
  * Whether the user stack words a site's unwind read (its slots, offsets from
  * sp) still hold the values they held (the hash of them, in reading order).
  * The unwind is a function of the registers (in the key), those words and
- * the tables: same words, same stack.
+ * the tables: same words, same stack. The site is way of thread tid's cache;
+ * a global function, verified once rather than for every way.
  */
-static __always_inline bool uslots_match(const struct offcpu_site *s, __u64 sp)
+__noinline int uslots_match(__u32 tid, __u32 way, __u64 sp)
 {
+	const struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	const struct offcpu_site *s;
 	struct unwind_state *st;
 	__u32 zero = 0, len;
 	__u64 h = 0x9e3779b97f4a7c15ULL;
 
+	if (!th)
+		return 0;
+	s = &th->sites[way & (OFFCPU_CACHE_WAYS - 1)];
 	if (!s->nu)
-		return true;
+		return 1;
 	st = bpf_map_lookup_elem(&ustate, &zero);
 	if (!st)
-		return false;
+		return 0;
 	len = ((__u32)s->umax + 1) * 8;
 	if (len > OFFCPU_UWIN_MAX)
 		len = OFFCPU_UWIN_MAX;
@@ -464,7 +503,7 @@ static __always_inline bool uslots_match(const struct offcpu_site *s, __u64 sp)
 		if (off < len)
 			v = st->raw.win[(off >> 3) & (UWIN_WORDS - 1)];
 		else if (bpf_probe_read_user(&v, sizeof(v), (const void *)(sp + off)))
-			return false;
+			return 0;
 		h = umix(h, v);
 	}
 	return h == s->uhash;

@@ -123,10 +123,10 @@ int native_on_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(*ev))
 		return 0;
 	if (ev->type == OFFCPU_EV_TRACK) {
-		if (n->sym)
-			symbolizer__track(n->sym, ev->tgid);
+		/* Tables first: until they are in, the process's stacks end early. */
 		if (n->unw && !unwinder__track(n->unw, ev->tgid))
 			raw_resolve(n, ev->tgid);
+		native_symq_push(n, ev->tgid);
 		n->tracked++;
 		return 0;
 	}

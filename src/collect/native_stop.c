@@ -462,10 +462,12 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 		    "user stacks: .eh_frame unwinder, %" PRIu64
 		    " walks, %.1f frames a walk, %" PRIu64
 		    " left to user space (mappings not loaded yet), %" PRIu64
+		    " mapping reads asked (%" PRIu64 " lost), %" PRIu64
 		    " cache keys refused by user stack words; ended early: %s",
 		    (uint64_t)st->uwalks_dwarf,
 		    st->uwalks_dwarf ? (double)st->uframes / st->uwalks_dwarf : 0.0,
-		    (uint64_t)st->uraw_sent, (uint64_t)st->uslot_rejects, len ? marks : "none");
+		    (uint64_t)st->uraw_sent, (uint64_t)st->track_sent, (uint64_t)st->track_lost,
+		    (uint64_t)st->uslot_rejects, len ? marks : "none");
 	native_note(n,
 		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %" PRIu64
 		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64
@@ -554,8 +556,11 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))) ||
 	    (err = ntable_init(&b.at_stop, sizeof(uint32_t), 2 * sizeof(uint64_t))))
 		goto cleanup;
-	if ((err = stop_collect(&b, &st, &misses)) || (err = stop_rows(&b, in)) ||
-	    (err = build_timeline(&b)) || (err = stop_thread_times(&b)))
+	err = stop_collect(&b, &st, &misses);
+	/* Every process asked for is tracked before a stack is named. */
+	native_symq_finish(n);
+	if (err || (err = stop_rows(&b, in)) || (err = build_timeline(&b)) ||
+	    (err = stop_thread_times(&b)))
 		goto cleanup;
 	stop_losses(&b, in, &st, misses);
 	stop_stats(n, &st);

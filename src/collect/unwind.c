@@ -88,9 +88,12 @@ const char *unwind_mark__reason(unsigned int why)
 	return why < sizeof(names) / sizeof(names[0]) ? names[why] : NULL;
 }
 
+static int chunk_new(struct unwinder *u, size_t cap);
+
 struct unwinder *unwinder__new(const struct unwinder_opts *o)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
+	int err;
 
 	if (!u)
 		return NULL;
@@ -105,6 +108,16 @@ struct unwinder *unwinder__new(const struct unwinder_opts *o)
 	    ntable_init(&u->procs, sizeof(uint32_t), sizeof(struct uproc))) {
 		unwinder__free(u);
 		errno = ENOMEM;
+		return NULL;
+	}
+	/*
+	 * The first chunk now, before tracing: adding it to cfi_files waits
+	 * for an RCU grace period, which the first process's tables should not.
+	 */
+	if (u->budget >= CHUNK_ROWS * sizeof(struct offcpu_cfi_row) &&
+	    (err = chunk_new(u, CHUNK_ROWS))) {
+		unwinder__free(u);
+		errno = -err;
 		return NULL;
 	}
 	return u;
