@@ -168,8 +168,6 @@ struct native *native__start(const struct native_opts *o)
 	}
 	if (err)
 		goto cleanup;
-	if ((err = native_symq_start(n)))
-		goto cleanup;
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
 		err = -errno;
@@ -234,7 +232,6 @@ void native__free(struct native *n)
 
 	if (!n)
 		return;
-	native_symq_finish(n);
 	ring_buffer__free(n->rb);
 	if (n->skel)
 		native_destroy_skel(n);

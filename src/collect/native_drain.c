@@ -126,7 +126,8 @@ int native_on_event(void *ctx, void *data, size_t len)
 		/* Tables first: until they are in, the process's stacks end early. */
 		if (n->unw && !unwinder__track(n->unw, ev->tgid))
 			raw_resolve(n, ev->tgid);
-		native_symq_push(n, ev->tgid);
+		if (n->sym)
+			symbolizer__track(n->sym, ev->tgid);
 		n->tracked++;
 		return 0;
 	}

@@ -57,7 +57,6 @@ struct native_raw {
 
 struct offcpu_bpf;
 struct unwinder;
-struct native_symq;
 struct bpf_link;
 struct bpf_map;
 struct ring_buffer;
@@ -73,9 +72,8 @@ struct native {
 	bool stopped;
 	bool membarrier_broken;
 	bool switch_state, rdonly_cast, schedinfo;
-	bool dwarf;		  /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
-	struct unwinder *unw;	  /* its tables and mappings, when dwarf */
-	struct native_symq *symq; /* symbolizer__track() on a thread (native_symq.c) */
+	bool dwarf;	      /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
+	struct unwinder *unw; /* its tables and mappings, when dwarf */
 	struct native_stats stats;
 	int nr_cpus;
 	enum offcpu_target target;
@@ -109,11 +107,6 @@ int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
 int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen);
 void native_destroy_skel(struct native *n);
-
-/* native_symq.c */
-int native_symq_start(struct native *n);
-void native_symq_push(struct native *n, int pid);
-void native_symq_finish(struct native *n);
 
 /* native_stacks.c */
 int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out);

@@ -557,8 +557,6 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 	    (err = ntable_init(&b.at_stop, sizeof(uint32_t), 2 * sizeof(uint64_t))))
 		goto cleanup;
 	err = stop_collect(&b, &st, &misses);
-	/* Every process asked for is tracked before a stack is named. */
-	native_symq_finish(n);
 	if (err || (err = stop_rows(&b, in)) || (err = build_timeline(&b)) ||
 	    (err = stop_thread_times(&b)))
 		goto cleanup;
