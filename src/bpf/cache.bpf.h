@@ -291,7 +291,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	else if (dwarf_unwind) {
 		struct unwind_state *st;
 
-		u = unwind_user(btf ? t : bpf_get_current_task_btf(), tgid);
+		u = unwind_user(tgid);
 		st = bpf_map_lookup_elem(&ustate, &zero);
 		transient = st && st->transient;
 	}

@@ -197,9 +197,10 @@ struct {
 /* The unwinder's state, one per CPU (see unwind.bpf.h). */
 struct unwind_state {
 	__u64 ip, sp, bp;
-	__u64 sp0;  /* sp at the switch-out: where raw.win was copied from */
-	__u64 hash; /* of the words read at slot[], in order */
-	__u64 rv;   /* the word uread() read last */
+	__u64 sp0;     /* sp at the switch-out: where raw.win was copied from */
+	__u64 hash;    /* of the words read at slot[], in order */
+	__u64 rv;      /* the word uread() read last */
+	__u64 bp_addr; /* where bp was restored from, while bp_pending */
 	__u32 n;
 	__u32 tgid;
 	__u32 nslots;
@@ -207,9 +208,10 @@ struct unwind_state {
 	__u8 exact_ip; /* ip is an interrupted pc, not a return address */
 	__u8 via_fp; /* this frame was reached by a frame-pointer step: the marker if it is junk */
 	__u8 mark;   /* enum offcpu_umark that ended the walk; 0: complete */
-	__u8 overflow;	/* words read that slot[] could not hold */
-	__u8 transient; /* the walk ended for a reason that may not hold next time */
-	__u8 pad[2];
+	__u8 overflow;	 /* words read that slot[] could not hold */
+	__u8 transient;	 /* the walk ended for a reason that may not hold next time */
+	__u8 bp_pending; /* bp came from the stack and no frame has used it yet */
+	__u8 pad;
 	__u16 slot[OFFCPU_USLOTS];
 	/* The registers at switch-out and the window: sent as is when user space must unwind. */
 	struct offcpu_raw_ustack raw;

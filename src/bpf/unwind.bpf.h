@@ -70,12 +70,30 @@ static __always_inline __u32 read_window(void *dst, __u64 sp, const __u32 max)
 	return 0;
 }
 
+/* Remember the word at addr (value v) as one the walk depends on (see uslots_match()). */
+static __always_inline void unote(struct unwind_state *st, __u64 addr, __u64 v)
+{
+	__u64 off = addr - st->sp0;
+
+	if (!(off & 7) && off < (1ULL << 19) && st->nslots < OFFCPU_USLOTS) {
+		st->slot[st->nslots & (OFFCPU_USLOTS - 1)] = off >> 3;
+		st->nslots++;
+		st->hash = umix(st->hash, v);
+	} else {
+		/* Not verifiable by a site: its stack is checked by real walks. */
+		st->overflow = 1;
+	}
+}
+
 /*
  * A user word for the unwind, from the copied window where it lies there,
  * into st->rv; 0, or -1 when it cannot be read. A global function: inlined,
  * its branches multiply with every other read of a step for the verifier.
+ * A restored rbp (rbp_slot) is only remembered when a later frame uses it:
+ * code without frame pointers keeps loop counters and pointers in rbp, and a
+ * call site whose stack is the same must not miss the cache for them.
  */
-__noinline int uread(__u64 addr)
+__noinline int uread(__u64 addr, int rbp_slot)
 {
 	struct unwind_state *st;
 	__u32 zero = 0;
@@ -90,88 +108,128 @@ __noinline int uread(__u64 addr)
 	else if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
 		return -1;
 	st->rv = v;
-	if (!(off & 7) && off < (1ULL << 19) && st->nslots < OFFCPU_USLOTS) {
-		st->slot[st->nslots & (OFFCPU_USLOTS - 1)] = off >> 3;
-		st->nslots++;
-		st->hash = umix(st->hash, v);
+	if (rbp_slot) {
+		st->bp_addr = addr;
+		st->bp_pending = 1;
 	} else {
-		/* Not verifiable by a site: its stack is checked by real walks. */
-		st->overflow = 1;
+		unote(st, addr, v);
 	}
 	return 0;
 }
 
+/* A frame uses rbp: the word it was restored from, if any, joins the walk's words. */
+__noinline int bp_used(void)
+{
+	struct unwind_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st || !st->bp_pending)
+		return 0;
+	st->bp_pending = 0;
+	unote(st, st->bp_addr, st->bp);
+	return 0;
+}
+
 /* uread() into dst; true when it failed. */
-#define UREAD(st, addr, dst) (uread(addr) || ((dst) = (st)->rv, 0))
+#define UREAD(st, addr, dst) (uread(addr, 0) || ((dst) = (st)->rv, 0))
 
 /*
- * The mapping of process tgid holding addr: its index, or -1. A global
- * function: the verifier checks the search once, and its caller sees an
- * index it knows nothing about (inlined, every path of the search would be
- * a state of its own for the rest of the step).
+ * Binary searches as bpf_loop()s of one halving step each: the verifier
+ * checks a step once, where a loop in line would be explored once for every
+ * combination of its branches.
  */
+struct bsearch {
+	__u64 key; /* addr, or the pc relative to the table */
+	__u32 lo, hi;
+	__u32 owner; /* tgid (mappings) or chunk (rows) */
+	__u32 fail;
+};
+
+/* lo becomes the first mapping that starts above key. */
+static long umap_step(__u32 i, void *ctx)
+{
+	struct bsearch *b = ctx;
+	const struct offcpu_umaps *um;
+	__u32 mid;
+
+	if (b->lo >= b->hi)
+		return 1;
+	um = bpf_map_lookup_elem(&umaps, &b->owner);
+	if (!um) {
+		b->fail = 1;
+		return 1;
+	}
+	mid = (b->lo + b->hi) / 2;
+	if (b->key < um->m[mid & (OFFCPU_MAX_UMAPS - 1)].start)
+		b->hi = mid;
+	else
+		b->lo = mid + 1;
+	return 0;
+}
+
+/* The mapping of process tgid holding addr: its index, or -1. */
 __noinline int umap_find(__u32 tgid, __u64 addr)
 {
 	const struct offcpu_umaps *um = bpf_map_lookup_elem(&umaps, &tgid);
-	__u32 lo = 0, hi, idx;
+	struct bsearch b = {.key = addr, .owner = tgid};
+	__u32 idx;
 
 	if (!um)
 		return -1;
-	hi = um->n;
-	if (hi > OFFCPU_MAX_UMAPS)
-		hi = OFFCPU_MAX_UMAPS;
-	/* lo becomes the first mapping starting above addr */
-	for (int i = 0; i < 9; i++) {
-		__u32 mid;
-
-		if (lo >= hi)
-			break;
-		mid = (lo + hi) / 2;
-		if (addr < um->m[mid & (OFFCPU_MAX_UMAPS - 1)].start)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	if (lo == 0)
+	b.hi = um->n < OFFCPU_MAX_UMAPS ? um->n : OFFCPU_MAX_UMAPS;
+	bpf_loop(9, umap_step, &b, 0);
+	um = bpf_map_lookup_elem(&umaps, &tgid);
+	if (!um || b.fail || b.lo == 0)
 		return -1;
-	idx = (lo - 1) & (OFFCPU_MAX_UMAPS - 1);
+	idx = (b.lo - 1) & (OFFCPU_MAX_UMAPS - 1);
 	if (addr >= um->m[idx].end)
 		return -1;
 	return idx;
 }
 
+/* Keeps lo the last row whose pc <= key, hi past it. */
+static long row_step(__u32 i, void *ctx)
+{
+	struct bsearch *b = ctx;
+	const struct offcpu_cfi_row *r;
+	void *inner;
+	__u32 mid;
+
+	if (b->hi - b->lo <= 1)
+		return 1;
+	inner = bpf_map_lookup_elem(&cfi_files, &b->owner);
+	mid = b->lo + (b->hi - b->lo) / 2;
+	r = inner ? bpf_map_lookup_elem(inner, &mid) : NULL;
+	if (!r) {
+		b->fail = 1;
+		return 1;
+	}
+	if (r->pc <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
 /*
  * The row for rel (the last one whose pc <= rel) in the table at rows
- * [first, first + n) of chunk: its index, or -1. Global for the same reason
- * as umap_find().
+ * [first, first + n) of chunk: its index, or -1.
  */
 __noinline int row_find(__u32 chunk, __u32 first, __u32 n, __u64 rel)
 {
+	struct bsearch b = {.key = rel, .lo = first, .hi = first + n, .owner = chunk};
 	const struct offcpu_cfi_row *r;
-	__u32 lo = first, hi = first + n;
 	void *inner;
 
-	inner = bpf_map_lookup_elem(&cfi_files, &chunk);
-	if (!inner || !n || rel >= (1ULL << 32))
+	if (!n || rel >= (1ULL << 32))
 		return -1;
-	for (int i = 0; i < 24; i++) {
-		__u32 mid;
-
-		if (hi - lo <= 1)
-			break;
-		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(inner, &mid);
-		if (!r)
-			return -1;
-		if (r->pc <= rel)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	r = bpf_map_lookup_elem(inner, &lo);
+	bpf_loop(32, row_step, &b, 0);
+	inner = bpf_map_lookup_elem(&cfi_files, &chunk);
+	r = inner && !b.fail ? bpf_map_lookup_elem(inner, &b.lo) : NULL;
 	if (!r || r->pc > rel)
 		return -1;
-	return lo;
+	return b.lo;
 }
 
 /*
@@ -186,6 +244,7 @@ static __always_inline long fp_step(struct unwind_state *st, __u8 why)
 		st->mark = why;
 		return 1;
 	}
+	bp_used();
 	if (UREAD(st, st->bp + 8, ra) || UREAD(st, st->bp, bp)) {
 		st->mark = why;
 		return 1;
@@ -260,6 +319,7 @@ __noinline long unwind_frame(void)
 			st->mark = OFFCPU_UMARK_UNSUPPORTED;
 			return 1;
 		}
+		bp_used();
 		cfa = st->bp + (__u64)row->cfa_off * 8;
 		break;
 	case OFFCPU_CFA_PLT:
@@ -301,7 +361,7 @@ __noinline long unwind_frame(void)
 		return 1;
 	}
 	if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_SAVED) {
-		if (UREAD(st, cfa + (__s64)row->fp_off * 8, bp)) {
+		if (uread(cfa + (__s64)row->fp_off * 8, 1) || (bp = st->rv, 0)) {
 			st->mark = OFFCPU_UMARK_UNREADABLE;
 			return 1;
 		}
@@ -403,11 +463,12 @@ __noinline __u64 raw_commit(__u32 tgid)
  * commit it (stack_commit()). ustate's transient: the stack ended for a
  * reason that may not hold next time (mappings not loaded yet, an address
  * outside the known mappings, a page not present): the caller must not cache
- * it, and user space is asked to read the process's mappings again.
+ * it, and user space is asked to read the process's mappings again. A global
+ * function: verified once, not for every state its caller reaches it in.
  */
-static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid)
+__noinline __u64 unwind_user(__u32 tgid)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct offcpu_stack *buf;
 	struct unwind_state *st;
 	__u32 zero = 0, n;
@@ -434,6 +495,7 @@ static __always_inline __u64 unwind_user(struct task_struct *cur, __u32 tgid)
 	st->via_fp = 0;
 	st->mark = 0;
 	st->overflow = 0;
+	st->bp_pending = 0;
 	st->transient = 0;
 	/* Near the top of a stack mapping a full window is not readable: try less. */
 	uwin_fill();
