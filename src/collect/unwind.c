@@ -3,6 +3,7 @@
  * Unwind tables and process mappings into the BPF maps (see unwind.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/types.h>
@@ -369,14 +370,18 @@ int unwinder__track(struct unwinder *u, int pid)
 	if (bpf_map_update_elem(u->umaps_fd, &key, v, BPF_ANY)) {
 		err = -errno;
 	} else {
+		/* Only the mappings in use: hosts run thousands of processes. */
+		size_t size = offsetof(struct offcpu_umaps, m) + v->n * sizeof(v->m[0]);
 		struct uproc *up = ntable_get(&u->procs, &key, NULL);
+		struct offcpu_umaps *copy = up ? realloc(up->maps, size) : NULL;
 
 		u->stats.processes++;
-		if (!up || (!up->maps && !(up->maps = malloc(sizeof(*up->maps))))) {
+		if (!copy) {
 			err = -ENOMEM;
 			goto out;
 		}
-		memcpy(up->maps, v, sizeof(*v));
+		memcpy(copy, v, size);
+		up->maps = copy;
 	}
 out:
 	procmaps__free(maps, nr);

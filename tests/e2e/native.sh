@@ -161,8 +161,10 @@ fi
 # Attach to a running process by pid.
 t=native_attach_to_pid
 truth=$SCRATCH/attach.truth
-OFFCPU_TRUTH=$truth "$W/nanosleep" --wait-start &
+OFFCPU_TRUTH=$truth "$W/nanosleep" --wait-start 2>"$SCRATCH/attach.wl" &
 wpid=$!
+# Ready: its handler is in place (a signal before it would kill it).
+for _ in $(seq 100); do grep -q "waiting for SIGUSR1" "$SCRATCH/attach.wl" 2>/dev/null && break; sleep 0.05; done
 "$OFFCPU_BIN" record -p $wpid -o "$SCRATCH/attach" 2>"$SCRATCH/attach.err" &
 rec=$!
 for _ in $(seq 100); do grep -q "tracing" "$SCRATCH/attach.err" 2>/dev/null && break; sleep 0.05; done
