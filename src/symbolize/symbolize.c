@@ -79,6 +79,7 @@ struct binary {
 	bool open_failed; /* tried again when another mapping of it is seen */
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
+	bool facts_tried; /* binary_facts() ran */
 	struct cu_funcs *cus;
 	size_t ncus, cus_cap;
 	struct hmap cu_idx; /* a CU DIE's address -> its index in cus */
@@ -322,7 +323,6 @@ cleanup:
 
 static void binary_load(struct symbolizer *s, struct binary *b, int fd, const char *file_name)
 {
-	Dwarf_Addr bias;
 	GElf_Addr ebias;
 	size_t phnum;
 	Elf *elf;
@@ -356,6 +356,23 @@ static void binary_load(struct symbolizer *s, struct binary *b, int fd, const ch
 	 * Read the symbol table and find debuginfo now: separate debug files
 	 * may be searched for next to the binary, inside the process's root.
 	 */
+}
+
+/*
+ * What a binary's symbols and DWARF say, at the first need rather than when
+ * it is opened: a separate debug file may be compressed (libc6-dbg's take
+ * tens of milliseconds to inflate), and opening happens while the collector
+ * must read the next process's mappings. Debug files are found by build id
+ * and in the host's /usr/lib/debug then; a .gnu_debuglink file next to a
+ * binary inside a container is only found while the process lives.
+ */
+static void binary_facts(struct binary *b)
+{
+	Dwarf_Addr bias;
+
+	if (b->facts_tried || !b->mod)
+		return;
+	b->facts_tried = true;
 	b->has_symbols = dwfl_module_getsymtab(b->mod) > 0;
 	b->has_debuginfo = dwfl_module_getdwarf(b->mod, &bias) != NULL;
 	b->fp = fp__detect(b->mod);
@@ -875,6 +892,8 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 	}
 	if (!b->syms_tried) {
 		b->syms_tried = true;
+		/* The debug file first: its .symtab has the static functions. */
+		binary_facts(b);
 		b->syms = symtab__build(b->mod);
 	}
 	name = symtab__resolve(b->syms, vaddr, NULL);
@@ -885,6 +904,8 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 		err = push_frame(s, p, buf, false);
 	} else {
 		err = push_symbol(s, p, name, false);
+		if (!err && s->inlines)
+			binary_facts(b);
 		if (!err && s->inlines && b->has_debuginfo)
 			err = push_inlines(s, p, b, vaddr);
 	}
@@ -1100,10 +1121,11 @@ const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n)
 		return NULL;
 	s->pub = pub;
 	for (size_t i = 0; i < s->nbins; i++) {
-		const struct binary *b = s->bins[i];
+		struct binary *b = s->bins[i];
 
 		if (b->pseudo)
 			continue;
+		binary_facts(b);
 		pub[k++] = (struct sym_binary){b->path, b->fp, b->has_symbols, b->has_debuginfo};
 	}
 	*n = k;

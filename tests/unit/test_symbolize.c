@@ -881,8 +881,12 @@ static void track_with_debuginfod_server(bool allow, int *connections)
 	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
 	pid = spawn_fpdemo(path, &rt, &va);
 	if (pid > 0) {
+		size_t n;
+
 		symbolizer__track(s, pid);
 		reap(pid);
+		/* Debug information is looked for at its first need. */
+		symbolizer__binaries(s, &n);
 	}
 	unsetenv("DEBUGINFOD_URLS");
 	*connections = server_stop(&srv);
