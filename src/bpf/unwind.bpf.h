@@ -500,8 +500,12 @@ __noinline __u64 unwind_user(__u32 tgid)
 	/* Near the top of a stack mapping a full window is not readable: try less. */
 	uwin_fill();
 	bpf_loop(OFFCPU_MAX_STACK, unwind_step, NULL, 0);
-	/* No mappings yet (a process just started): user space unwinds it once it has them. */
-	if (st->mark == OFFCPU_UMARK_NO_MAPS && !st->n) {
+	/*
+	 * No mappings yet (a process just started), or none holding the pc
+	 * (read before the loader mapped its libraries): user space unwinds it
+	 * once it has them.
+	 */
+	if ((st->mark == OFFCPU_UMARK_NO_MAPS || st->mark == OFFCPU_UMARK_OUTSIDE) && !st->n) {
 		struct offcpu_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 
 		st->transient = 1;

@@ -56,7 +56,7 @@ static void raw_resolve(struct native *n, uint32_t tgid)
 		const struct native_raw *raw = val;
 
 		if (raw->r && raw->r->tgid == tgid)
-			native_raw_unwind(n, *(const uint64_t *)key, &st);
+			native_raw_unwind(n, *(const uint64_t *)key, &st, false);
 	}
 }
 

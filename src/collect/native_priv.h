@@ -109,7 +109,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 void native_destroy_skel(struct native *n);
 
 /* native_stacks.c */
-int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out);
+int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out, bool final);
 
 /* native_drain.c */
 int native_on_event(void *ctx, void *data, size_t len);

@@ -128,9 +128,11 @@ static int user_marker(struct build *b, uint32_t tgid, const struct native_stack
 /*
  * A user stack the BPF side could not unwind (the process's mappings were not
  * loaded yet), unwound now and kept as if it had been sent as frames; its raw
- * copy is freed. *out stays NULL when id is not such a stack.
+ * copy is freed. *out stays NULL when id is not such a stack, or when not
+ * final and the mappings read so far do not hold its first pc yet (a library
+ * the loader maps after the process was read): a later read will.
  */
-int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out)
+int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out, bool final)
 {
 	struct native_raw *raw = ntable_find(&n->raws, &id);
 	uint64_t ips[OFFCPU_MAX_STACK];
@@ -141,6 +143,10 @@ int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack *
 	if (!raw || !raw->r)
 		return 0;
 	nr = unwinder__unwind_raw(n->unw, raw->r, raw->len, ips, OFFCPU_MAX_STACK);
+	if (!final && nr == 1 &&
+	    (ips[0] == (OFFCPU_UMARK_BASE | OFFCPU_UMARK_NO_MAPS) ||
+	     ips[0] == (OFFCPU_UMARK_BASE | OFFCPU_UMARK_OUTSIDE)))
+		return 0;
 	free(raw->r);
 	raw->r = NULL;
 	ns = ntable_get(&n->stacks, &id, &created);
@@ -170,7 +176,7 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 	if (!(id & OFFCPU_STACK_REAL))
 		return part_push(pt, missing_frame(b->p, user ? "user" : "kernel", id));
 	st = ntable_find(&b->n->stacks, &id);
-	if (!st && user && (e = native_raw_unwind(b->n, id, &st)))
+	if (!st && user && (e = native_raw_unwind(b->n, id, &st, true)))
 		return e;
 	if (!st || !st->nr) {
 		b->unresolved++;

@@ -365,23 +365,32 @@ static void pause_ms(struct rec *r, int ms)
  */
 static void watch(struct rec *r, uint64_t deadline)
 {
+	uint64_t gone = 0;
+
 	while (!got_signal && r->native) {
 		uint64_t now = proc__now_ns();
 
 		if (deadline && now >= deadline)
 			break;
-		if (r->o->target == TARGET_PIDS && native__targets_alive(r->native) == 0) {
+		/*
+		 * A process is gone from the collector's map at its exit
+		 * tracepoint; its threads' last switch-out, which reports their
+		 * ground truth, comes after: trace a little longer.
+		 */
+		if (r->o->target == TARGET_PIDS && !gone && native__targets_alive(r->native) == 0)
+			gone = now;
+		if (gone && now - gone >= 200000000ULL) {
 			status_clear(r);
 			fprintf(r->diag,
 				"offcpu: every traced process has exited after %.3f s: tracing "
 				"stopped\n",
-				(now - r->t0) / 1e9);
+				(gone - r->t0) / 1e9);
 			if (!r->o->quiet)
 				fprintf(stderr, "offcpu: every traced process has exited\n");
 			break;
 		}
 		status_tick(r);
-		pause_ms(r, wait_ms(r, now, deadline, 200));
+		pause_ms(r, gone ? 20 : wait_ms(r, now, deadline, 200));
 	}
 }
 
