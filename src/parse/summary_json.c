@@ -63,6 +63,8 @@ static int read_integrity(struct json_object *root, struct integrity *in)
 		if (err)
 			return err;
 		lo = (struct integrity_loss *)integrity__loss(in, name);
+		if (!lo)
+			continue;
 		/* Summaries from before the threshold: every real loss with a count counted. */
 		if (json_object_object_get_ex(l, "significant", &sig))
 			lo->significant = json_object_get_boolean(sig);

@@ -15,6 +15,7 @@
 #include "output/report.h"
 #include "parse/folded.h"
 #include "parse/profile_text.h"
+#include "parse/summary_json.h"
 #include "parse/bpftrace.h"
 #include "unit.h"
 
@@ -261,6 +262,25 @@ TEST(regression_diff_summary_frame_name_with_semicolons)
 	diff__free(d);
 	diff_side__free(a);
 	diff_side__free(b);
+}
+
+/*
+ * A loss name longer than a loss keeps (found by fuzz_summary_json): it is
+ * kept cut, and found again by its cut form, not looked up as missing.
+ */
+TEST(regression_summary_loss_name_longer_than_kept)
+{
+	struct summary_meta *m = calloc(1, sizeof(*m));
+	char *buf, why[256] = "";
+	FILE *f;
+
+	CHECK(m);
+	f = open_regression(REG "summary_json/long_loss_name.json", &buf);
+	CHECK(f);
+	summary_json__read(f, m, why, sizeof(why));
+	fclose(f);
+	free(buf);
+	free(m);
 }
 
 int main(void)
