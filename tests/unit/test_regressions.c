@@ -280,6 +280,7 @@ TEST(regression_summary_loss_name_longer_than_kept)
 	summary_json__read(f, m, why, sizeof(why));
 	fclose(f);
 	free(buf);
+	summary_meta__free(m);
 	free(m);
 }
 
