@@ -40,13 +40,6 @@
 
 #define UWIN_WORDS (OFFCPU_UWIN_MAX / 8)
 
-static __always_inline __u64 umix(__u64 h, __u64 v)
-{
-	h ^= v;
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
-}
-
 /*
  * Copy up to max bytes of user stack from sp into dst; returns how many.
  * Near the top of the stack mapping max bytes run past its end: then as many
@@ -78,7 +71,7 @@ static __always_inline void unote(struct unwind_state *st, __u64 addr, __u64 v)
 	if (!(off & 7) && off < (1ULL << 19) && st->nslots < OFFCPU_USLOTS) {
 		st->slot[st->nslots & (OFFCPU_USLOTS - 1)] = off >> 3;
 		st->nslots++;
-		st->hash = umix(st->hash, v);
+		st->hash = mix(st->hash, v);
 	} else {
 		/* Not verifiable by a site: its stack is checked by real walks. */
 		st->overflow = 1;
@@ -390,7 +383,7 @@ static long raw_hash_step(__u32 i, void *ctx)
 	st = bpf_map_lookup_elem(&ustate, &zero);
 	if (!st)
 		return 1;
-	c->h = umix(c->h, st->raw.win[i & (OFFCPU_RAW_WIN / 8 - 1)]);
+	c->h = mix(c->h, st->raw.win[i & (OFFCPU_RAW_WIN / 8 - 1)]);
 	return 0;
 }
 
@@ -433,11 +426,11 @@ __noinline __u64 raw_commit(__u32 tgid)
 		return ENOMEM;
 	/* Deeper than the unwinder's own window: user space gets one chance only. */
 	len = read_window(st->raw.win, st->raw.sp, OFFCPU_RAW_WIN);
-	h = umix(h, tgid);
-	h = umix(h, st->raw.ip);
-	h = umix(h, st->raw.sp);
-	h = umix(h, st->raw.bp);
-	h = umix(h, len);
+	h = mix(h, tgid);
+	h = mix(h, st->raw.ip);
+	h = mix(h, st->raw.sp);
+	h = mix(h, st->raw.bp);
+	h = mix(h, len);
 	/* A bpf_loop, not a loop: verified once, whatever len the reads gave. */
 	hc.h = h;
 	bpf_loop(len / 8, raw_hash_step, &hc, 0);
@@ -570,7 +563,7 @@ __noinline int uslots_match(__u32 tid, __u32 way, __u64 sp)
 			v = st->raw.win[(off >> 3) & (UWIN_WORDS - 1)];
 		else if (bpf_probe_read_user(&v, sizeof(v), (const void *)(sp + off)))
 			return 0;
-		h = umix(h, v);
+		h = mix(h, v);
 	}
 	return h == s->uhash;
 }
