@@ -112,6 +112,7 @@ struct signal_struct {
 
 struct task_struct {
 	unsigned int __state;
+	int on_cpu;
 	unsigned int flags;
 	struct sched_entity se;
 	struct sched_info sched_info;
@@ -122,6 +123,20 @@ struct task_struct {
 	char comm[16];
 	struct signal_struct *signal;
 	struct css_set *cgroups;
+};
+
+/* The iter/task program's context. */
+struct seq_file;
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+	__u64 session_id;
+	__u64 seq_num;
+};
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
 };
 
 /*

@@ -42,7 +42,8 @@
  *
  * The kernel types come from kernel_types.h (only the fields read, CO-RE
  * relocated), the helpers from stacks.bpf.h (walks), cache.bpf.h (the
- * call-site cache) and wakeup.bpf.h (wakeups and wakers).
+ * call-site cache), wakeup.bpf.h (wakeups and wakers) and snapshot.bpf.h
+ * (the threads asleep at start).
  */
 #include "kernel_types.h"
 #include <bpf/bpf_core_read.h>
@@ -530,8 +531,11 @@ static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, 
 	if (th->flags & OFFCPU_TH_FILTERED) {
 		STAT(filtered, 1);
 	} else if (th->flags & OFFCPU_TH_BEFORE_START) {
-		record(th->tgid, tid, kbefore, ubefore, OFFCPU_ST_UNKNOWN, 1, off, runq);
-		timeline_send(th, tid, start, off, runq, kbefore, ubefore, OFFCPU_ST_UNKNOWN);
+		/* Its state at start is known only from the snapshot (snapshot.bpf.h). */
+		__u32 st = (th->flags & OFFCPU_TH_SNAPPED) ? th->state : OFFCPU_ST_UNKNOWN;
+
+		record(th->tgid, tid, kbefore, ubefore, st, 1, off, runq);
+		timeline_send(th, tid, start, off, runq, kbefore, ubefore, st);
 		STAT(inflight_start, 1);
 		STAT(inflight_start_ns, off);
 		th->intervals++;
@@ -780,8 +784,12 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 		/* Ground truth counts the wait from start only, as the row does. */
 		if (th->first_ns == start_ns)
 			th->base_delay_ns += queued - runq;
-		/* A bonus, not owed: a failed walk keeps the "before start" placeholder. */
-		if (btf && kernel_stacks) {
+		if (th->flags & OFFCPU_TH_SNAPPED) {
+			/* Asleep at start: the stacks it slept in, read then. */
+			k = th->kstack;
+			u = th->ustack;
+		} else if (btf && kernel_stacks) {
+			/* A bonus, not owed: a failed walk keeps the "before start" placeholder. */
 			k = walk_task(next);
 			if (!(k & OFFCPU_STACK_REAL))
 				k = OFFCPU_STACK_BEFORE_START;
@@ -891,6 +899,8 @@ static __always_inline void on_exit(struct task_struct *p, const bool btf)
 		bpf_map_delete_elem(&umaps, &tgid);
 	}
 }
+
+#include "snapshot.bpf.h"
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sw_btf, bool preempt, struct task_struct *prev, struct task_struct *next,

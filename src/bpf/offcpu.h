@@ -157,6 +157,7 @@ enum offcpu_thread_flags {
 	OFFCPU_TH_NEW = 1 << 1,		 /* current interval is the wait for the first run */
 	OFFCPU_TH_FILTERED = 1 << 2,	 /* current interval is excluded by the state mask */
 	OFFCPU_TH_UNCHECKED = 1 << 3,	 /* current interval's stacks came from a cache hit */
+	OFFCPU_TH_SNAPPED = 1 << 4,	 /* ... began before start; stacks and state from the snapshot */
 };
 
 #define OFFCPU_NO_SITE 0xff
@@ -397,6 +398,28 @@ struct offcpu_raw_ustack {
 	__u32 len; /* bytes of stack from sp in win */
 	__u32 pad;
 	__u64 win[OFFCPU_RAW_WIN / 8];
+};
+
+/*
+ * The targets' threads at start (program snap, an iter/task run once right
+ * after the attach, for -p, --cgroup and -a): a thread off the CPU and not
+ * yet seen gets its map entry with the stacks it sleeps in and its state, so
+ * that its interval from start, and a whole window asleep, carry them. Its
+ * kernel frames and user registers and stack come to user space as one
+ * record on the iterator's file; the thread's rows name them by these ids
+ * (their tag keeps them apart from stack hashes, whose top half is random).
+ */
+#define OFFCPU_SNAP_KSTACK(tid) (OFFCPU_STACK_REAL | (0x534e4150ULL << 32) | (__u32)(tid))
+#define OFFCPU_SNAP_USTACK(tid) (OFFCPU_STACK_REAL | (0x534e4155ULL << 32) | (__u32)(tid))
+
+struct offcpu_snap {
+	__u32 size; /* bytes of this record: through u.win[u.len / 8] */
+	__u32 tid;
+	__u32 knr; /* kernel frames in kips, innermost first; 0: none */
+	__u32 state; /* enum offcpu_bpf_state */
+	__u64 kips[OFFCPU_MAX_STACK];
+	__u64 exec_ns; /* se.sum_exec_runtime when read: the thread has not run since if equal */
+	struct offcpu_raw_ustack u; /* u.id 0: no user stack (kernel thread, or not asked) */
 };
 
 /*

@@ -67,6 +67,10 @@ int ktext__read(FILE *in, struct ktext *k)
 		if (!addr)
 			continue;
 		len = (size_t)(end - name);
+		if (len == 18 && !strncmp(name, "__sched_text_start", 18))
+			k->sched_text.lo = addr;
+		if (len == 16 && !strncmp(name, "__sched_text_end", 16))
+			k->sched_text.hi = addr;
 		if (sched_open && addr > k->sched.lo) {
 			k->sched.hi = addr;
 			sched_open = false;
@@ -87,5 +91,7 @@ int ktext__read(FILE *in, struct ktext *k)
 	}
 	if (!k->sched.hi)
 		k->sched.lo = 0;
+	if (k->sched_text.hi <= k->sched_text.lo)
+		k->sched_text = (struct addr_range){0, 0};
 	return ferror(in) ? -EIO : 0;
 }

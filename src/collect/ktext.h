@@ -7,6 +7,10 @@
  *   sched  __schedule (or a compiler's __schedule.* clone), where the
  *          sched_switch tracepoint fires: the BPF side drops the tracer frames
  *          above it.
+ *   sched_text  the scheduler's section (__sched_text_start to
+ *          __sched_text_end: schedule(), do_nanosleep(), the lock slow
+ *          paths, ...), which the kernel leaves out of a sleeping task's
+ *          stack (bpf_get_task_stack(), /proc/PID/stack).
  *   irq    the interrupt entry code: the hard-interrupt entries (asm_sysvec_*,
  *          asm_common_interrupt, asm_spurious_interrupt, the irq_entries_start
  *          and spurious_entries_start vector stubs), the NMI entry
@@ -35,6 +39,7 @@ struct addr_range {
 
 struct ktext {
 	struct addr_range sched;
+	struct addr_range sched_text;
 	struct addr_range irq[KTEXT_IRQ_RANGES]; /* lowest first */
 	size_t nr_irq;
 	int irq_err; /* -E2BIG: more ranges than KTEXT_IRQ_RANGES (irq holds the first) */

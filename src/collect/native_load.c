@@ -40,6 +40,7 @@ void native_kernel_text(struct native *n, bool timeline)
 		memset(&k, 0, sizeof(k));
 	n->sched_lo = k.sched.lo;
 	n->sched_hi = k.sched.hi;
+	n->sched_text = k.sched_text;
 	if (!timeline)
 		return;
 	if (!err && !k.irq_err && k.nr_irq) {
@@ -417,6 +418,9 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		bpf_program__set_autoload(prog_of(s, &progs[i], false), needed && !raw);
 		bpf_program__set_autoload(prog_of(s, &progs[i], true), needed && raw);
 	}
+	/* A command's threads are all new: only attach targets have threads asleep at start. */
+	n->snap = !raw && o->follow_pid <= 0;
+	bpf_program__set_autoload(s->progs.snap, n->snap);
 	if ((err = offcpu_bpf__load(s))) {
 		snprintf(why, whylen, "the kernel refused the %s programs: %s",
 			 raw ? "raw_tp" : "tp_btf", strerror(-err));
@@ -432,5 +436,9 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	if ((err = attach_all(n, raw, why, whylen)))
 		return err;
 	n->raw_tp = raw;
+	/* After the attach: a thread that runs before its turn in the walk is seen running. */
+	if (n->snap && (err = native_snapshot(n)))
+		native_note(n, "snapshot of the threads at start failed: %s: threads asleep "
+			       "through the window are missing", strerror(-err));
 	return 0;
 }

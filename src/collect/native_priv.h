@@ -7,6 +7,7 @@
  *   native_drain.c   the events ring buffer and the aggregation maps, drained
  *   native_stacks.c  stack ids to the profile's frames
  *   native_stop.c    stop: the threads at stop, the rows, the losses
+ *   native_snap.c    the targets' threads asleep at start (snapshot.bpf.h)
  *
  * Files that touch the skeleton include "offcpu.skel.h" themselves.
  */
@@ -79,12 +80,15 @@ struct native {
 	enum offcpu_target target;
 	uint32_t agg_entries;
 	uint64_t sched_lo, sched_hi;
+	struct addr_range sched_text; /* left out of a sleeping task's stack by the kernel */
 	struct addr_range irq[KTEXT_IRQ_RANGES]; /* interrupt entry code, for wakers */
 	uint64_t cgroup_id;
 	uint32_t cgroup_level;
 	uint64_t start_ns, stop_ns, last_drain_ns;
 	uint64_t inserts_at_flip;
 	uint64_t tracked;
+	bool snap;	  /* the snapshot program is loaded: -p, --cgroup, -a */
+	uint64_t snapped; /* threads it found off the CPU at start */
 	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
 	struct ntable stacks; /* stack id -> struct native_stack */
 	struct ntable raws;   /* stack id -> struct native_raw */
@@ -107,6 +111,16 @@ int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
 int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen);
 void native_destroy_skel(struct native *n);
+
+/* native_snap.c: run the snapshot once, after the attach. 0 or -errno. */
+int native_snapshot(struct native *n);
+/*
+ * native_snap.c, at stop: give the snapshot's kernel stacks the scheduler
+ * frames of the same wait seen at a switch-out, and read the processes whose
+ * snapshot user stacks wait for their mappings.
+ */
+struct symbolizer;
+int native_snap_finish(struct native *n, struct symbolizer *sym);
 
 /* native_stacks.c */
 int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out, bool final);
@@ -151,6 +165,7 @@ struct build {
 	uint64_t unresolved;		/* stack ids whose frames never arrived */
 	uint64_t inflight, inflight_ns; /* intervals open at stop */
 	uint64_t both, both_ns;		/* ... that also began before start */
+	uint64_t never_ran;		/* ... of threads that did not run in the window */
 	uint64_t stacks_lost, stacks_lost_ns; /* rows whose stacks the ring buffer dropped */
 };
 

@@ -124,10 +124,15 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 	if (v.runq_ns > v.off_ns)
 		v.runq_ns = v.off_ns;
 	if (th->flags & OFFCPU_TH_BEFORE_START) {
-		k.kstack = k.ustack = OFFCPU_STACK_BEFORE_START;
-		k.state = OFFCPU_ST_UNKNOWN;
+		/* The snapshot's stacks and state (snapshot.bpf.h), else placeholders. */
+		if (!(th->flags & OFFCPU_TH_SNAPPED)) {
+			k.kstack = k.ustack = OFFCPU_STACK_BEFORE_START;
+			k.state = OFFCPU_ST_UNKNOWN;
+		}
 		b->both++;
 		b->both_ns += v.off_ns;
+		/* Off the CPU from start to stop: asleep, or runnable and never given a CPU. */
+		b->never_ran++;
 	}
 	if (n->timeline && v.off_ns >= n->timeline_min_ns) {
 		struct offcpu_interval iv = {
@@ -411,6 +416,7 @@ static void stop_losses(struct build *b, struct integrity *in, const struct offc
 	add_loss(in, "inflight_at_start", st->inflight_start + b->both,
 		 st->inflight_start_ns + b->both_ns);
 	add_loss(in, "inflight_at_stop", b->inflight, b->inflight_ns);
+	add_loss(in, "threads_never_ran", b->never_ran, b->both_ns);
 	add_loss(in, "map_full_agg", st->map_full_agg, st->map_full_agg_ns);
 	add_loss(in, "lost_stacks", b->stacks_lost, b->stacks_lost_ns);
 	add_loss(in, "map_full_threads", st->map_full_threads, 0);
@@ -557,6 +563,8 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
 	    (err = ntable_init(&b.at_stop, sizeof(uint32_t), 2 * sizeof(uint64_t))))
 		goto cleanup;
 	err = stop_collect(&b, &st, &misses);
+	if (!err && n->snapped)
+		err = native_snap_finish(n, sym);
 	if (err || (err = stop_rows(&b, in)) || (err = build_timeline(&b)) ||
 	    (err = stop_thread_times(&b)))
 		goto cleanup;

@@ -89,7 +89,8 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 {
 	const struct profile *p = res->profile;
 	const struct integrity *in = &res->integrity;
-	char t[32], ns[48], nt[48], edges[96] = "";
+	char t[32], ns[48], nt[48], edges[96] = "", nr[48] = "";
+	const struct integrity_loss *never;
 	uint64_t n, e_ns;
 
 	if (p && !profile__nr_rows(p) && !strcmp(res->outcome.state, "summary_written")) {
@@ -105,13 +106,19 @@ static void print_human(const struct lane *l, const struct lane_result *res)
 	}
 	/* Edges and an interrupt are facts about the window, said once, never as a loss. */
 	integrity__sum(in, INTEGRITY_EDGE, &n, &e_ns);
+	/* A wait through the whole window is at both edges: one wait. */
+	never = integrity__loss(in, "threads_never_ran");
+	if (never && never->count <= n)
+		n -= never->count;
 	if (n)
 		snprintf(edges, sizeof(edges), " (%s in progress at the edges counted)",
 			 term__count(n, "wait", "waits", nt, sizeof(nt)));
 	term__ns(profile__totals(p)->all.off_ns, t, sizeof(t));
-	fprintf(stderr, "offcpu: %s off-CPU in %s, %s; capture %s%s%s -> %s\n", t,
+	if (never && never->count)
+		snprintf(nr, sizeof(nr), " (%llu never ran)", (unsigned long long)never->count);
+	fprintf(stderr, "offcpu: %s off-CPU in %s, %s%s; capture %s%s%s -> %s\n", t,
 		term__count(profile__nr_stacks(p), "stack", "stacks", ns, sizeof(ns)),
-		term__count(profile__nr_threads(p), "thread", "threads", nt, sizeof(nt)),
+		term__count(profile__nr_threads(p), "thread", "threads", nt, sizeof(nt)), nr,
 		integrity_status__name(in->status), edges,
 		integrity__loss(in, "interrupted") && integrity__loss(in, "interrupted")->count
 			? ", interrupted"

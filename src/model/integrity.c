@@ -34,7 +34,7 @@ enum integrity_class integrity__class(const char *name)
 {
 	if (!strcmp(name, "inflight_at_start") || !strcmp(name, "inflight_at_stop"))
 		return INTEGRITY_EDGE;
-	if (!strcmp(name, "interrupted"))
+	if (!strcmp(name, "interrupted") || !strcmp(name, "threads_never_ran"))
 		return INTEGRITY_FACT;
 	return INTEGRITY_LOSS;
 }

@@ -213,16 +213,33 @@ static bool banner_notes(struct ctx *c)
 	const struct integrity_loss *a = integrity__loss(in, "inflight_at_start");
 	const struct integrity_loss *z = integrity__loss(in, "inflight_at_stop");
 	const struct integrity_loss *intr = integrity__loss(in, "interrupted");
-	uint64_t n, ns;
+	const struct integrity_loss *nr = integrity__loss(in, "threads_never_ran");
+	uint64_t n, ns, both = nr ? nr->count : 0, both_ns = nr ? nr->affected_ns : 0;
 	char line[256], t[32], w[48];
 	bool any = false;
 
 	integrity__sum(in, INTEGRITY_EDGE, &n, &ns);
 	if (n) {
-		snprintf(line, sizeof(line),
-			 "edges: %s in progress at start, %llu at stop: %s counted in the window",
-			 term__count(a ? a->count : 0, "wait", "waits", w, sizeof(w)),
-			 (unsigned long long)(z ? z->count : 0), term__ns(ns, t, sizeof(t)));
+		/* A wait through the whole window is at both edges: count it and its time once. */
+		uint64_t at_a = (a ? a->count : 0) - both, at_z = (z ? z->count : 0) - both;
+		size_t used = (size_t)snprintf(line, sizeof(line), "edges:");
+
+		if (at_a)
+			used += snprintf(line + used, sizeof(line) - used, " %s at start",
+					 term__count(at_a, "wait", "waits", w, sizeof(w)));
+		if (at_z && used < sizeof(line))
+			used += snprintf(line + used, sizeof(line) - used, "%s %s at stop",
+					 at_a ? "," : "",
+					 term__count(at_z, at_a ? "" : "wait", at_a ? "" : "waits", w,
+						     sizeof(w)));
+		if (both && used < sizeof(line))
+			used += snprintf(line + used, sizeof(line) - used, "%s %s the whole window",
+					 at_a || at_z ? "," : "",
+					 term__count(both, at_a || at_z ? "" : "wait",
+						     at_a || at_z ? "" : "waits", w, sizeof(w)));
+		if (used < sizeof(line))
+			snprintf(line + used, sizeof(line) - used, ": %s counted",
+				 term__ns(ns > both_ns ? ns - both_ns : 0, t, sizeof(t)));
 		banner_line(c, "2", line);
 		any = true;
 	}
@@ -286,14 +303,17 @@ static void heading(struct ctx *c, const char *title)
 static void totals_line(struct ctx *c)
 {
 	const struct budget_entry *t = &c->b->total;
-	char off[16], n[3][48], line[200];
+	const struct integrity_loss *nr = integrity__loss(c->in, "threads_never_ran");
+	char off[16], n[3][48], line[200], never[48] = "";
 	struct term_line l;
 
-	snprintf(line, sizeof(line), "%s off-CPU in %s; %s in %s",
+	if (nr && nr->count)
+		snprintf(never, sizeof(never), ", %llu never ran", (unsigned long long)nr->count);
+	snprintf(line, sizeof(line), "%s off-CPU in %s; %s in %s%s",
 		 term__ns(t->off_ns, off, sizeof(off)),
 		 term__count(t->count, "interval", "intervals", n[0], sizeof(n[0])),
 		 term__count(c->b->nr_threads, "thread", "threads", n[1], sizeof(n[1])),
-		 term__count(c->b->nr_procs, "process", "processes", n[2], sizeof(n[2])));
+		 term__count(c->b->nr_procs, "process", "processes", n[2], sizeof(n[2])), never);
 	term_line__begin(&l, c->out, c->o.width, c->o.color);
 	term_line__text(&l, line, -1);
 	term_line__end(&l);

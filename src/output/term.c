@@ -34,7 +34,9 @@ const unsigned char *term__reason_rgb(enum reason r)
 /* Unit thresholds are set where the rounded value would need a fourth digit. */
 char *term__count(uint64_t n, const char *one, const char *many, char *buf, size_t size)
 {
-	snprintf(buf, size, "%" PRIu64 " %s", n, n == 1 ? one : many);
+	const char *word = n == 1 ? one : many;
+
+	snprintf(buf, size, "%" PRIu64 "%s%s", n, *word ? " " : "", word);
 	return buf;
 }
 
