@@ -125,6 +125,11 @@ struct task_struct {
 	struct css_set *cgroups;
 };
 
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+};
+
 /* The iter/task program's context. */
 struct seq_file;
 

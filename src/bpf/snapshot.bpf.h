@@ -29,25 +29,35 @@ struct {
 	__type(value, struct snap_scratch);
 } snapbuf SEC(".maps");
 
+struct vma_end {
+	__u64 end;
+};
+
+static long vma_end_of(struct task_struct *t, struct vm_area_struct *vma, struct vma_end *out)
+{
+	out->end = vma->vm_end;
+	return 0;
+}
+
 /*
- * Copy the top of t's user stack from sp: the largest of 16, 8, 4, 2 or 1
- * KiB that is mapped (a partial copy fails whole). Bytes copied, or 0.
+ * Copy the top of t's user stack from sp, up to OFFCPU_RAW_WIN bytes but not
+ * past the end of its mapping (a copy that runs off it fails whole: a main
+ * thread's stack often ends a few KiB above sp). Bytes copied, or 0.
  */
 static __always_inline __u32 snap_window(struct offcpu_snap *s, struct task_struct *t, __u64 sp)
 {
-	const void *from = (const void *)sp;
+	struct vma_end e = {};
+	__u64 len;
 
-	if (!bpf_copy_from_user_task(s->u.win, OFFCPU_RAW_WIN, from, t, 0))
-		return OFFCPU_RAW_WIN;
-	if (!bpf_copy_from_user_task(s->u.win, OFFCPU_RAW_WIN / 2, from, t, 0))
-		return OFFCPU_RAW_WIN / 2;
-	if (!bpf_copy_from_user_task(s->u.win, OFFCPU_RAW_WIN / 4, from, t, 0))
-		return OFFCPU_RAW_WIN / 4;
-	if (!bpf_copy_from_user_task(s->u.win, OFFCPU_RAW_WIN / 8, from, t, 0))
-		return OFFCPU_RAW_WIN / 8;
-	if (!bpf_copy_from_user_task(s->u.win, OFFCPU_RAW_WIN / 16, from, t, 0))
-		return OFFCPU_RAW_WIN / 16;
-	return 0;
+	if (bpf_find_vma(t, sp, vma_end_of, &e, 0) || e.end <= sp)
+		return 0;
+	len = e.end - sp;
+	if (len > OFFCPU_RAW_WIN)
+		len = OFFCPU_RAW_WIN;
+	len &= ~7ULL;
+	if (!len || bpf_copy_from_user_task(s->u.win, len, (const void *)sp, t, 0))
+		return 0;
+	return len;
 }
 
 /* The user side: registers at the system call and the top of the stack. Bytes copied. */

@@ -303,7 +303,7 @@ static void heading(struct ctx *c, const char *title)
 static void totals_line(struct ctx *c)
 {
 	const struct budget_entry *t = &c->b->total;
-	const struct integrity_loss *nr = integrity__loss(c->in, "threads_never_ran");
+	const struct integrity_loss *nr = c->in ? integrity__loss(c->in, "threads_never_ran") : NULL;
 	char off[16], n[3][48], line[200], never[48] = "";
 	struct term_line l;
 

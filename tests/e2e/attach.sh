@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Attach mode (-p) as a user meets it: the window's edges are not losses, -p
-# ends with its targets (children forked later included), coverage above 100%
-# is shown as such, and the live status line is drawn on a terminal only.
+# ends with its targets (children forked later included), threads asleep
+# through the whole window are in the capture with their stacks (a hung
+# process is the case), coverage above 100% is shown as such, and the live
+# status line is drawn on a terminal only.
 . "$(dirname "$0")/lib.sh"
 SCHEMA="$OFFCPU_ROOT/docs/summary.schema.json"
 
@@ -20,7 +22,9 @@ wait_tracing() {
 
 if ! need_root; then
 	for t in edge_only_attach_capture_is_complete_with_edges_counted \
-		p_ends_when_its_target_exits p_follows_children_forked_later_until_they_exit; do
+		p_ends_when_its_target_exits p_follows_children_forked_later_until_they_exit \
+		p_capture_has_idle_threads_with_their_whole_window \
+		hung_process_capture_is_complete_with_its_stack; do
 		skip $t "needs root for the native collector"
 	done
 else
@@ -45,7 +49,7 @@ else
 		[ "$(json "$s" .capture_integrity.losses.inflight_at_start.class)" != edge ] ||
 		[ "$(json "$s" .capture_integrity.lost.count)" != 0 ]; then
 		fail $t "edges not counted apart: $(jq -c '.capture_integrity | [.edges, .lost]' "$s")"
-	elif grep -q '!!' "$SCRATCH/edges.report" || ! grep -Eq '^edges: [0-9]+ waits? in progress at start' "$SCRATCH/edges.report"; then
+	elif grep -q '!!' "$SCRATCH/edges.report" || ! grep -Eq '^edges: [0-9]+ waits? at start' "$SCRATCH/edges.report"; then
 		fail $t "report: $(head -3 "$SCRATCH/edges.report")"
 	elif grep -qi partial "$SCRATCH/edges.report.err" "$SCRATCH/edges.err"; then
 		fail $t "called partial: $(grep -hi partial "$SCRATCH/edges.report.err" "$SCRATCH/edges.err")"
@@ -104,6 +108,88 @@ else
 		fail $t "the child is not in the capture: $(jq -c '[.threads[] | [.comm, .off_ns]]' "$s")"
 	else
 		ok $t
+	fi
+fi
+
+if need_root; then
+	# start_hung NAME [ticker]: tests/workloads/hung in the background, once
+	# its threads are in their waits; its pid in $hpid.
+	start_hung() {
+		"$W/hung" ${2:+"$2"} >"$SCRATCH/$1.hung" &
+		hpid=$!
+		for _ in $(seq 100); do
+			grep -q ready "$SCRATCH/$1.hung" && return 0
+			sleep 0.05
+		done
+		return 1
+	}
+	# window_share S TID: the thread's off-CPU time over the window, in percent.
+	window_share() {
+		jq -r --argjson tid "$2" '(.threads[] | select(.tid == $tid) | .off_ns) * 100 / .workload.wall_ns | floor' "$1"
+	}
+
+	# Threads that sleep through the whole window never pass a tracepoint: they
+	# are in the capture all the same, with their whole window and the stack
+	# they sleep in, and the report counts them. A thread woken during the
+	# window has the stack it slept in at start, not a placeholder.
+	t=p_capture_has_idle_threads_with_their_whole_window
+	d=$SCRATCH/idle
+	if ! start_hung idle ticker; then
+		fail $t "the workload did not start: $(cat "$SCRATCH/idle.hung")"
+	else
+		"$OFFCPU_BIN" record -p $hpid -d 1s -o "$d" 2>"$SCRATCH/idle.err"
+		rc=$?
+		"$OFFCPU_BIN" report "$d" >"$SCRATCH/idle.report" 2>&1
+		idler=$(awk '$1 == "thread" && $5 == "idler" { print $4 }' "$d/offcpu.profile.txt")
+		s=$d/offcpu.summary.json
+		if [ $rc -ne 0 ]; then
+			fail $t "record exited $rc: $(head -3 "$SCRATCH/idle.err")"
+		elif [ -z "$idler" ]; then
+			fail $t "no thread idler in the capture: $(jq -c '[.threads[] | [.comm, .off_ns]]' "$s")"
+		elif [ "$(window_share "$s" "$idler")" -lt 97 ] || [ "$(window_share "$s" "$idler")" -gt 101 ]; then
+			fail $t "idler off the CPU $(window_share "$s" "$idler")% of the window"
+		elif ! "$OFFCPU_BIN" export -f pprof -o - "$d" >/dev/null 2>&1 ||
+			! grep -q 'idle_wait' "$d/offcpu.profile.txt" || ! grep -q 'hung_read' "$d/offcpu.profile.txt"; then
+			fail $t "the sleepers' stacks are missing: $(grep -c frame "$d/offcpu.profile.txt") frames"
+		elif grep -q 'since before start' "$d/offcpu.profile.txt"; then
+			fail $t "a placeholder where the snapshot has the stack: $(grep 'since before start' "$d/offcpu.profile.txt")"
+		elif ! grep -Eq '3 threads in 1 process, 2 never ran' "$SCRATCH/idle.report"; then
+			fail $t "report: $(sed -n 1,4p "$SCRATCH/idle.report")"
+		elif [ "$(json "$s" .capture_integrity.losses.threads_never_ran.count)" != 2 ]; then
+			fail $t "summary: $(jq -c .capture_integrity.losses.threads_never_ran "$s")"
+		else
+			ok $t
+		fi
+		kill $hpid
+		wait $hpid 2>/dev/null
+	fi
+
+	# "My process hangs, where?": every thread asleep for the whole window. A
+	# complete capture, each thread's whole window, the stack it hangs in.
+	t=hung_process_capture_is_complete_with_its_stack
+	d=$SCRATCH/hung
+	if ! start_hung hung; then
+		fail $t "the workload did not start: $(cat "$SCRATCH/hung.hung")"
+	else
+		"$OFFCPU_BIN" record -p $hpid -d 1s -o "$d" 2>"$SCRATCH/hung.err"
+		rc=$?
+		s=$d/offcpu.summary.json
+		top=$(jq -r '.top_stacks[] | [.frames[].name] | join(";")' "$s" | grep hung_read | head -1)
+		if [ $rc -ne 0 ]; then
+			fail $t "record exited $rc: $(head -3 "$SCRATCH/hung.err")"
+		elif [ "$(json "$s" .capture_integrity.status)/$(json "$s" .caveat)" != complete/null ]; then
+			fail $t "got $(json "$s" .capture_integrity.status), caveat $(json "$s" .caveat.kind): $(json "$s" .caveat.message)"
+		elif [ "$(window_share "$s" $hpid)" -lt 97 ] || [ "$(jq '.threads | length' "$s")" != 2 ]; then
+			fail $t "threads: $(jq -c '[.threads[] | [.comm, .off_ns]]' "$s"), window $(json "$s" .workload.wall_ns)"
+		elif ! echo "$top" | grep -Eq '(^|;)main;hung_read;.*read;.*pipe_read'; then
+			fail $t "the main thread's stack: $top"
+		elif [ "$(json "$s" .user_stacks.complete_share)" != 1 ] 2>/dev/null; then
+			fail $t "user stacks: $(jq -c .user_stacks "$s")"
+		else
+			ok $t
+		fi
+		kill $hpid
+		wait $hpid 2>/dev/null
 	fi
 fi
 
