@@ -680,14 +680,15 @@ static void who_text(const struct ctx *c, const struct top_stack *ts, char *buf,
 
 /*
  * Stack line columns after the reason: off (7), share (7), then blocked (8)
- * and runq (7) when the collector split them, and the count (8).
+ * and runq (7) when the collector split them, and the count (8) when the
+ * width leaves room for it.
  */
-static int stack_cols(const struct ctx *c)
+static int stack_cols(const struct ctx *c, bool count)
 {
-	return 7 + 7 + (c->b->runq_known ? 8 + 7 : 0) + 8;
+	return 7 + 7 + (c->b->runq_known ? 8 + 7 : 0) + (count ? 8 : 0);
 }
 
-static void stacks_header(struct ctx *c, int reason_cols)
+static void stacks_header(struct ctx *c, int reason_cols, bool count)
 {
 	struct term_line l;
 
@@ -700,8 +701,10 @@ static void stacks_header(struct ctx *c, int reason_cols)
 		term_line__right(&l, "blocked", 8);
 		term_line__right(&l, "runq", 7);
 	}
-	term_line__right(&l, "count", 8);
-	term_line__text(&l, "  threads", -1);
+	if (count)
+		term_line__right(&l, "count", 8);
+	if (term_line__left(&l) >= 9)
+		term_line__text(&l, "  threads", -1);
 	term_line__end(&l);
 }
 
@@ -710,6 +713,7 @@ static void stacks_table(struct ctx *c)
 	struct term_line l;
 	char title[96], t[16], pct[16], cnt[24], who[256];
 	int reason_cols = 9;
+	bool count;
 
 	/* One column wide enough for every "reason: detail" shown. */
 	for (size_t i = 0; i < c->nr_top; i++) {
@@ -720,16 +724,21 @@ static void stacks_table(struct ctx *c)
 		if (cols > reason_cols)
 			reason_cols = cols;
 	}
-	/* Never so wide that the numbers leave the line. */
-	if (reason_cols > c->o.width - 3 - stack_cols(c))
-		reason_cols = c->o.width - 3 - stack_cols(c);
-	if (reason_cols < 4)
-		reason_cols = 4;
+	/*
+	 * Never so wide that the numbers leave the line; on a narrow one the
+	 * reason keeps its column (8: "runqueue", the off column starts with a
+	 * space) and the count goes first.
+	 */
+	if (reason_cols > c->o.width - 3 - stack_cols(c, true))
+		reason_cols = c->o.width - 3 - stack_cols(c, true);
+	if (reason_cols < 8)
+		reason_cols = 8;
+	count = 3 + reason_cols + stack_cols(c, true) <= c->o.width;
 	snprintf(title, sizeof(title), "Top %zu of %zu stacks by off-CPU time", c->nr_top,
 		 c->nr_stacks);
 	heading(c, title);
 	if (c->nr_top)
-		stacks_header(c, reason_cols);
+		stacks_header(c, reason_cols, count);
 	for (size_t i = 0; i < c->nr_top; i++) {
 		const struct top_stack *ts = &c->top[i];
 		size_t kidx[KEY_FRAMES], uidx[KEY_FRAMES], nk, nu, n;
@@ -755,7 +764,8 @@ static void stacks_table(struct ctx *c)
 			term_line__right(&l, term__ns(ts->off_ns - ts->runq_ns, t, sizeof(t)), 8);
 			term_line__right(&l, term__ns(ts->runq_ns, t, sizeof(t)), 7);
 		}
-		term_line__right(&l, cnt, 8);
+		if (count)
+			term_line__right(&l, cnt, 8);
 		/* Who is on it: at the end of the line when it fits, else a line of its own. */
 		if (term_line__left(&l) >= 2 + term__cols(who)) {
 			term_line__text(&l, "  ", -1);

@@ -699,6 +699,15 @@ TEST(report_names_the_threads_a_stack_merges)
 	CHECK_CONTAINS(out, "solo 700/700");
 	CHECK(!strstr(out, "1 thread"));
 	free(out);
+	/* A narrow line keeps the reason and the split, drops the count, cuts the names. */
+	o.width = 40;
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "\n   reason      off  share blocked   runq\n");
+	CHECK_CONTAINS(out, "\n 1 lock:...  1.00s  57.8%   980ms 20.0ms\n");
+	CHECK_CONTAINS(out, "\n      python3 500: 4 threads (502 41%...\n");
+	free(out);
+	o.width = 100;
 
 	o.json = true;
 	out = render(p, NULL, &o, &err);
