@@ -28,6 +28,7 @@ struct diff_side {
 	uint64_t reason_ns[REASON__COUNT]; /* blocked by reason; runqueue: run-queue time */
 	struct entries threads, stacks;
 	bool stacks_partial;
+	bool runq_known; /* the collector split run-queue time from blocked time */
 };
 
 static struct entry *push(struct entries *es)
@@ -220,6 +221,7 @@ struct diff_side *diff_side__from_profile(const struct profile *p)
 	s->blocked = b->total.blocked_total_ns;
 	s->count = b->total.count;
 	s->wall = b->total.time_known ? b->total.wall_ns : 0;
+	s->runq_known = runq_known;
 	memcpy(s->reason_ns, b->total.blocked_ns, sizeof(s->reason_ns));
 	s->reason_ns[REASON_RUNQUEUE] = b->total.rows_runq_ns;
 	err = 0;
@@ -285,6 +287,7 @@ int diff_side__read_summary(FILE *in, struct diff_side **out, char *why, size_t 
 	if (err)
 		goto cleanup;
 	split = read_weight(&sw.totals, &t);
+	s->runq_known = split;
 	s->off = t.off;
 	s->blocked = t.blocked;
 	s->runq = t.runq;
@@ -503,6 +506,7 @@ int diff__new(const struct diff_side *base, const struct diff_side *new, enum di
 	value(&d->runq, base->runq, new->runq, d);
 	count_value(&d->count, base->count, new->count, d);
 	d->stacks_partial = base->stacks_partial || new->stacks_partial;
+	d->runq_known = base->runq_known && new->runq_known;
 
 	d->reasons = calloc(REASON__COUNT, sizeof(*d->reasons));
 	if (!d->reasons)
@@ -703,10 +707,10 @@ void diff_gate__eval(const struct diff_gate *g, const struct diff *d, struct dif
 			if (regexec(&g->re, it->name, 0, NULL, 0))
 				continue;
 			r->matched_stacks++;
-			r->v.base += it->off.base;
-			r->v.new += it->off.new;
-			r->v.base_norm += it->off.base_norm;
-			r->v.new_norm += it->off.new_norm;
+			r->v.base += it->blocked.base;
+			r->v.new += it->blocked.new;
+			r->v.base_norm += it->blocked.base_norm;
+			r->v.new_norm += it->blocked.new_norm;
 		}
 		break;
 	}

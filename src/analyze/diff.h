@@ -36,9 +36,12 @@
  *                growth of time)  |  +N  (absolute growth of count)
  *
  * reason:NAME is that reason's blocked time (runqueue: run-queue time);
- * stack:REGEX is the off-CPU time of every stack whose frame names joined
+ * stack:REGEX is the blocked time of every stack whose frame names joined
  * root first with ';' ("start_thread;worker;__GI___lll_lock_wait;
- * futex_do_wait;...") match the POSIX extended regular expression. A gate is
+ * futex_do_wait;...") match the POSIX extended regular expression: the
+ * same rule as reason:NAME, so that the stacks of a reason add up to its
+ * gate, and a stack whose threads only waited longer for a CPU does not
+ * cross a gate on its wait (runq says that). A gate is
  * crossed when new - base exceeds the threshold (with +N%: when
  * new > base * (1 + N/100), and any growth from 0). With a normalization,
  * +N% compares normalized values; time thresholds always compare raw time.
@@ -106,6 +109,11 @@ struct diff {
 	struct diff_item *reasons, *threads, *stacks;
 	size_t nr_reasons, nr_threads, nr_stacks;
 	bool stacks_partial; /* a side knew only its top stacks */
+	/*
+	 * Both sides split run-queue time from blocked time; else a side's
+	 * run-queue time is only its preempted stacks' (BCC, bpftrace).
+	 */
+	bool runq_known;
 };
 
 /*

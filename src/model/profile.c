@@ -723,3 +723,128 @@ int profile__sum_by_thread(const struct profile *p, struct profile_thread_sum **
 	*n = nout;
 	return 0;
 }
+
+static int cmp_thread_sum_by_weight(const void *a, const void *b)
+{
+	const struct profile_thread_sum *x = a, *y = b;
+
+	if (weight_beats(&x->w, &y->w))
+		return -1;
+	if (weight_beats(&y->w, &x->w))
+		return 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Threads of one process next to each other: by pid, then (pid 0) by comm. */
+static int cmp_thread_sum_by_proc(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct profile_thread_sum *x = a, *y = b;
+	const struct profile_thread *tx = seg_at(&p->threads, x->thread);
+	const struct profile_thread *ty = seg_at(&p->threads, y->thread);
+
+	if (tx->pid != ty->pid)
+		return tx->pid < ty->pid ? -1 : 1;
+	return tx->pid ? 0 : strcmp(tx->comm, ty->comm);
+}
+
+static bool same_proc(const struct profile_thread *a, const struct profile_thread *b)
+{
+	return a->pid == b->pid && (a->pid || !strcmp(a->comm, b->comm));
+}
+
+int profile__stack_threads(const struct profile *p, const uint32_t *stacks, size_t nr, size_t max,
+			   struct profile_stack_threads **out)
+{
+	size_t nst = p->stacks.n, nrows = p->rows.n, nsel = 0;
+	struct profile_stack_threads *res = NULL;
+	const struct profile_row **order = NULL;
+	struct profile_thread_sum *tmp = NULL, *tops;
+	size_t *start = NULL;
+	int32_t *slot = NULL;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	for (size_t i = 0; i < nr; i++)
+		if (stacks[i] >= nst)
+			return -EINVAL;
+	res = calloc(1, (nr ? nr : 1) * (sizeof(*res) + max * sizeof(*tops)));
+	slot = malloc((nst ? nst : 1) * sizeof(*slot));
+	start = calloc(nr + 1, sizeof(*start));
+	if (!res || !slot || !start)
+		goto cleanup;
+	tops = (struct profile_thread_sum *)(res + nr);
+	for (size_t s = 0; s < nst; s++)
+		slot[s] = -1;
+	for (size_t i = 0; i < nr; i++) {
+		res[i].stack = stacks[i];
+		res[i].top = tops + i * max;
+		if (slot[stacks[i]] < 0)
+			slot[stacks[i]] = (int32_t)i;
+	}
+	/* The selected stacks' rows, grouped by stack (a counting sort), as in sum_by_stack. */
+	for (size_t i = 0; i < nrows; i++) {
+		int32_t k = slot[((const struct profile_row *)seg_at(&p->rows, i))->stack];
+
+		if (k >= 0) {
+			start[k + 1]++;
+			nsel++;
+		}
+	}
+	for (size_t k = 0; k < nr; k++)
+		start[k + 1] += start[k];
+	order = malloc((nsel ? nsel : 1) * sizeof(*order));
+	tmp = malloc((nsel ? nsel : 1) * sizeof(*tmp));
+	if (!order || !tmp)
+		goto cleanup;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct profile_row *r = seg_at(&p->rows, i);
+		int32_t k = slot[r->stack];
+
+		if (k >= 0)
+			order[start[k]++] = r;
+	}
+	for (size_t k = 0, b = 0; k < nr; b = start[k], k++) {
+		struct profile_stack_threads *st = &res[k];
+		size_t e = start[k], nt = 0;
+
+		if (slot[st->stack] != (int32_t)k) {
+			/* The same stack asked for twice: the first one's answer. */
+			const struct profile_stack_threads *first = &res[slot[st->stack]];
+
+			st->nr_threads = first->nr_threads;
+			st->nr_procs = first->nr_procs;
+			st->nr_top = first->nr_top;
+			memcpy(st->top, first->top, first->nr_top * sizeof(*tops));
+			continue;
+		}
+		qsort(order + b, e - b, sizeof(*order), cmp_row_by_thread);
+		for (size_t i = b; i < e;) {
+			uint32_t th = order[i]->thread;
+
+			tmp[nt] = (struct profile_thread_sum){.thread = th};
+			for (; i < e && order[i]->thread == th; i++)
+				weight_add(&tmp[nt].w, &order[i]->w);
+			nt++;
+		}
+		st->nr_threads = nt;
+		qsort_r(tmp, nt, sizeof(*tmp), cmp_thread_sum_by_proc, (void *)p);
+		for (size_t i = 0; i < nt; i++)
+			if (!i || !same_proc(seg_at(&p->threads, tmp[i - 1].thread),
+					     seg_at(&p->threads, tmp[i].thread)))
+				st->nr_procs++;
+		qsort(tmp, nt, sizeof(*tmp), cmp_thread_sum_by_weight);
+		st->nr_top = nt < max ? nt : max;
+		memcpy(st->top, tmp, st->nr_top * sizeof(*tops));
+	}
+	*out = res;
+	res = NULL;
+	err = 0;
+cleanup:
+	free(res);
+	free(slot);
+	free(start);
+	free(order);
+	free(tmp);
+	return err;
+}

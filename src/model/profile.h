@@ -177,4 +177,24 @@ struct profile_thread_sum {
 int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **out, size_t *n);
 int profile__sum_by_thread(const struct profile *p, struct profile_thread_sum **out, size_t *n);
 
+/*
+ * Who is on a stack that merges several threads, for the writers that label
+ * a stack line with them. For each of stacks[0..nr) (ids, any order), in that
+ * order: how many threads have rows on it, how many processes those are (by
+ * pid; threads of pid 0, whose pid the collector did not say, by comm, as the
+ * budget groups them), and up to max of the threads with their weight on that
+ * stack, most off_ns first (then most count, then lowest id: top[0] is
+ * profile__sum_by_stack()'s thread). A stack without rows gets zeros.
+ * *out is one caller-freed block (free()); on error it is NULL.
+ */
+struct profile_stack_threads {
+	uint32_t stack;
+	size_t nr_threads;
+	size_t nr_procs;
+	struct profile_thread_sum *top; /* inside the block; nr_top <= max */
+	size_t nr_top;
+};
+int profile__stack_threads(const struct profile *p, const uint32_t *stacks, size_t nr, size_t max,
+			   struct profile_stack_threads **out);
+
 #endif

@@ -191,6 +191,21 @@ static void stack_frames(const struct ctx *c, const struct diff_item *it)
 		frames_line(c, "user:   ", names, it->kinds, uidx, nu);
 }
 
+/*
+ * A stack's off-CPU time split as the reason table splits it: blocked (what
+ * reason:NAME and stack:REGEX gates measure) and run queue. Left out when
+ * one part is all of it on both sides (no run-queue time, or a preempted
+ * stack: its reason says so), or when a side's collector did not split.
+ */
+static void stack_split(const struct ctx *c, const struct diff_item *it)
+{
+	if (!c->d->runq_known || (!it->runq.base && !it->runq.new) ||
+	    (!it->blocked.base && !it->blocked.new))
+		return;
+	row(c, "    blocked", &it->blocked, true, "2");
+	row(c, "    run queue", &it->runq, true, "2");
+}
+
 static void write_text(const struct ctx *c, const struct diff_gate *gates,
 		       const struct diff_gate_result *res, size_t ng)
 {
@@ -209,6 +224,14 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 				d->norm == DIFF_NORM_TOTAL
 					? "values are shares of each side's total off-CPU time"
 					: "values are seconds off-CPU per second of wall time",
+				-1);
+		term_line__end(&l);
+	}
+	if (!d->runq_known) {
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l,
+				"(no run-queue split in a side's collector: only preempted stacks "
+				"count as run queue)",
 				-1);
 		term_line__end(&l);
 	}
@@ -255,6 +278,7 @@ static void write_text(const struct ctx *c, const struct diff_gate *gates,
 			 : it->only_base ? " (gone)"
 					 : "");
 		row(c, line, &it->off, true, term__reason_color(it->reason));
+		stack_split(c, it);
 		stack_frames(c, it);
 	}
 	if (d->nr_stacks > top) {
@@ -350,6 +374,7 @@ static int write_json(const struct ctx *c, const struct diff_gate *gates,
 	jw_str_field(&w, "new", c->o.new_label);
 	jw_str_field(&w, "normalize", diff_norm__name(d->norm));
 	jw_bool_field(&w, "stacks_partial", d->stacks_partial);
+	jw_bool_field(&w, "runq_known", d->runq_known);
 	jw_object_field(&w, "totals");
 	json_value(&w, c, "off", &d->off);
 	json_value(&w, c, "blocked", &d->blocked);

@@ -12,6 +12,9 @@
 #include "util/json_writer.h"
 
 #define KEY_FRAMES 3
+/* Threads named on a stack line that merges several: the text line, the JSON. */
+#define WHO_TEXT 2
+#define WHO_JSON 5
 
 /* One of the top stacks, with the split the budget uses. */
 struct top_stack {
@@ -22,6 +25,8 @@ struct top_stack {
 	enum reason reason;
 	const char *detail;
 	double share;
+	/* The threads on it (model/profile.h): how many, and the heaviest WHO_JSON. */
+	const struct profile_stack_threads *who;
 };
 
 struct ctx {
@@ -33,6 +38,7 @@ struct ctx {
 	struct completeness *comp;
 	struct top_stack *top;
 	size_t nr_top, nr_stacks;
+	struct profile_stack_threads *who; /* one per top stack */
 	struct reason_detail_sum *details; /* by reason, then time */
 	size_t nr_details;
 	uint64_t total_off;
@@ -89,6 +95,7 @@ static int compute_top(struct ctx *c)
 	struct profile_stack_sum *ss = NULL;
 	struct reasons *rs = NULL;
 	int32_t *slot = NULL;
+	uint32_t *ids = NULL;
 	size_t n = 0, nst = profile__nr_stacks(c->p);
 	bool runq_known = profile__runq_known(c->p);
 	int err;
@@ -101,8 +108,9 @@ static int compute_top(struct ctx *c)
 	c->nr_top = n < (size_t)c->o.top ? n : (size_t)c->o.top;
 	c->top = calloc(c->nr_top ? c->nr_top : 1, sizeof(*c->top));
 	slot = malloc((nst ? nst : 1) * sizeof(*slot));
+	ids = malloc((c->nr_top ? c->nr_top : 1) * sizeof(*ids));
 	rs = reasons__new(c->p);
-	if (!c->top || !slot || !rs)
+	if (!c->top || !slot || !ids || !rs)
 		goto cleanup;
 	for (size_t s = 0; s < nst; s++)
 		slot[s] = -1;
@@ -113,7 +121,14 @@ static int compute_top(struct ctx *c)
 		c->top[i].count = ss[i].w.count;
 		c->top[i].share = frac(ss[i].w.off_ns, c->total_off);
 		slot[ss[i].stack] = (int32_t)i;
+		ids[i] = ss[i].stack;
 	}
+	err = profile__stack_threads(c->p, ids, c->nr_top, WHO_JSON, &c->who);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
+	for (size_t i = 0; i < c->nr_top; i++)
+		c->top[i].who = &c->who[i];
 	for (size_t i = 0; i < profile__nr_rows(c->p); i++) {
 		const struct profile_row *row = profile__row_at(c->p, i);
 		struct top_stack *t;
@@ -133,6 +148,7 @@ static int compute_top(struct ctx *c)
 	err = 0;
 cleanup:
 	reasons__free(rs);
+	free(ids);
 	free(slot);
 	free(ss);
 	return err;
@@ -612,12 +628,112 @@ static void frames_line(struct ctx *c, const char *label, const uint32_t *frames
 	term__frames(c->out, c->o.width, c->o.color, label, names, suffix, n);
 }
 
+/* A thread as a stack line names it: "comm pid/tid" (long) or "tid" (short), "comm" without ids. */
+static void thread_name(const struct profile_thread *th, bool full, char *buf, size_t size)
+{
+	if (!th->tid)
+		snprintf(buf, size, "%s", th->comm);
+	else if (full)
+		snprintf(buf, size, "%s %d/%d", th->comm, th->pid, th->tid);
+	else
+		snprintf(buf, size, "%d", th->tid);
+}
+
+/* A thread's share of the stack, whole percents ("<1%" rather than "0%" for a little). */
+static void share_text(uint64_t part, uint64_t whole, char *buf, size_t size)
+{
+	double pct = frac(part, whole) * 100.0;
+
+	if (part && pct < 0.5)
+		snprintf(buf, size, "<1%%");
+	else
+		snprintf(buf, size, "%.0f%%", pct);
+}
+
+/* A process's name as the budget table gives it (its main thread's), not a worker's. */
+static const char *proc_comm(const struct ctx *c, const struct profile_thread *th)
+{
+	for (size_t i = 0; th->pid && i < c->b->nr_procs; i++)
+		if (c->b->procs[i].pid == th->pid)
+			return c->b->procs[i].comm;
+	return th->comm;
+}
+
+/*
+ * Who is on a stack line: one thread as "comm pid/tid"; several as
+ * "comm pid: 4 threads (20791 41%, 20794 30%, +2)", and several processes'
+ * as "3 processes, 12 threads (comm pid/tid 41%, ..., +10)", so that a stack
+ * that merges threads is never read as one thread's.
+ */
+static void who_text(const struct ctx *c, const struct top_stack *ts, char *buf, size_t size)
+{
+	const struct profile_stack_threads *w = ts->who;
+	const struct profile_thread *th = profile__thread_at(c->p, ts->thread);
+	bool procs = w->nr_procs > 1;
+	size_t used, shown = w->nr_top < WHO_TEXT ? w->nr_top : WHO_TEXT;
+	char n[2][48];
+
+	if (w->nr_threads <= 1) {
+		thread_name(th, true, buf, size);
+		return;
+	}
+	term__count(w->nr_threads, "thread", "threads", n[0], sizeof(n[0]));
+	if (procs)
+		used = (size_t)snprintf(buf, size, "%s, %s (",
+					term__count(w->nr_procs, "process", "processes", n[1],
+						    sizeof(n[1])),
+					n[0]);
+	else
+		used = (size_t)snprintf(buf, size, "%s %d: %s (", proc_comm(c, th), th->pid, n[0]);
+	for (size_t i = 0; i < shown && used < size; i++) {
+		char name[96], pct[16];
+
+		thread_name(profile__thread_at(c->p, w->top[i].thread), procs, name, sizeof(name));
+		share_text(w->top[i].w.off_ns, ts->off_ns, pct, sizeof(pct));
+		used += (size_t)snprintf(buf + used, size - used, "%s%s %s", i ? ", " : "", name, pct);
+	}
+	if (used < size && w->nr_threads > shown)
+		used += (size_t)snprintf(buf + used, size - used, ", +%zu", w->nr_threads - shown);
+	if (used < size)
+		snprintf(buf + used, size - used, ")");
+}
+
+/*
+ * Stack line columns after the reason: off (7), share (7), then blocked (8)
+ * and runq (7) when the collector split them, and the count (8) when the
+ * width leaves room for it.
+ */
+static int stack_cols(const struct ctx *c, bool count)
+{
+	return 7 + 7 + (c->b->runq_known ? 8 + 7 : 0) + (count ? 8 : 0);
+}
+
+static void stacks_header(struct ctx *c, int reason_cols, bool count)
+{
+	struct term_line l;
+
+	term_line__begin(&l, c->out, c->o.width, c->o.color);
+	term_line__color(&l, "2");
+	term_line__left_in(&l, "   reason", 3 + reason_cols);
+	term_line__right(&l, "off", 7);
+	term_line__right(&l, "share", 7);
+	if (c->b->runq_known) {
+		term_line__right(&l, "blocked", 8);
+		term_line__right(&l, "runq", 7);
+	}
+	if (count)
+		term_line__right(&l, "count", 8);
+	if (term_line__left(&l) >= 9)
+		term_line__text(&l, "  threads", -1);
+	term_line__end(&l);
+}
+
 static void stacks_table(struct ctx *c)
 {
 	struct term_line l;
-	char title[96], t[16], pct[16], cnt[24], who[128];
-
+	char title[96], t[16], pct[16], cnt[24], who[256];
 	int reason_cols = 9;
+	bool count;
 
 	/* One column wide enough for every "reason: detail" shown. */
 	for (size_t i = 0; i < c->nr_top; i++) {
@@ -628,22 +744,30 @@ static void stacks_table(struct ctx *c)
 		if (cols > reason_cols)
 			reason_cols = cols;
 	}
+	/*
+	 * Never so wide that the numbers leave the line; on a narrow one the
+	 * reason keeps its column (8: "runqueue", the off column starts with a
+	 * space) and the count goes first.
+	 */
+	if (reason_cols > c->o.width - 3 - stack_cols(c, true))
+		reason_cols = c->o.width - 3 - stack_cols(c, true);
+	if (reason_cols < 8)
+		reason_cols = 8;
+	count = 3 + reason_cols + stack_cols(c, true) <= c->o.width;
 	snprintf(title, sizeof(title), "Top %zu of %zu stacks by off-CPU time", c->nr_top,
 		 c->nr_stacks);
 	heading(c, title);
+	if (c->nr_top)
+		stacks_header(c, reason_cols, count);
 	for (size_t i = 0; i < c->nr_top; i++) {
 		const struct top_stack *ts = &c->top[i];
-		const struct profile_thread *th = profile__thread_at(c->p, ts->thread);
 		size_t kidx[KEY_FRAMES], uidx[KEY_FRAMES], nk, nu, n;
 		const uint32_t *frames = profile__stack_at(c->p, ts->stack, &n);
 		char rank[24], label[64];
 
 		snprintf(rank, sizeof(rank), "%2zu ", i + 1);
 		snprintf(cnt, sizeof(cnt), "%llux", (unsigned long long)ts->count);
-		if (th->tid)
-			snprintf(who, sizeof(who), "%s %d/%d", th->comm, th->pid, th->tid);
-		else
-			snprintf(who, sizeof(who), "%s", th->comm);
+		who_text(c, ts, who, sizeof(who));
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, rank, -1);
 		if (ts->detail)
@@ -654,11 +778,24 @@ static void stacks_table(struct ctx *c)
 		term_line__color(&l, term__reason_color(ts->reason));
 		term_line__left_in(&l, label, reason_cols);
 		term_line__color(&l, NULL);
-		term_line__right(&l, term__ns(ts->off_ns, t, sizeof(t)), 8);
+		term_line__right(&l, term__ns(ts->off_ns, t, sizeof(t)), 7);
 		term_line__right(&l, term__pct(ts->share, pct, sizeof(pct)), 7);
-		term_line__right(&l, cnt, 9);
-		term_line__text(&l, "  ", -1);
-		term_line__text(&l, who, -1);
+		if (c->b->runq_known) {
+			term_line__right(&l, term__ns(ts->off_ns - ts->runq_ns, t, sizeof(t)), 8);
+			term_line__right(&l, term__ns(ts->runq_ns, t, sizeof(t)), 7);
+		}
+		if (count)
+			term_line__right(&l, cnt, 8);
+		/* Who is on it: at the end of the line when it fits, else a line of its own. */
+		if (term_line__left(&l) >= 2 + term__cols(who)) {
+			term_line__text(&l, "  ", -1);
+			term_line__text(&l, who, -1);
+		} else {
+			term_line__end(&l);
+			term_line__begin(&l, c->out, c->o.width, c->o.color);
+			term_line__text(&l, "      ", -1);
+			term_line__text(&l, who, -1);
+		}
 		term_line__end(&l);
 		report__key_frames(c->p, ts->stack, KEY_FRAMES, kidx, &nk, uidx, &nu);
 		if (nk)
@@ -837,6 +974,21 @@ static int write_json(struct ctx *c)
 		jw_i64_field(&w, "tid", th->tid);
 		jw_str_field(&w, "comm", th->comm);
 		jw_object_end(&w);
+		jw_u64_field(&w, "threads", ts->who->nr_threads);
+		jw_u64_field(&w, "processes", ts->who->nr_procs);
+		jw_array_field(&w, "top_threads");
+		for (size_t k = 0; k < ts->who->nr_top; k++) {
+			const struct profile_thread_sum *tw = &ts->who->top[k];
+			const struct profile_thread *tt = profile__thread_at(c->p, tw->thread);
+
+			jw_object_begin(&w);
+			jw_i64_field(&w, "pid", tt->pid);
+			jw_i64_field(&w, "tid", tt->tid);
+			jw_str_field(&w, "comm", tt->comm);
+			jw_u64_field(&w, "off_ns", tw->w.off_ns);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
 		report__key_frames(c->p, ts->stack, KEY_FRAMES, kidx, &nk, uidx, &nu);
 		jw_object_field(&w, "key_frames");
 		jw_key(&w, "kernel");
@@ -906,6 +1058,7 @@ cleanup:
 	budget__free(c.b);
 	completeness__free(c.comp);
 	free(c.top);
+	free(c.who);
 	free(c.details);
 	return err;
 }

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # One reason engine: every output that names reasons agrees on the per-reason
 # totals of one capture (report --json, diff --json, the reason flame graph's
-# legend, pprof's reason labels read back by `go tool pprof`), on a fixture with
+# legend, pprof's reason labels read back by `go tool pprof`, and the stack
+# lines of report and diff: their blocked time summed by their reason, their
+# run-queue time as runqueue), on a fixture with
 # stacks of every kind of reason (tests/data/reasons/outputs) and on a real
 # native capture of the demo workload. Also: the contradictions issue #11 found
 # (synchronize_rcu, user-only pthread_mutex_lock) and --reasons FILE.
@@ -22,6 +24,22 @@ totals_flamegraph() {
 	"$OFFCPU_BIN" flamegraph --color reason -o - "$@" |
 		sed -n 's/.*data-reason="\([a-z_]*\)" data-ns="\([0-9]*\)".*/\1 \2/p' | sort
 }
+# The stack lines' split, by the lines' reasons: "reason ns" as the tables.
+by_stack_reason() {
+	jq -r '[.[] | {r: .reason, b: .blocked, q: .runq}] |
+		(group_by(.r) | map({r: .[0].r, n: (map(.b) | add)})) +
+		[{r: "runqueue", n: (map(.q) | add)}] |
+		group_by(.r) | map({r: .[0].r, n: (map(.n) | add)}) |
+		.[] | select(.n > 0) | "\(.r) \(.n)"' | sort
+}
+totals_report_stacks() {
+	"$OFFCPU_BIN" report --json --top 100000 "$@" |
+		jq '[.top_stacks[] | {reason, blocked: .blocked_ns, runq: .runq_ns}]' | by_stack_reason
+}
+totals_diff_stacks() {
+	"$OFFCPU_BIN" diff --json "$@" "${@: -1}" |
+		jq '[.stacks[] | {reason, blocked: .blocked.new, runq: .runq.new}]' | by_stack_reason
+}
 # pprof -raw: a sample line "  COUNT  NS: locations", then its labels.
 totals_pprof() {
 	"$OFFCPU_BIN" export -f pprof -o "$SCRATCH/p.pb.gz" "$@" &&
@@ -37,7 +55,7 @@ compare() {
 	local t=$1 o why=
 	shift
 	totals_report "$@" >"$SCRATCH/report" 2>"$SCRATCH/err" || why="report failed: $(head -n 1 "$SCRATCH/err")"
-	for o in diff flamegraph pprof; do
+	for o in diff flamegraph pprof report_stacks diff_stacks; do
 		[ "$o" = pprof ] && ! command -v go >/dev/null 2>&1 && continue
 		"totals_$o" "$@" >"$SCRATCH/$o" 2>"$SCRATCH/err" || why="$o failed: $(head -n 1 "$SCRATCH/err")"
 		cmp -s "$SCRATCH/report" "$SCRATCH/$o" ||

@@ -137,6 +137,34 @@ static inline void fuzz_check_profile(const struct profile *p)
 		weight_sum(&w, &ss[i].w);
 	}
 	FUZZ_CHECK(weight_eq(&w, &tot->all));
+	/* The threads of each stack: its top thread first, their weights within its own. */
+	{
+		struct profile_stack_threads *st = NULL;
+		uint32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+
+		FUZZ_CHECK(ids);
+		for (size_t i = 0; i < n; i++)
+			ids[i] = ss[i].stack;
+		FUZZ_CHECK(profile__stack_threads(p, ids, n, 3, &st) == 0);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t off = 0;
+
+			FUZZ_CHECK(st[i].stack == ss[i].stack);
+			FUZZ_CHECK(st[i].nr_procs >= 1 && st[i].nr_procs <= st[i].nr_threads);
+			FUZZ_CHECK(st[i].nr_top >= 1 && st[i].nr_top <= 3 &&
+				   st[i].nr_top <= st[i].nr_threads);
+			FUZZ_CHECK(st[i].top[0].thread == ss[i].thread);
+			for (size_t k = 0; k < st[i].nr_top; k++) {
+				FUZZ_CHECK(st[i].top[k].thread < nt);
+				FUZZ_CHECK(!k || st[i].top[k - 1].w.off_ns >= st[i].top[k].w.off_ns);
+				off += st[i].top[k].w.off_ns;
+			}
+			FUZZ_CHECK(off <= ss[i].w.off_ns);
+			FUZZ_CHECK(st[i].nr_top < st[i].nr_threads || off == ss[i].w.off_ns);
+		}
+		free(st);
+		free(ids);
+	}
 	free(ss);
 
 	FUZZ_CHECK(profile__sum_by_thread(p, &ts, &n) == 0);

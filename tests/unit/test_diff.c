@@ -617,3 +617,137 @@ TEST(summary_weights_are_read_as_written)
 	summary_weights__free(&w);
 	profile__free(p);
 }
+
+/*
+ * The lock stack of a run whose lock hold shrank while its threads waited
+ * longer for a CPU: 300 ms off (10 ms runq) before, 400 ms (150 ms runq)
+ * after; a preempted stack and a sleep as they were.
+ */
+static struct profile *split_run(bool after, bool runq_known)
+{
+	struct profile *p = profile__new();
+	char lock[256], sleep[256];
+	uint32_t sl, sk, ss;
+	int w, m;
+
+	if (!p)
+		return NULL;
+	profile__set_runq_known(p, runq_known);
+	snprintf(lock, sizeof(lock), LOCK_STACK, 0x10);
+	snprintf(sleep, sizeof(sleep), SLEEP_STACK, 0x20);
+	sl = stack_of(p, lock);
+	sk = stack_of(p, sleep);
+	ss = stack_of(p, "u:start_thread;u:compress;k:asm_sysvec_apic_timer_interrupt;"
+			 "k:irqentry_exit_to_user_mode;k:schedule");
+	w = profile__thread(p, 100, 101, "worker");
+	m = profile__thread(p, 100, 100, "main");
+	profile__add(p, w, sl, OFFCPU_STATE_SLEEP,
+		     &(struct profile_weight){100, (after ? 400 : 300) * MS, (after ? 150 : 10) * MS});
+	profile__add(p, w, ss, OFFCPU_STATE_PREEMPT, &(struct profile_weight){10, 20 * MS, 20 * MS});
+	profile__add(p, m, sk, OFFCPU_STATE_SLEEP, &(struct profile_weight){10, 500 * MS, 2 * MS});
+	return p;
+}
+
+static uint64_t json_path_u64(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, a, &o) || !json_object_object_get_ex(o, b, &v))
+		return UINT64_MAX;
+	return json_object_get_uint64(v);
+}
+
+TEST(diff_stack_rows_split_blocked_and_runq_and_gates_measure_blocked)
+{
+	struct profile *a = split_run(false, true), *b = split_run(true, true);
+	const char *exprs[] = {"stack:futex_do_wait>+1ms", "reason:lock>+1ms",
+			       "stack:futex_do_wait>+0%"};
+	struct diff_report_opts o = {.top = 10};
+	struct json_object *root, *v;
+	uint64_t by_reason[REASON__COUNT] = {0};
+	struct diff *d;
+	char *out;
+	int crossed = -1;
+
+	CHECK(a && b);
+	d = diff_of(a, b, DIFF_NORM_NONE);
+	CHECK(d);
+	CHECK(d->runq_known);
+	CHECK_STR(reason__name(d->stacks[0].reason), "lock");
+	CHECK_U64(d->stacks[0].blocked.base, 290 * MS);
+	CHECK_U64(d->stacks[0].blocked.new, 250 * MS);
+	CHECK_U64(d->stacks[0].runq.new, 150 * MS);
+	out = render(d, exprs, 3, &o, &crossed);
+	CHECK(out);
+	/* Off-CPU time grew by 100 ms, the wait itself shrank by 40 ms: no gate on it. */
+	CHECK_INT(crossed, 0);
+	CHECK_CONTAINS(out, "  ok   stack:futex_do_wait>+1ms: 290ms -> 250ms (-13.8%)\n");
+	CHECK_CONTAINS(out, "  1 lock                                      300ms     400ms    "
+			    "+100ms   +33.3%\n"
+			    "      blocked                                 290ms     250ms   "
+			    "-40.0ms   -13.8%\n"
+			    "      run queue                              10.0ms     150ms    "
+			    "+140ms     +15x\n");
+	/* All of it run queue (preempted): the reason says it, no split rows. */
+	CHECK_CONTAINS(out, "  3 runqueue                                 20.0ms    20.0ms         "
+			    "0       0%\n      kernel: ");
+	CHECK(!strstr(out, "(no run-queue split"));
+	free(out);
+
+	o.json = true;
+	out = render(d, exprs, 3, &o, &crossed);
+	root = json_tokener_parse(out);
+	CHECK(root);
+	CHECK(json_object_object_get_ex(root, "runq_known", &v));
+	CHECK(json_object_get_boolean(v));
+	/* The stacks' blocked time by reason is the reason table, runqueue their runq. */
+	CHECK(json_object_object_get_ex(root, "stacks", &v));
+	CHECK_INT(json_object_array_length(v), 3);
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *st = json_object_array_get_idx(v, i), *r;
+		enum reason reason;
+
+		CHECK(json_object_object_get_ex(st, "reason", &r));
+		CHECK_INT(reason__parse(json_object_get_string(r), &reason), 0);
+		by_reason[reason] += json_path_u64(st, "blocked", "new");
+		by_reason[REASON_RUNQUEUE] += json_path_u64(st, "runq", "new");
+	}
+	CHECK(json_object_object_get_ex(root, "reasons", &v));
+	CHECK_INT(json_object_array_length(v), 3);
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *r = json_object_array_get_idx(v, i), *name;
+		enum reason reason;
+
+		CHECK(json_object_object_get_ex(r, "reason", &name));
+		CHECK_INT(reason__parse(json_object_get_string(name), &reason), 0);
+		CHECK_U64(json_path_u64(r, "off", "new"), by_reason[reason]);
+	}
+	json_object_put(root);
+	free(out);
+	diff__free(d);
+	profile__free(a);
+	profile__free(b);
+}
+
+/* A side without the split (BCC, bpftrace): said once, and no split rows. */
+TEST(diff_without_the_runq_split_says_so_and_shows_no_split)
+{
+	struct profile *a = split_run(false, false), *b = split_run(true, true);
+	struct diff_report_opts o = {.top = 10};
+	struct diff *d;
+	char *out;
+	int crossed;
+
+	CHECK(a && b);
+	d = diff_of(a, b, DIFF_NORM_NONE);
+	CHECK(d);
+	CHECK(!d->runq_known);
+	out = render(d, NULL, 0, &o, &crossed);
+	CHECK(out);
+	CHECK_CONTAINS(out, "(no run-queue split in a side's collector");
+	CHECK(!strstr(out, "      blocked "));
+	free(out);
+	diff__free(d);
+	profile__free(a);
+	profile__free(b);
+}

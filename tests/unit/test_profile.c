@@ -284,6 +284,67 @@ TEST(profile_sum_by_stack_sorted_with_top_thread)
 	profile__free(p);
 }
 
+/* A stack that merges threads of two processes (and of two unnamed ones) names them all. */
+TEST(profile_stack_threads_counts_threads_and_processes)
+{
+	struct profile *p = profile__new();
+	struct profile_stack_threads *st;
+	uint32_t f[1], ask[4];
+	int sa, sb, sc;
+
+	CHECK(p);
+	f[0] = profile__frame(p, FRAME_KERNEL, "futex_do_wait", 13);
+	sa = profile__stack(p, f, 1);
+	sb = profile__stack(p, NULL, 0);
+	sc = profile__stack(p, (uint32_t[]){f[0], f[0]}, 2);
+	CHECK_INT(profile__thread(p, 10, 10, "app"), 0);
+	CHECK_INT(profile__thread(p, 10, 11, "app"), 1);
+	CHECK_INT(profile__thread(p, 10, 12, "app"), 2);
+	CHECK_INT(profile__thread(p, 20, 20, "other"), 3);
+	CHECK_INT(profile__thread(p, 0, 0, "x"), 4);
+	CHECK_INT(profile__thread(p, 0, 0, "y"), 5);
+	/* stack a: 11 has 50 (two rows), 12 40, 10 40 with more count, 20 5, the unnamed 1 + 1 */
+	CHECK_INT(profile__add(p, 1, sa, OFFCPU_STATE_SLEEP, WP(1, 30, 0)), 0);
+	CHECK_INT(profile__add(p, 2, sa, OFFCPU_STATE_SLEEP, WP(1, 40, 0)), 0);
+	CHECK_INT(profile__add(p, 0, sa, OFFCPU_STATE_SLEEP, WP(3, 40, 0)), 0);
+	CHECK_INT(profile__add(p, 3, sa, OFFCPU_STATE_SLEEP, WP(1, 5, 0)), 0);
+	CHECK_INT(profile__add(p, 1, sa, OFFCPU_STATE_DISK, WP(1, 20, 5)), 0);
+	CHECK_INT(profile__add(p, 4, sa, OFFCPU_STATE_SLEEP, WP(1, 1, 0)), 0);
+	CHECK_INT(profile__add(p, 5, sa, OFFCPU_STATE_SLEEP, WP(1, 1, 0)), 0);
+	/* stack c: one thread */
+	CHECK_INT(profile__add(p, 3, sc, OFFCPU_STATE_SLEEP, WP(1, 7, 0)), 0);
+	ask[0] = sc;
+	ask[1] = sa;
+	ask[2] = sb; /* no rows */
+	ask[3] = sa; /* asked twice */
+	CHECK_INT(profile__stack_threads(p, ask, 4, 3, &st), 0);
+	CHECK_INT(st[0].stack, sc);
+	CHECK_INT(st[0].nr_threads, 1);
+	CHECK_INT(st[0].nr_procs, 1);
+	CHECK_INT(st[0].nr_top, 1);
+	CHECK_INT(st[0].top[0].thread, 3);
+	CHECK_U64(st[0].top[0].w.off_ns, 7);
+	CHECK_INT(st[1].nr_threads, 6);
+	CHECK_INT(st[1].nr_procs, 4); /* pid 10, pid 20, and x and y by comm */
+	CHECK_INT(st[1].nr_top, 3);
+	CHECK_INT(st[1].top[0].thread, 1);
+	CHECK_U64(st[1].top[0].w.off_ns, 50);
+	CHECK_U64(st[1].top[0].w.runq_ns, 5);
+	CHECK_U64(st[1].top[0].w.count, 2);
+	CHECK_INT(st[1].top[1].thread, 0); /* 40 as 12, but more intervals */
+	CHECK_INT(st[1].top[2].thread, 2);
+	CHECK_INT(st[2].nr_threads, 0);
+	CHECK_INT(st[2].nr_procs, 0);
+	CHECK_INT(st[2].nr_top, 0);
+	CHECK_INT(st[3].nr_threads, 6);
+	CHECK_INT(st[3].top[0].thread, 1);
+	free(st);
+	ask[0] = 99;
+	CHECK_INT(profile__stack_threads(p, ask, 1, 3, &st), -EINVAL);
+	CHECK(st == NULL);
+	profile__free(p);
+}
+
 TEST(profile_sum_by_thread_sorted)
 {
 	struct profile *p = profile__new();

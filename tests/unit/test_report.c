@@ -655,3 +655,189 @@ int main(void)
 {
 	return unit_run();
 }
+
+/*
+ * Four python3 threads on one lock stack (41/30/20/9%), one stack shared by two
+ * processes, one thread alone: #11's "nginx 1395/1395" was two workers.
+ */
+static struct profile *merged_profile(void)
+{
+	struct profile *p = profile__new();
+	uint32_t lock, sem, sleep, nap;
+	int t[4], main_t, a, b, solo;
+
+	if (!p)
+		return NULL;
+	profile__set_runq_known(p, true);
+	lock = stack_of(p, "u:start_thread;u:PyThread_acquire_lock_timed;u:sem_clockwait;"
+			   "k:__x64_sys_futex;k:futex_wait;k:futex_do_wait;k:schedule");
+	sem = stack_of(p, "u:main;u:accept;k:__x64_sys_accept4;k:inet_csk_accept;k:schedule");
+	sleep = stack_of(p, "u:main;u:clock_nanosleep;k:__x64_sys_clock_nanosleep;"
+			    "k:hrtimer_nanosleep;k:do_nanosleep;k:schedule");
+	nap = stack_of(p, "u:main;u:usleep;u:clock_nanosleep;k:__x64_sys_clock_nanosleep;"
+			  "k:hrtimer_nanosleep;k:do_nanosleep;k:schedule");
+	main_t = profile__thread(p, 500, 500, "python3");
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "worker-%d", i);
+		t[i] = profile__thread(p, 500, 501 + i, name);
+	}
+	a = profile__thread(p, 600, 600, "nginx");
+	b = profile__thread(p, 601, 601, "nginx");
+	solo = profile__thread(p, 700, 700, "solo");
+	add(p, main_t, sleep, OFFCPU_STATE_SLEEP, 1, 10 * MS, 0);
+	add(p, t[0], lock, OFFCPU_STATE_SLEEP, 10, 90 * MS, 1 * MS);
+	add(p, t[1], lock, OFFCPU_STATE_SLEEP, 10, 410 * MS, 10 * MS);
+	add(p, t[2], lock, OFFCPU_STATE_SLEEP, 10, 200 * MS, 4 * MS);
+	add(p, t[3], lock, OFFCPU_STATE_SLEEP, 10, 300 * MS, 5 * MS);
+	add(p, a, sem, OFFCPU_STATE_SLEEP, 5, 334 * MS, 4 * MS);
+	add(p, b, sem, OFFCPU_STATE_SLEEP, 5, 331 * MS, 3 * MS);
+	add(p, b, sem, OFFCPU_STATE_PREEMPT, 5, 35 * MS, 35 * MS);
+	add(p, solo, nap, OFFCPU_STATE_SLEEP, 2, 20 * MS, 0);
+	return p;
+}
+
+static struct json_object *top_stack(struct json_object *root, size_t i)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(root, "top_stacks", &v))
+		return NULL;
+	return json_object_array_get_idx(v, i);
+}
+
+static uint64_t json_u64_at(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_uint64(v) : UINT64_MAX;
+}
+
+TEST(report_names_the_threads_a_stack_merges)
+{
+	struct profile *p = merged_profile();
+	struct report_opts o = {.width = 100};
+	struct json_object *root, *st, *tt, *v;
+	char *out;
+	int err = -1;
+
+	CHECK(p);
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	/* The process's name (its main thread's), the count, the top two, the rest. */
+	CHECK_CONTAINS(out, "python3 500: 4 threads (502 41%, 504 30%, +2)");
+	CHECK_CONTAINS(out, "2 processes, 2 threads (nginx 601/601 52%, nginx 600/600 48%)");
+	/* One thread alone stays one thread's line. */
+	CHECK_CONTAINS(out, "solo 700/700");
+	CHECK(!strstr(out, "1 thread"));
+	free(out);
+	/* A narrow line keeps the reason and the split, drops the count, cuts the names. */
+	o.width = 40;
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "\n   reason      off  share blocked   runq\n");
+	CHECK_CONTAINS(out, "\n 1 lock:...  1.00s  57.8%   980ms 20.0ms\n");
+	CHECK_CONTAINS(out, "\n      python3 500: 4 threads (502 41%...\n");
+	free(out);
+	o.width = 100;
+
+	o.json = true;
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	root = json_tokener_parse(out);
+	CHECK(root);
+	st = top_stack(root, 0);
+	CHECK(st);
+	CHECK_U64(json_u64_at(st, "threads"), 4);
+	CHECK_U64(json_u64_at(st, "processes"), 1);
+	CHECK(json_object_object_get_ex(st, "top_threads", &v));
+	CHECK_INT(json_object_array_length(v), 4);
+	tt = json_object_array_get_idx(v, 0);
+	CHECK_U64(json_u64_at(tt, "tid"), 502);
+	CHECK_U64(json_u64_at(tt, "pid"), 500);
+	CHECK_U64(json_u64_at(tt, "off_ns"), 410 * MS);
+	CHECK(json_object_object_get_ex(tt, "comm", &v));
+	CHECK_STR(json_object_get_string(v), "worker-1");
+	st = top_stack(root, 1);
+	CHECK_U64(json_u64_at(st, "threads"), 2);
+	CHECK_U64(json_u64_at(st, "processes"), 2);
+	json_object_put(root);
+	free(out);
+	profile__free(p);
+}
+
+/*
+ * One rule for stack lines and the reason table: a line's blocked time is
+ * off - runq (all of it runq when preempted), and the lines' blocked time
+ * summed by their reason is the table's, runqueue the lines' runq.
+ */
+TEST(report_stack_lines_split_blocked_and_runq_as_the_reason_table)
+{
+	struct profile *p = merged_profile();
+	struct report_opts o = {.width = 100, .top = 1000};
+	struct json_object *root, *v;
+	uint64_t by_reason[REASON__COUNT] = {0};
+	char *out;
+	int err = -1;
+
+	CHECK(p);
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "   reason              off  share blocked   runq   count  threads\n");
+	/* The lock line: 1 s off, 980 ms blocked, 20 ms waiting for a CPU. */
+	CHECK_CONTAINS(out, " 1 lock: semaphore   1.00s  57.8%   980ms 20.0ms     40x\n");
+	/* The shared accept: 700 ms, of it 35 ms preempted + 7 ms runq. */
+	CHECK_CONTAINS(out, " 2 network           700ms  40.5%   658ms 42.0ms     15x\n");
+	free(out);
+
+	o.json = true;
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	root = json_tokener_parse(out);
+	CHECK(root);
+	CHECK(json_object_object_get_ex(root, "top_stacks", &v));
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *st = json_object_array_get_idx(v, i), *r;
+		enum reason reason;
+
+		CHECK(json_object_object_get_ex(st, "reason", &r));
+		CHECK_INT(reason__parse(json_object_get_string(r), &reason), 0);
+		CHECK_U64(json_u64_at(st, "blocked_ns") + json_u64_at(st, "runq_ns"),
+			  json_u64_at(st, "off_ns"));
+		by_reason[reason] += json_u64_at(st, "blocked_ns");
+		by_reason[REASON_RUNQUEUE] += json_u64_at(st, "runq_ns");
+	}
+	CHECK(json_object_object_get_ex(root, "reasons", &v));
+	CHECK(json_object_array_length(v) >= 4);
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *r = json_object_array_get_idx(v, i), *name;
+		enum reason reason;
+
+		CHECK(json_object_object_get_ex(r, "reason", &name));
+		CHECK_INT(reason__parse(json_object_get_string(name), &reason), 0);
+		CHECK_U64(json_u64_at(r, "ns"), by_reason[reason]);
+	}
+	json_object_put(root);
+	free(out);
+	profile__free(p);
+}
+
+/* A collector without the split (BCC, bpftrace): said once, no split columns. */
+TEST(report_without_the_runq_split_shows_no_split_columns)
+{
+	struct profile *p = merged_profile();
+	struct report_opts o = {.width = 100};
+	char *out;
+	int err = -1;
+
+	CHECK(p);
+	profile__set_runq_known(p, false);
+	out = render(p, NULL, &o, &err);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "(no run-queue split from this collector");
+	CHECK_CONTAINS(out, "   reason              off  share   count  threads\n");
+	CHECK(!strstr(out, "blocked   runq"));
+	free(out);
+	profile__free(p);
+}

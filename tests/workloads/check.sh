@@ -76,6 +76,13 @@ if run nanosleep; then
 	expect nanosleep sleeper waits 10 10
 	expect nanosleep sleeper oncpu_ns 0 $((30 * ms))
 fi
+if run crowd; then
+	wellformed crowd 4
+	for n in 1 2 3 4; do
+		expect crowd crowd-$n blocked_ns $((n * 90 * ms)) $((n * 120 * ms))
+		expect crowd crowd-$n waits 10 10
+	done
+fi
 if run mutex; then
 	wellformed mutex 2
 	expect mutex holder blocked_ns $((240 * ms)) $((320 * ms))
