@@ -103,6 +103,7 @@ struct sched_entity {
 
 struct sched_info {
 	unsigned long long run_delay;
+	unsigned long long last_arrival;
 	unsigned long long last_queued;
 };
 

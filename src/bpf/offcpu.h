@@ -418,7 +418,8 @@ struct offcpu_snap {
 	__u32 knr; /* kernel frames in kips, innermost first; 0: none */
 	__u32 state; /* enum offcpu_bpf_state */
 	__u64 kips[OFFCPU_MAX_STACK];
-	__u64 exec_ns; /* se.sum_exec_runtime when read: the thread has not run since if equal */
+	__u64 exec_ns;	/* se.sum_exec_runtime when read: the thread has not run since if equal */
+	__u64 since_ns; /* since its last run began (sched_info.last_arrival); 0: unknown */
 	struct offcpu_raw_ustack u; /* u.id 0: no user stack (kernel thread, or not asked) */
 };
 

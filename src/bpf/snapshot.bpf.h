@@ -135,6 +135,13 @@ int snap(struct bpf_iter__task *ctx)
 	s->state = th->state;
 	s->knr = 0;
 	s->exec_ns = th->base_exec_ns;
+	s->since_ns = 0;
+	if (bpf_core_field_exists(t->sched_info.last_arrival)) {
+		/* The scheduler's clock and this one both count from boot: near enough. */
+		__u64 la = t->sched_info.last_arrival, now = bpf_ktime_get_ns();
+
+		s->since_ns = la && now > la ? now - la : 0;
+	}
 	s->u.id = 0;
 	s->u.len = 0;
 	if (kernel_stacks) {

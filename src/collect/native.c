@@ -119,7 +119,8 @@ static int prepare(struct native *n, const struct native_opts *o, char *why, siz
 	}
 	if (ntable_init(&n->agg, sizeof(struct offcpu_agg_key), sizeof(struct offcpu_agg_val)) ||
 	    ntable_init(&n->stacks, sizeof(uint64_t), sizeof(struct native_stack)) ||
-	    ntable_init(&n->raws, sizeof(uint64_t), sizeof(struct native_raw)))
+	    ntable_init(&n->raws, sizeof(uint64_t), sizeof(struct native_raw)) ||
+	    ntable_init(&n->snaps, sizeof(uint32_t), sizeof(struct native_snapped)))
 		return -ENOMEM;
 	if (access(btf, R_OK)) {
 		snprintf(why, whylen,
@@ -243,6 +244,7 @@ void native__free(struct native *n)
 	for (size_t pos = 0; n->raws.slots && ntable_next(&n->raws, &pos, &key, &val);)
 		free(((struct native_raw *)val)->r);
 	ntable_free(&n->raws);
+	ntable_free(&n->snaps);
 	free(n->exits);
 	free(n->ivs);
 	if (libbpf_diag == n->diag) {

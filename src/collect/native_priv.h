@@ -44,6 +44,12 @@ struct native_thread {
 	struct profile_thread_time time;
 };
 
+/* A thread the snapshot found off the CPU at start, for the diagnostics. */
+struct native_snapped {
+	uint64_t since_ns; /* its last run began this long before start; 0: unknown */
+	uint32_t state;
+};
+
 /* A stack the BPF side sent: frames innermost first, tracer frames removed. */
 struct native_stack {
 	uint64_t *ips;
@@ -89,6 +95,7 @@ struct native {
 	uint64_t tracked;
 	bool snap;	  /* the snapshot program is loaded: -p, --cgroup, -a */
 	uint64_t snapped; /* threads it found off the CPU at start */
+	struct ntable snaps; /* tid -> struct native_snapped */
 	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
 	struct ntable stacks; /* stack id -> struct native_stack */
 	struct ntable raws;   /* stack id -> struct native_raw */

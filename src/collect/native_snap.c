@@ -118,6 +118,7 @@ static int snap_user(struct native *n, const struct offcpu_snap *s)
 int native_snapshot(struct native *n)
 {
 	const size_t head = offsetof(struct offcpu_snap, u.win);
+	struct native_snapped *sn;
 	size_t len = 0, threads = 0, user = 0;
 	uint64_t t0 = native_mono_ns();
 	char *buf = NULL;
@@ -135,6 +136,13 @@ int native_snapshot(struct native *n)
 		}
 		if (s->knr && (err = snap_kernel(n, s)))
 			break;
+		sn = ntable_get(&n->snaps, &s->tid, NULL);
+		if (!sn) {
+			err = -ENOMEM;
+			break;
+		}
+		sn->since_ns = s->since_ns;
+		sn->state = s->state;
 		if (s->u.id && s->u.len && (err = snap_user(n, s)))
 			break;
 		threads++;

@@ -100,6 +100,22 @@ static int live_identity(struct build *b, const struct offcpu_thread *th, uint32
 	return 0;
 }
 
+/* Threads that never ran named in the diagnostics, at most. */
+#define NEVER_RAN_NOTES 16
+
+static void never_ran_note(struct native *n, const struct offcpu_thread *th, uint32_t tid)
+{
+	const struct native_snapped *sn = ntable_find(&n->snaps, &tid);
+	char since[64] = "";
+
+	if (sn && sn->since_ns)
+		snprintf(since, sizeof(since), "; its last run began %.3f s before start",
+			 sn->since_ns / 1e9);
+	native_note(n, "never ran in the window: thread %u (%.*s) of process %u, state %s%s", tid,
+		    (int)sizeof(th->comm), th->comm, th->tgid,
+		    offcpu_state__letter((enum offcpu_state)th->state), since);
+}
+
 /* The open interval of a thread still off the CPU at stop, recorded up to stop. */
 static int live_interval(struct build *b, const struct offcpu_thread *th, uint32_t tid)
 {
@@ -132,7 +148,8 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 		b->both++;
 		b->both_ns += v.off_ns;
 		/* Off the CPU from start to stop: asleep, or runnable and never given a CPU. */
-		b->never_ran++;
+		if (b->never_ran++ < NEVER_RAN_NOTES)
+			never_ran_note(n, th, tid);
 	}
 	if (n->timeline && v.off_ns >= n->timeline_min_ns) {
 		struct offcpu_interval iv = {
