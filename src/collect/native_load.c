@@ -419,7 +419,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		bpf_program__set_autoload(prog_of(s, &progs[i], true), needed && raw);
 	}
 	/* A command's threads are all new: only attach targets have threads asleep at start. */
-	n->snap = !raw && o->follow_pid <= 0;
+	n->snap = !raw && o->follow_pid <= 0 && !n->snap_refused;
 	bpf_program__set_autoload(s->progs.snap, n->snap);
 	if ((err = offcpu_bpf__load(s))) {
 		snprintf(why, whylen, "the kernel refused the %s programs: %s",

@@ -94,6 +94,7 @@ struct native {
 	uint64_t inserts_at_flip;
 	uint64_t tracked;
 	bool snap;	  /* the snapshot program is loaded: -p, --cgroup, -a */
+	bool snap_refused; /* ... the kernel refused it: load without it */
 	uint64_t snapped; /* threads it found off the CPU at start */
 	struct ntable snaps; /* tid -> struct native_snapped */
 	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
