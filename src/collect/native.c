@@ -164,11 +164,15 @@ struct native *native__start(const struct native_opts *o)
 	err = native_load_attach(n, o, o->force_raw_tp, why, sizeof(why));
 	if (err && n->snap) {
 		/* A kernel without sleepable task iterators: trace all the same. */
-		native_note(n, "the snapshot of the threads at start did not load (%s): threads "
-			       "asleep through the window will be missing", why);
+		char first[sizeof(why)];
+
+		snprintf(first, sizeof(first), "%s", why);
 		native_destroy_skel(n);
 		n->snap_refused = true;
 		err = native_load_attach(n, o, o->force_raw_tp, why, sizeof(why));
+		if (!err)
+			native_note(n, "the snapshot of the threads at start did not load (%s): "
+				       "threads asleep through the window are missing", first);
 	}
 	if (err && !o->force_raw_tp) {
 		native_note(n, "tp_btf failed (%s); falling back to raw_tp", why);
