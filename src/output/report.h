@@ -59,6 +59,7 @@
 #include <stdio.h>
 
 #include "analyze/completeness.h"
+#include "analyze/filter.h"
 #include "model/integrity.h"
 #include "model/profile.h"
 
@@ -70,6 +71,9 @@ struct report_opts {
 	int max_procs;		/* budget rows for processes; 0 means 10 */
 	int max_threads;	/* threads under each process; 0 means 5 */
 	enum unwinder unwinder; /* the collector's (unwinder__of_collector()); 0: native */
+	/* What selected the threads of p (analyze/filter.h), said in the header; NULL: none. */
+	const struct filter *filter;
+	const struct filter_result *filtered; /* with filter: what it kept of the capture */
 };
 
 int report__write(FILE *out, const struct profile *p, const struct integrity *in,
