@@ -7,10 +7,15 @@
 #include "cmd_filters.h"
 #include "output/term_opts.h"
 
-int cmd_filters__option(const char *cmd, struct filter *f, int c, const char *arg)
+int cmd_filters__option(const char *cmd, struct filter **fp, int c, const char *arg)
 {
+	struct filter *f = *fp ? *fp : (*fp = filter__new());
 	int n, err;
 
+	if (!f) {
+		fprintf(stderr, "offcpu %s: out of memory\n", cmd);
+		return 1;
+	}
 	switch (c) {
 	case CMD_FILTER_PID:
 		err = filter__add_pids(f, arg);
@@ -36,8 +41,10 @@ int cmd_filters__option(const char *cmd, struct filter *f, int c, const char *ar
 	default:
 		err = -EINVAL;
 	}
-	if (err == -ENOMEM)
+	if (err == -ENOMEM) {
 		fprintf(stderr, "offcpu %s: out of memory\n", cmd);
+		return 1;
+	}
 	return err ? EXIT_USAGE : 0;
 }
 

@@ -20,14 +20,15 @@ enum { CMD_FILTER_PID = 0x1000, CMD_FILTER_COMM, CMD_FILTER_TOP };
 	"      --comm NAME       only processes or threads named NAME, exactly (repeatable)\n"
 
 /*
- * Take option c (one of the above) with its argument into f. Returns 0, or
- * EXIT_USAGE after one line on stderr ("offcpu CMD: ...").
+ * Take option c (one of the above) with its argument into *f, made on the
+ * first option (NULL until then: no filter). Returns 0, or EXIT_USAGE after
+ * one line on stderr ("offcpu CMD: ..."), 1 out of memory.
  */
-int cmd_filters__option(const char *cmd, struct filter *f, int c, const char *arg);
+int cmd_filters__option(const char *cmd, struct filter **f, int c, const char *arg);
 
 /*
  * Replace *p (and *t, when t and *t) by their filtered copies when f is
- * active. Returns 0; EXIT_INPUT after one line on stderr when no thread is
+ * active (f may be NULL). Returns 0; EXIT_INPUT after one line on stderr when no thread is
  * selected (nothing is written then); 1 on out of memory.
  */
 int cmd_filters__apply(const char *cmd, const struct filter *f, struct profile **p,

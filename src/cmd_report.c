@@ -52,7 +52,7 @@ int cmd_report(int argc, char **argv)
 		{"comm", required_argument, NULL, CMD_FILTER_COMM},
 		{"help", no_argument, NULL, 'h'},	 {0},
 	};
-	struct filter *f = filter__new();
+	struct filter *f = NULL;
 	struct filter_result fres;
 	struct report_opts o = {0};
 	const char *color = "auto";
@@ -61,10 +61,6 @@ int cmd_report(int argc, char **argv)
 	struct lane_load ld;
 	int c, err, ret = 2;
 
-	if (!f) {
-		fprintf(stderr, "offcpu report: out of memory\n");
-		return 1;
-	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -79,8 +75,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case CMD_FILTER_PID:
 		case CMD_FILTER_COMM:
-			if (cmd_filters__option("report", f, c, optarg))
+			ret = cmd_filters__option("report", &f, c, optarg);
+			if (ret)
 				goto cleanup;
+			ret = 2;
 			break;
 		case 'w':
 			if (term_opts__int(optarg, 40, 10000, &o.width)) {
