@@ -65,8 +65,9 @@ int cmd_filters__apply(const char *cmd, const struct filter *f, struct profile *
 		fprintf(stderr,
 			"offcpu %s: no thread of the capture matches %s (it has %zu %s in %zu "
 			"%s)\n",
-			cmd, what, res->threads_total, res->threads_total == 1 ? "thread" : "threads",
-			res->procs_total, res->procs_total == 1 ? "process" : "processes");
+			cmd, what, res->threads_total,
+			res->threads_total == 1 ? "thread" : "threads", res->procs_total,
+			res->procs_total == 1 ? "process" : "processes");
 		return EXIT_INPUT;
 	}
 	if (err) {

@@ -15,8 +15,8 @@
  */
 enum { CMD_FILTER_PID = 0x1000, CMD_FILTER_COMM, CMD_FILTER_TOP };
 
-#define CMD_FILTER_HELP                                                                          \
-	"      --pid PID[,PID...]  only the threads of these processes\n"                        \
+#define CMD_FILTER_HELP                                                   \
+	"      --pid PID[,PID...]  only the threads of these processes\n" \
 	"      --comm NAME       only processes or threads named NAME, exactly (repeatable)\n"
 
 /*

@@ -96,10 +96,10 @@ void filter__describe(const struct filter *f, char *buf, size_t size)
 {
 	size_t used = 0;
 
-#define PUT(...)                                                                                 \
-	do {                                                                                     \
-		if (used < size)                                                                 \
-			used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__);          \
+#define PUT(...)                                                                        \
+	do {                                                                            \
+		if (used < size)                                                        \
+			used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__); \
 	} while (0)
 	if (!size)
 		return;
@@ -398,8 +398,8 @@ int filter__apply(const struct filter *f, const struct profile *p, const struct 
 	}
 	for (size_t th = 0; th < nth; th++) {
 		has[th] = has[th] || profile__thread_time(p, (uint32_t)th);
-		sel[th] = has[th] && (!f || selects(f, profile__thread_at(p, (uint32_t)th),
-						    names[th]));
+		sel[th] = has[th] &&
+			  (!f || selects(f, profile__thread_at(p, (uint32_t)th), names[th]));
 	}
 	if (f && f->top) {
 		err = keep_top(p, names, off, sel, f->top);
@@ -454,8 +454,8 @@ int filter__apply(const struct filter *f, const struct profile *p, const struct 
 			continue;
 		err = copy_stack(p, q, row->stack, smap, fmap, &buf, &cap);
 		if (!err)
-			err = profile__add(q, (uint32_t)tmap[row->thread], (uint32_t)smap[row->stack],
-					   row->state, &row->w);
+			err = profile__add(q, (uint32_t)tmap[row->thread],
+					   (uint32_t)smap[row->stack], row->state, &row->w);
 		if (err)
 			goto cleanup;
 	}

@@ -114,10 +114,10 @@ TEST(filter_names_processes_by_main_thread_else_first)
 	const char *names[16];
 
 	filter__process_names(p, names);
-	CHECK_STR(names[1], "postgres");       /* bgworker of postgres 100 */
-	CHECK_STR(names[4], "redis-server");   /* bio thread */
-	CHECK_STR(names[5], "worker");	       /* main thread 400 not seen */
-	CHECK_STR(names[6], "cron");	       /* no pid: its own name */
+	CHECK_STR(names[1], "postgres");     /* bgworker of postgres 100 */
+	CHECK_STR(names[4], "redis-server"); /* bio thread */
+	CHECK_STR(names[5], "worker");	     /* main thread 400 not seen */
+	CHECK_STR(names[6], "cron");	     /* no pid: its own name */
 	profile__free(p);
 }
 

@@ -22,7 +22,8 @@ static void row(struct profile *p, int pid, int tid, const char *comm, uint64_t 
 
 	ids[0] = (uint32_t)profile__frame(p, FRAME_KERNEL, kname, strlen(kname));
 	st = profile__stack(p, ids, 1);
-	if (th < 0 || st < 0 || profile__add(p, (uint32_t)th, (uint32_t)st, OFFCPU_STATE_SLEEP, &w) ||
+	if (th < 0 || st < 0 ||
+	    profile__add(p, (uint32_t)th, (uint32_t)st, OFFCPU_STATE_SLEEP, &w) ||
 	    profile__set_thread_time(p, (uint32_t)th, &tt))
 		abort();
 }
