@@ -52,7 +52,7 @@ static void usage(FILE *out)
 		"                       file is replaced, never a device, FIFO or symlink\n"
 		"      --reasons FILE   reason rules tried before the shipped ones (pprof's and\n"
 		"                       the trace's reasons; docs/reasons.md)\n"
-		"      --pid PID[,PID...]  only the threads of these processes\n"
+		"      --pid PID,...    only the threads of these processes\n"
 		"      --comm NAME      only processes or threads named NAME, exactly "
 		"(repeatable)\n"
 		"      --top N          only the N process names with most off-CPU time\n"

@@ -15,10 +15,6 @@
  */
 enum { CMD_FILTER_PID = 0x1000, CMD_FILTER_COMM, CMD_FILTER_TOP };
 
-#define CMD_FILTER_HELP                                                   \
-	"      --pid PID[,PID...]  only the threads of these processes\n" \
-	"      --comm NAME       only processes or threads named NAME, exactly (repeatable)\n"
-
 /*
  * Take option c (one of the above) with its argument into *f, made on the
  * first option (NULL until then: no filter). Returns 0, or EXIT_USAGE after

@@ -47,7 +47,10 @@ static void usage(FILE *out)
 		"      --max-frames N    draw at most N frames, widest first (default %d, 0: no "
 		"cap)\n"
 		"      --reasons FILE    reason rules tried before the shipped ones "
-		"(docs/reasons.md)\n" CMD_FILTER_HELP
+		"(docs/reasons.md)\n"
+		"      --pid PID,...     only the threads of these processes\n"
+		"      --comm NAME       only processes or threads named NAME, exactly "
+		"(repeatable)\n"
 		"      --top N           only the N process names with most off-CPU time\n"
 		"\n"
 		"Frames not drawn keep their time in their parent's width. A filter that\n"

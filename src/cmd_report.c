@@ -24,7 +24,7 @@ static void usage(FILE *out)
 		"and thread, and the top blocking stacks.\n"
 		"\n"
 		"  --top N              stacks and process names to show (default 10)\n"
-		"  --pid PID[,PID...]   only the threads of these processes\n"
+		"  --pid PID,...        only the threads of these processes\n"
 		"  --comm NAME          only processes or threads named NAME, exactly "
 		"(repeatable)\n"
 		"  --width N            columns (default: the terminal's, else 80)\n"
@@ -37,9 +37,8 @@ static void usage(FILE *out)
 		"\n"
 		"Processes are grouped by name (the main thread's), largest off-CPU time first.\n"
 		"\n"
-		"Exit status: 0 success, 2 usage error, 3 the capture cannot be used or no\n"
-		"thread matches the filters,\n"
-		"4 the report cannot be written.\n");
+		"Exit status: 0 success, 2 usage error, 3 the capture cannot be used (or no\n"
+		"thread matches the filters), 4 the report cannot be written.\n");
 }
 
 int cmd_report(int argc, char **argv)
