@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmd_filters.h"
 #include "lane/lane.h"
 #include "parse/timeline.h"
 #include "output/chrome_trace.h"
@@ -51,7 +52,12 @@ static void usage(FILE *out)
 		"                       file is replaced, never a device, FIFO or symlink\n"
 		"      --reasons FILE   reason rules tried before the shipped ones (pprof's and\n"
 		"                       the trace's reasons; docs/reasons.md)\n"
-		"  -h, --help           this help\n");
+		"      --pid PID,...    only the threads of these processes\n"
+		"      --comm NAME      only processes or threads named NAME, exactly "
+		"(repeatable)\n"
+		"      --top N          only the N process names with most off-CPU time\n"
+		"  -h, --help           this help\n\n"
+		"A filter that matches no thread writes nothing and exits 3.\n");
 }
 
 static int load_timeline(const char *dir, struct profile *p, struct timeline **out)
@@ -167,9 +173,14 @@ int cmd_export(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"reasons", required_argument, NULL, 'R'},
+		{"pid", required_argument, NULL, CMD_FILTER_PID},
+		{"comm", required_argument, NULL, CMD_FILTER_COMM},
+		{"top", required_argument, NULL, CMD_FILTER_TOP},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	struct filter *filter = NULL;
+	struct filter_result fres;
 	const char *format = NULL, *output = NULL, *dir;
 	char defpath[PATH_MAX];
 	struct profile *p = NULL;
@@ -192,6 +203,13 @@ int cmd_export(int argc, char **argv)
 		case 'R':
 			if (term_opts__reasons("export", optarg))
 				return EXIT_USAGE;
+			break;
+		case CMD_FILTER_PID:
+		case CMD_FILTER_COMM:
+		case CMD_FILTER_TOP:
+			status = cmd_filters__option("export", &filter, c, optarg);
+			if (status)
+				return status;
 			break;
 		case 'h':
 			usage(stdout);
@@ -241,6 +259,9 @@ int cmd_export(int argc, char **argv)
 	lane_load__warn(&ld, "export", stderr);
 	if (fmt == EXPORT_CHROME_TRACE && load_timeline(dir, p, &t))
 		goto cleanup;
+	status = cmd_filters__apply("export", filter, &p, &t, &fres);
+	if (status)
+		goto cleanup;
 	status = EXIT_OUTPUT; /* from here on, only writing can fail */
 
 	err = write_file(output, fmt, p, t, &l);
@@ -253,5 +274,6 @@ int cmd_export(int argc, char **argv)
 cleanup:
 	timeline__free(t);
 	profile__free(p);
+	filter__free(filter);
 	return status;
 }

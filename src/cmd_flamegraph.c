@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmd_filters.h"
 #include "lane/lane.h"
 #include "output/flamegraph.h"
 #include "output/term_opts.h"
@@ -47,8 +48,13 @@ static void usage(FILE *out)
 		"cap)\n"
 		"      --reasons FILE    reason rules tried before the shipped ones "
 		"(docs/reasons.md)\n"
+		"      --pid PID,...     only the threads of these processes\n"
+		"      --comm NAME       only processes or threads named NAME, exactly "
+		"(repeatable)\n"
+		"      --top N           only the N process names with most off-CPU time\n"
 		"\n"
-		"Frames not drawn keep their time in their parent's width.\n",
+		"Frames not drawn keep their time in their parent's width. A filter that\n"
+		"matches no thread writes nothing and exits 3.\n",
 		FLAMEGRAPH_WIDTH, FLAMEGRAPH_MIN_WIDTH_PX, FLAMEGRAPH_MAX_FRAMES);
 }
 
@@ -119,9 +125,14 @@ int cmd_flamegraph(int argc, char **argv)
 		{"min-share", required_argument, NULL, OPT_MIN_SHARE},
 		{"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
 		{"reasons", required_argument, NULL, 'R'},
+		{"pid", required_argument, NULL, CMD_FILTER_PID},
+		{"comm", required_argument, NULL, CMD_FILTER_COMM},
+		{"top", required_argument, NULL, CMD_FILTER_TOP},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
+	struct filter *f = NULL;
+	struct filter_result fres;
 	struct flamegraph_stats stats = {0};
 	struct flamegraph_opts o = {.stats = &stats};
 	struct profile *p = NULL;
@@ -193,6 +204,13 @@ int cmd_flamegraph(int argc, char **argv)
 			if (term_opts__reasons("flamegraph", optarg))
 				return EXIT_USAGE;
 			break;
+		case CMD_FILTER_PID:
+		case CMD_FILTER_COMM:
+		case CMD_FILTER_TOP:
+			ret = cmd_filters__option("flamegraph", &f, c, optarg);
+			if (ret)
+				return ret;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -220,6 +238,9 @@ int cmd_flamegraph(int argc, char **argv)
 		goto cleanup;
 	}
 	lane_load__warn(&ld, "flamegraph", stderr);
+	ret = cmd_filters__apply("flamegraph", f, &p, NULL, &fres);
+	if (ret)
+		goto cleanup;
 	ret = EXIT_OUTPUT; /* from here on, only writing can fail */
 	/* Name what was drawn: the lossless profile, or the capture. */
 	o.subtitle = ld.from_profile ? lane.profile_path : lane.capture_path;
@@ -237,5 +258,6 @@ int cmd_flamegraph(int argc, char **argv)
 	ret = 0;
 cleanup:
 	profile__free(p);
+	filter__free(f);
 	return ret;
 }

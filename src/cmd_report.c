@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmd_filters.h"
 #include "lane/lane.h"
 #include "output/report.h"
 #include "output/term_opts.h"
@@ -22,7 +23,10 @@ static void usage(FILE *out)
 		"events were lost), off-CPU time by reason, the wall-clock budget per process\n"
 		"and thread, and the top blocking stacks.\n"
 		"\n"
-		"  --top N              stacks to show (default 10)\n"
+		"  --top N              stacks and process names to show (default 10)\n"
+		"  --pid PID,...        only the threads of these processes\n"
+		"  --comm NAME          only processes or threads named NAME, exactly "
+		"(repeatable)\n"
 		"  --width N            columns (default: the terminal's, else 80)\n"
 		"  --color=WHEN         auto (default: a terminal and NO_COLOR unset), always, "
 		"never\n"
@@ -31,8 +35,10 @@ static void usage(FILE *out)
 		"(docs/reasons.md)\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"Exit status: 0 success, 2 usage error, 3 the capture cannot be used,\n"
-		"4 the report cannot be written.\n");
+		"Processes are grouped by name (the main thread's), largest off-CPU time first.\n"
+		"\n"
+		"Exit status: 0 success, 2 usage error, 3 the capture cannot be used (or no\n"
+		"thread matches the filters), 4 the report cannot be written.\n");
 }
 
 int cmd_report(int argc, char **argv)
@@ -41,14 +47,18 @@ int cmd_report(int argc, char **argv)
 		{"top", required_argument, NULL, 't'},	 {"width", required_argument, NULL, 'w'},
 		{"color", optional_argument, NULL, 'c'}, {"colour", optional_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},	 {"reasons", required_argument, NULL, 'R'},
+		{"pid", required_argument, NULL, CMD_FILTER_PID},
+		{"comm", required_argument, NULL, CMD_FILTER_COMM},
 		{"help", no_argument, NULL, 'h'},	 {0},
 	};
+	struct filter *f = NULL;
+	struct filter_result fres;
 	struct report_opts o = {0};
 	const char *color = "auto";
 	struct profile *p = NULL;
 	struct lane lane;
 	struct lane_load ld;
-	int c, err;
+	int c, err, ret = 2;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -58,15 +68,23 @@ int cmd_report(int argc, char **argv)
 				fprintf(stderr,
 					"offcpu report: --top wants a number from 1, not '%s'\n",
 					optarg);
-				return 2;
+				goto cleanup;
 			}
+			o.max_procs = o.top;
+			break;
+		case CMD_FILTER_PID:
+		case CMD_FILTER_COMM:
+			ret = cmd_filters__option("report", &f, c, optarg);
+			if (ret)
+				goto cleanup;
+			ret = 2;
 			break;
 		case 'w':
 			if (term_opts__int(optarg, 40, 10000, &o.width)) {
 				fprintf(stderr,
 					"offcpu report: --width wants a number from 40, not '%s'\n",
 					optarg);
-				return 2;
+				goto cleanup;
 			}
 			break;
 		case 'c':
@@ -77,41 +95,54 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'R':
 			if (term_opts__reasons("report", optarg))
-				return EXIT_USAGE;
+				goto cleanup;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			ret = 0;
+			goto cleanup;
 		default:
 			usage(stderr);
-			return 2;
+			goto cleanup;
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "offcpu report: expected one capture directory; try 'offcpu report "
 				"--help'\n");
-		return 2;
+		goto cleanup;
 	}
 	if (term_opts__color(color, &o.color)) {
 		fprintf(stderr, "offcpu report: --color is auto, always or never, not '%s'\n",
 			color);
-		return 2;
+		goto cleanup;
 	}
 	if (!o.width)
 		o.width = term_opts__width();
 	err = lane__load(argv[optind], &p, &lane, &ld);
 	if (err) {
 		fprintf(stderr, "offcpu report: %s\n", ld.error);
-		return EXIT_INPUT;
+		ret = EXIT_INPUT;
+		goto cleanup;
 	}
 	o.unwinder = unwinder__of_collector(lane.collector);
 	term_opts__settle_integrity(&ld.integrity);
 	lane_load__warn(&ld, "report", stderr);
+	ret = cmd_filters__apply("report", f, &p, NULL, &fres);
+	if (ret)
+		goto cleanup;
+	if (filter__active(f)) {
+		o.filter = f;
+		o.filtered = &fres;
+	}
 	err = report__write(stdout, p, &ld.integrity, &o);
-	profile__free(p);
 	if (err) {
 		fprintf(stderr, "offcpu report: writing the report failed: %s\n", strerror(-err));
-		return EXIT_OUTPUT;
+		ret = EXIT_OUTPUT;
+		goto cleanup;
 	}
-	return 0;
+	ret = 0;
+cleanup:
+	profile__free(p);
+	filter__free(f);
+	return ret;
 }

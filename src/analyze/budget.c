@@ -200,3 +200,12 @@ enum reason budget_entry__top_reason(const struct budget_entry *e)
 	}
 	return best;
 }
+
+void budget_entry__add(struct budget_entry *a, const struct budget_entry *e)
+{
+	size_t n = a->nr_threads;
+
+	merge(a, e);
+	a->nr_threads = n + e->nr_threads;
+	finish(a);
+}

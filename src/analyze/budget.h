@@ -74,6 +74,13 @@ struct budget {
 struct budget *budget__new(const struct profile *p);
 void budget__free(struct budget *b);
 
+/*
+ * Sum entry e (a thread's or a process's) into the aggregate a and settle
+ * a's derived fields (coverage, unaccounted): for groups the budget does not
+ * make itself, such as processes by name (analyze/procgroups.h).
+ */
+void budget_entry__add(struct budget_entry *a, const struct budget_entry *e);
+
 /* The reason with most blocked time in e (REASON_OTHER when none). */
 enum reason budget_entry__top_reason(const struct budget_entry *e);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/budget.h"
+#include "analyze/procgroups.h"
 #include "analyze/reasons.h"
 #include "output/completeness_json.h"
 #include "output/integrity_json.h"
@@ -35,6 +36,7 @@ struct ctx {
 	const struct integrity *in;
 	struct report_opts o;
 	struct budget *b;
+	struct proc_groups *groups;
 	struct completeness *comp;
 	struct top_stack *top;
 	size_t nr_top, nr_stacks;
@@ -544,10 +546,86 @@ static void overcount_note(struct ctx *c)
 		    "wall time (on-CPU + runq + blocked > wall, by the kernel's schedstat)");
 }
 
+/* Today's rows of a process: its line, then its threads (up to max_threads) unless it has one. */
+static void process_rows(struct ctx *c, const struct budget_entry *pe, const char *indent,
+			 bool bold, bool threads)
+{
+	const struct budget *b = c->b;
+	size_t shown = 0, hidden = 0;
+	struct term_line l;
+	char name[96];
+
+	if (pe->pid)
+		snprintf(name, sizeof(name), "%s%d %s", indent, pe->pid, pe->comm);
+	else
+		snprintf(name, sizeof(name), "%s%s", indent, pe->comm);
+	budget_row(c, pe, name, bold);
+	/* One thread: the process line says it all. */
+	for (size_t j = 0; threads && pe->nr_threads > 1 && j < b->nr_threads; j++) {
+		const struct budget_entry *te = &b->threads[j];
+
+		if (te->pid != pe->pid || (!pe->pid && strcmp(te->comm, pe->comm)))
+			continue;
+		if (shown == (size_t)c->o.max_threads) {
+			hidden++;
+			continue;
+		}
+		shown++;
+		if (te->tid)
+			snprintf(name, sizeof(name), "%s  %d %s", indent, te->tid, te->comm);
+		else
+			snprintf(name, sizeof(name), "%s  %s", indent, te->comm);
+		budget_row(c, te, name, false);
+	}
+	if (hidden) {
+		snprintf(name, sizeof(name), "%s  (%zu more threads)", indent, hidden);
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, name, -1);
+		term_line__end(&l);
+	}
+}
+
+/*
+ * A name shared by several processes: one line for all of them, then its
+ * largest processes; the first such group shown (the likeliest service under
+ * study) also gets each process's threads.
+ */
+static void group_rows(struct ctx *c, const struct proc_group *g, bool expand)
+{
+	int name_cols = c->o.width - BUDGET_FIXED;
+	size_t shown = g->nr_procs < (size_t)c->o.max_threads ? g->nr_procs
+							       : (size_t)c->o.max_threads;
+	struct term_line l;
+	char name[160], more[48];
+
+	snprintf(name, sizeof(name), "%s (%zu processes, %zu threads)", g->comm, g->nr_procs,
+		 g->e.nr_threads);
+	if (term__cols(name) > name_cols)
+		snprintf(name, sizeof(name), "%s (%zu procs)", g->comm, g->nr_procs);
+	budget_row(c, &g->e, name, true);
+	for (size_t i = 0; i < shown; i++)
+		process_rows(c, &c->b->procs[g->procs[i]], "  ", false, expand);
+	if (g->nr_procs > shown) {
+		snprintf(name, sizeof(name), "  (%s more)",
+			 term__count(g->nr_procs - shown, "process", "processes", more,
+				     sizeof(more)));
+		term_line__begin(&l, c->out, c->o.width, c->o.color);
+		term_line__text(&l, name, -1);
+		term_line__end(&l);
+	}
+}
+
+/*
+ * Processes grouped by name (analyze/procgroups.h), largest off-CPU time
+ * first. A name held by one process shows as that process, as before
+ * grouping; the names past max_procs are summed into one line.
+ */
 static void budget_table(struct ctx *c)
 {
 	const struct budget *b = c->b;
-	size_t nprocs = b->nr_procs < (size_t)c->o.max_procs ? b->nr_procs : (size_t)c->o.max_procs;
+	const struct proc_groups *gs = c->groups;
+	size_t ngroups = gs->nr < (size_t)c->o.max_procs ? gs->nr : (size_t)c->o.max_procs;
+	bool expanded = false;
 	struct term_line l;
 	char name[96];
 
@@ -563,45 +641,26 @@ static void budget_table(struct ctx *c)
 	term_line__right(&l, "cover", 6);
 	term_line__text(&l, " main", -1);
 	term_line__end(&l);
-	for (size_t i = 0; i < nprocs; i++) {
-		const struct budget_entry *pe = &b->procs[i];
-		size_t shown = 0, hidden = 0;
+	for (size_t i = 0; i < ngroups; i++) {
+		const struct proc_group *g = &gs->groups[i];
 
-		if (pe->pid)
-			snprintf(name, sizeof(name), "%d %s", pe->pid, pe->comm);
-		else
-			snprintf(name, sizeof(name), "%s", pe->comm);
-		budget_row(c, pe, name, true);
-		/* One thread: the process line says it all. */
-		for (size_t j = 0; pe->nr_threads > 1 && j < b->nr_threads; j++) {
-			const struct budget_entry *te = &b->threads[j];
-
-			if (te->pid != pe->pid || (!pe->pid && strcmp(te->comm, pe->comm)))
-				continue;
-			if (shown == (size_t)c->o.max_threads) {
-				hidden++;
-				continue;
-			}
-			shown++;
-			if (te->tid)
-				snprintf(name, sizeof(name), "  %d %s", te->tid, te->comm);
-			else
-				snprintf(name, sizeof(name), "  %s", te->comm);
-			budget_row(c, te, name, false);
+		if (g->nr_procs == 1) {
+			process_rows(c, &b->procs[g->procs[0]], "", true, true);
+			continue;
 		}
-		if (hidden) {
-			snprintf(name, sizeof(name), "  (%zu more threads)", hidden);
-			term_line__begin(&l, c->out, c->o.width, c->o.color);
-			term_line__text(&l, name, -1);
-			term_line__end(&l);
-		}
+		group_rows(c, g, !expanded);
+		expanded = true;
 	}
-	if (b->nr_procs > nprocs) {
-		char more[48];
+	if (gs->nr > ngroups) {
+		uint64_t off = 0;
+		char more[48], t[16];
 
-		snprintf(name, sizeof(name), "(%s more)",
-			 term__count(b->nr_procs - nprocs, "process", "processes", more,
-				     sizeof(more)));
+		for (size_t i = ngroups; i < gs->nr; i++)
+			off += gs->groups[i].e.off_ns;
+		snprintf(name, sizeof(name), "(%s: %s off-CPU)",
+			 term__count(gs->nr - ngroups, "more process name", "more process names",
+				     more, sizeof(more)),
+			 term__ns(off, t, sizeof(t)));
 		term_line__begin(&l, c->out, c->o.width, c->o.color);
 		term_line__text(&l, name, -1);
 		term_line__end(&l);
@@ -812,9 +871,24 @@ static void stacks_table(struct ctx *c)
 	}
 }
 
+/* "filtered: --comm postgres: 23 of 1204 threads, 9 of 340 processes" */
+static void filter_line(struct ctx *c)
+{
+	const struct filter_result *r = c->o.filtered;
+	char what[256], line[400];
+
+	if (!c->o.filter || !r)
+		return;
+	filter__describe(c->o.filter, what, sizeof(what));
+	snprintf(line, sizeof(line), "filtered: %s: %zu of %zu threads, %zu of %zu processes",
+		 what, r->threads, r->threads_total, r->procs, r->procs_total);
+	banner_line(c, "36", line);
+}
+
 static void write_text(struct ctx *c)
 {
 	banner(c);
+	filter_line(c);
 	totals_line(c);
 	completeness_lines(c);
 	fputc('\n', c->out);
@@ -878,6 +952,36 @@ static void json_frames(struct jw *w, const struct profile *p, const uint32_t *f
 	jw_array_end(w);
 }
 
+static void json_filter(struct jw *w, struct ctx *c)
+{
+	const struct filter_result *r = c->o.filtered;
+	const char *const *comms;
+	const int *pids;
+	size_t n;
+
+	jw_key(w, "filter");
+	if (!c->o.filter || !r) {
+		jw_null(w);
+		return;
+	}
+	jw_object_begin(w);
+	pids = filter__pids(c->o.filter, &n);
+	jw_array_field(w, "pids");
+	for (size_t i = 0; i < n; i++)
+		jw_i64(w, pids[i]);
+	jw_array_end(w);
+	comms = filter__comms(c->o.filter, &n);
+	jw_array_field(w, "comms");
+	for (size_t i = 0; i < n; i++)
+		jw_string(w, comms[i]);
+	jw_array_end(w);
+	jw_u64_field(w, "threads", r->threads);
+	jw_u64_field(w, "threads_total", r->threads_total);
+	jw_u64_field(w, "processes", r->procs);
+	jw_u64_field(w, "processes_total", r->procs_total);
+	jw_object_end(w);
+}
+
 static int write_json(struct ctx *c)
 {
 	const struct budget_entry *t = &c->b->total;
@@ -889,6 +993,7 @@ static int write_json(struct ctx *c)
 	jw_init(&w, c->out, false);
 	jw_object_begin(&w);
 	integrity_json__write(&w, "integrity", c->in);
+	json_filter(&w, c);
 
 	jw_object_field(&w, "totals");
 	jw_u64_field(&w, "off_ns", t->off_ns);
@@ -944,6 +1049,21 @@ static int write_json(struct ctx *c)
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_array_field(&w, "groups");
+	for (size_t i = 0; i < c->groups->nr; i++) {
+		const struct proc_group *g = &c->groups->groups[i];
+
+		jw_object_begin(&w);
+		jw_str_field(&w, "comm", g->comm);
+		jw_u64_field(&w, "processes", g->nr_procs);
+		jw_array_field(&w, "pids");
+		for (size_t j = 0; j < g->nr_procs; j++)
+			jw_i64(&w, c->b->procs[g->procs[j]].pid);
+		jw_array_end(&w);
+		json_entry(&w, &g->e, false);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
@@ -1036,6 +1156,11 @@ int report__write(FILE *out, const struct profile *p, const struct integrity *in
 	c.b = budget__new(p);
 	if (!c.b)
 		return -errno;
+	c.groups = proc_groups__new(c.b);
+	if (!c.groups) {
+		err = -errno;
+		goto cleanup;
+	}
 	c.comp = completeness__new(p, c.o.unwinder);
 	if (!c.comp) {
 		err = -errno;
@@ -1055,6 +1180,7 @@ int report__write(FILE *out, const struct profile *p, const struct integrity *in
 	if (!err && (fflush(out) || ferror(out)))
 		err = -EIO;
 cleanup:
+	proc_groups__free(c.groups);
 	budget__free(c.b);
 	completeness__free(c.comp);
 	free(c.top);

@@ -19,8 +19,13 @@
  *      off-CPU time, a line saying how much;
  *   3. blocked time by reason (reasons.h), largest first, each with the
  *      details rules gave part of it (lock: lwlock, heavyweight) under it;
- *   4. the wall-clock budget (budget.h): processes, largest first, each with
- *      its threads indented under it; wall, on-CPU, run queue, blocked,
+ *   4. the wall-clock budget (budget.h): processes grouped by name
+ *      (procgroups.h), largest off-CPU time first, o->max_procs names; a
+ *      name of one process is that process with its threads indented under
+ *      it; a name of several is one line, "postgres (9 processes, 23
+ *      threads)", with up to o->max_threads of its processes under it (the
+ *      first such name: each with its threads); the names left over are one
+ *      line, "(N more process names: T off-CPU)"; wall, on-CPU, run queue, blocked,
  *      unaccounted, coverage and the main reason. "-" where not known; an
  *      overcount (coverage above 100%, shown as it is, and unaccounted time
  *      below 0) gets two lines under the table that say what it means;
@@ -33,13 +38,19 @@
  * Every line fits in o->width columns; longer names end in "...". Colour
  * (ANSI SGR) only when o->color.
  *
+ * With o->filter, a line "filtered: OPTIONS: N of M threads, N of M
+ * processes" comes after the banner.
+ *
  * JSON (o->json): the same content as data, one document:
  *   { "integrity": {status, message, lost_total, losses: [{name, count,
  *     affected_ns}]} | null,
+ *     "filter": {pids: [..], comms: [..], threads, threads_total, processes,
+ *       processes_total} | null,
  *     "totals": {off_ns, blocked_ns, runq_ns, count, threads, processes, runq_known},
  *     "reasons": [{reason, ns, share,      (runqueue: the rows' run-queue part)
  *       details: [{detail, ns, share}]}],
- *     "budget": {"total": E, "processes": [E + "thread_list": [E]]},
+ *     "budget": {"total": E, "processes": [E + "thread_list": [E]],
+ *       "groups": [{comm, processes, pids: [..]} + E without pid/tid/comm]},
  *     "top_stacks": [{rank, reason, detail (or null), off_ns, blocked_ns, runq_ns,
  *       count, share, thread: {pid, tid, comm}, key_frames: {kernel: [..], user: [..]},
  *       frames: [{name, kind}]}],
@@ -59,6 +70,7 @@
 #include <stdio.h>
 
 #include "analyze/completeness.h"
+#include "analyze/filter.h"
 #include "model/integrity.h"
 #include "model/profile.h"
 
@@ -70,6 +82,9 @@ struct report_opts {
 	int max_procs;		/* budget rows for processes; 0 means 10 */
 	int max_threads;	/* threads under each process; 0 means 5 */
 	enum unwinder unwinder; /* the collector's (unwinder__of_collector()); 0: native */
+	/* What selected the threads of p (analyze/filter.h), said in the header; NULL: none. */
+	const struct filter *filter;
+	const struct filter_result *filtered; /* with filter: what it kept of the capture */
 };
 
 int report__write(FILE *out, const struct profile *p, const struct integrity *in,
