@@ -437,7 +437,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		return err;
 	n->raw_tp = raw;
 	/* After the attach: a thread that runs before its turn in the walk is seen running. */
-	if (n->snap && (err = native_snapshot(n)))
+	if (n->snap && (err = native_snapshot(n, o)))
 		native_note(n, "snapshot of the threads at start failed: %s: threads asleep "
 			       "through the window are missing", strerror(-err));
 	return 0;

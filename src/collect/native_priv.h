@@ -121,7 +121,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 void native_destroy_skel(struct native *n);
 
 /* native_snap.c: run the snapshot once, after the attach. 0 or -errno. */
-int native_snapshot(struct native *n);
+int native_snapshot(struct native *n, const struct native_opts *o);
 /*
  * native_snap.c, at stop: give the snapshot's kernel stacks the scheduler
  * frames of the same wait seen at a switch-out, and read the processes whose

@@ -20,15 +20,18 @@
 #include "offcpu.skel.h"
 #include "util/vec.h"
 
-/* The iterator's whole output: one struct offcpu_snap per thread, cut after its stack. */
-static int snap_read(struct native *n, char **out, size_t *len)
+/*
+ * The iterator's output, appended to *buf: one struct offcpu_snap per thread,
+ * cut after its stack. Over every task, or the threads of process pid.
+ */
+static int snap_read(struct native *n, int pid, char **buf, size_t *cap, size_t *got)
 {
+	union bpf_iter_link_info info = {.task = {.pid = pid > 0 ? (uint32_t)pid : 0}};
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
 	struct bpf_link *link;
-	size_t cap = 0, got = 0;
-	char *buf = NULL;
 	int fd, err = 0;
 
-	link = bpf_program__attach_iter(n->skel->progs.snap, NULL);
+	link = bpf_program__attach_iter(n->skel->progs.snap, pid > 0 ? &opts : NULL);
 	if (!link)
 		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));
@@ -39,11 +42,11 @@ static int snap_read(struct native *n, char **out, size_t *len)
 	for (;;) {
 		ssize_t r;
 
-		if (vec_reserve(buf, cap, got + 65536)) {
+		if (vec_reserve(*buf, *cap, *got + 65536)) {
 			err = -ENOMEM;
 			break;
 		}
-		r = read(fd, buf + got, cap - got);
+		r = read(fd, *buf + *got, *cap - *got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -52,18 +55,12 @@ static int snap_read(struct native *n, char **out, size_t *len)
 		}
 		if (!r)
 			break;
-		got += r;
+		*got += r;
 	}
 	close(fd);
 out:
 	bpf_link__destroy(link);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*out = buf;
-	*len = got;
-	return 0;
+	return err;
 }
 
 /* The kernel frames from __schedule on, as the BPF side's walks keep them. */
@@ -115,17 +112,31 @@ static int snap_user(struct native *n, const struct offcpu_snap *s)
 	return 0;
 }
 
-int native_snapshot(struct native *n)
+/*
+ * The targets' threads: those of each process given by pid (the iterator
+ * then walks only them), else every task. A thread sent twice (its record
+ * did not fit the iterator's buffer at first) is kept once.
+ */
+int native_snapshot(struct native *n, const struct native_opts *o)
 {
 	const size_t head = offsetof(struct offcpu_snap, u.win);
 	struct native_snapped *sn;
-	size_t len = 0, threads = 0, user = 0;
+	size_t len = 0, cap = 0, threads = 0, user = 0;
 	uint64_t t0 = native_mono_ns();
 	char *buf = NULL;
-	int err;
+	bool created;
+	int err = 0;
 
-	if ((err = snap_read(n, &buf, &len)))
+	if (o->nr_pids) {
+		for (size_t i = 0; i < o->nr_pids && !err; i++)
+			err = snap_read(n, o->pids[i], &buf, &cap, &len);
+	} else {
+		err = snap_read(n, 0, &buf, &cap, &len);
+	}
+	if (err) {
+		free(buf);
 		return err;
+	}
 	for (size_t off = 0; off + head <= len;) {
 		const struct offcpu_snap *s = (const void *)(buf + off);
 
@@ -136,18 +147,20 @@ int native_snapshot(struct native *n)
 		}
 		if (s->knr && (err = snap_kernel(n, s)))
 			break;
-		sn = ntable_get(&n->snaps, &s->tid, NULL);
+		sn = ntable_get(&n->snaps, &s->tid, &created);
 		if (!sn) {
 			err = -ENOMEM;
 			break;
 		}
 		sn->since_ns = s->since_ns;
 		sn->state = s->state;
+		off += s->size;
+		if (!created)
+			continue;
 		if (s->u.id && s->u.len && (err = snap_user(n, s)))
 			break;
 		threads++;
 		user += s->u.id && s->u.len;
-		off += s->size;
 	}
 	free(buf);
 	n->snapped = threads;
