@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyze/reasons.h"
+#include "model/frame_name.h"
 #include "share/reasons.rules.h"
 
 enum match {
@@ -807,13 +808,13 @@ static void frame_globs(const struct rule_view *v, const struct profile_frame *f
  * frame, root first) hold r's globs innermost first; the index of the frame
  * that matched the first glob, or -1.
  */
-static int rule_frame(const struct file_rule *r, size_t g0, size_t n,
+static int rule_frame(const struct file_rule *r, size_t g0, size_t lo, size_t n,
 		      const uint64_t *(*bits_of)(void *ctx, size_t i), void *ctx)
 {
 	size_t g = 0, i = n;
 	int first = -1;
 
-	while (g < r->nr_globs && i-- > 0) {
+	while (g < r->nr_globs && i-- > lo) {
 		if (bit(bits_of(ctx, i), g0 + g)) {
 			if (!g)
 				first = (int)i;
@@ -823,8 +824,25 @@ static int rule_frame(const struct file_rule *r, size_t g0, size_t n,
 	return g == r->nr_globs ? first : -1;
 }
 
-/* The first rule (user's, then shipped) that the stack's user frames match. */
-static void apply_rules(const struct rule_view *v, size_t n,
+/*
+ * The first frame (root first) a rule may look at: the one above the
+ * innermost signal trampoline, if any. What lies under it is the code the
+ * signal interrupted (a select() in a parent's loop, for a child forked in a
+ * signal handler), not a caller of the wait above it.
+ */
+static size_t rules_floor(const struct profile *p, const uint32_t *frames, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		const struct profile_frame *f = profile__frame_at(p, frames[i]);
+
+		if (f && !strcmp(f->name, FRAME_NAME_SIGNAL))
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The first rule (user's, then shipped) that the stack's user frames from lo match. */
+static void apply_rules(const struct rule_view *v, size_t lo, size_t n,
 			const uint64_t *(*bits_of)(void *ctx, size_t i), void *ctx,
 			struct reason_match *m)
 {
@@ -835,7 +853,7 @@ static void apply_rules(const struct rule_view *v, size_t n,
 	if (!seen)
 		goto cleanup; /* no refinement: the kernel's reason stands */
 	/* The globs some frame matches: a rule with a glob outside them cannot match. */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = lo; i < n; i++) {
 		const uint64_t *b = bits_of(ctx, i);
 
 		for (size_t w = 0; w < v->words; w++)
@@ -851,7 +869,7 @@ static void apply_rules(const struct rule_view *v, size_t n,
 
 			for (size_t i = 0; i < r->nr_globs && possible; i++)
 				possible = bit(seen, g + i);
-			at = possible ? rule_frame(r, g, n, bits_of, ctx) : -1;
+			at = possible ? rule_frame(r, g, lo, n, bits_of, ctx) : -1;
 			g += r->nr_globs;
 			if (at < 0)
 				continue;
@@ -900,7 +918,7 @@ static void apply_rules_plain(const struct profile *p, const uint32_t *frames, s
 		return;
 	for (size_t i = 0; i < n; i++)
 		frame_globs(&v, profile__frame_at(p, frames[i]), pb.bits + i * v.words);
-	apply_rules(&v, n, plain_bits_of, &pb, m);
+	apply_rules(&v, rules_floor(p, frames, n), n, plain_bits_of, &pb, m);
 	free(pb.bits);
 }
 
@@ -1101,7 +1119,7 @@ static void apply_rules_memo(struct reasons *r, uint32_t stack, struct reason_ma
 	mf.scratch = malloc(r->view.words * sizeof(*mf.scratch));
 	if (!mf.scratch)
 		return;
-	apply_rules(&r->view, n, memo_bits_of, &mf, m);
+	apply_rules(&r->view, rules_floor(r->p, mf.frames, n), n, memo_bits_of, &mf, m);
 	free(mf.scratch);
 }
 

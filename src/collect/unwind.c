@@ -591,3 +591,12 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 		ips[n++] = OFFCPU_UMARK_BASE | mark;
 	return n;
 }
+
+bool unwinder__signal_frame(const struct unwinder *u, uint32_t tgid, uint64_t pc)
+{
+	const struct uproc *up = u ? ntable_find(&u->procs, &tgid) : NULL;
+	const struct offcpu_umap *m = up && up->maps ? raw_umap(up->maps, pc) : NULL;
+	const struct offcpu_cfi_row *row = m ? raw_row(u, m, pc - m->base) : NULL;
+
+	return row && OFFCPU_CFI_CFA(row->rule) == OFFCPU_CFA_SIGNAL;
+}

@@ -89,6 +89,13 @@ struct offcpu_raw_ustack;
 size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r, size_t len,
 			    uint64_t *ips, size_t max);
 
+/*
+ * Whether pc of process tgid (as last read) is in a signal trampoline (a row
+ * of its table marked by the 'S' augmentation): the frame where a signal
+ * handler returns, below which the stack is the code the signal interrupted.
+ */
+bool unwinder__signal_frame(const struct unwinder *u, uint32_t tgid, uint64_t pc);
+
 /* The marker frame's text for enum offcpu_umark why, e.g. "no CFI"; NULL if unknown. */
 const char *unwind_mark__reason(unsigned int why);
 

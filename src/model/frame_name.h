@@ -28,6 +28,13 @@
 
 #define FRAME_NAME_UNSYMBOLIZED "[unsymbolized]"
 
+/*
+ * The frame of a signal trampoline (where a handler returns to): the frames
+ * under it, towards the root, are the code the signal interrupted, not
+ * callers of what runs above it. As gdb names it.
+ */
+#define FRAME_NAME_SIGNAL "[signal handler called]"
+
 /* s[0..len) is a raw, collector-printed non-name: "0x" and 1 to 16 hex digits, or "[unknown]". */
 bool frame_name__is_raw(const char *s, size_t len);
 /*

@@ -24,7 +24,8 @@ if ! need_root; then
 	for t in edge_only_attach_capture_is_complete_with_edges_counted \
 		p_ends_when_its_target_exits p_follows_children_forked_later_until_they_exit \
 		p_capture_has_idle_threads_with_their_whole_window \
-		hung_process_capture_is_complete_with_its_stack; do
+		hung_process_capture_is_complete_with_its_stack \
+		signal_frame_is_named_between_handler_and_interrupted_code; do
 		skip $t "needs root for the native collector"
 	done
 else
@@ -185,6 +186,28 @@ if need_root; then
 			fail $t "the main thread's stack: $top"
 		elif [ "$(json "$s" .user_stacks.complete_share)" != 1 ] 2>/dev/null; then
 			fail $t "user stacks: $(jq -c .user_stacks "$s")"
+		else
+			ok $t
+		fi
+		kill $hpid
+		wait $hpid 2>/dev/null
+	fi
+
+	# A wait inside a signal handler: the trampoline is a named frame, and
+	# what it interrupted (under it) decides no reason rule.
+	t=signal_frame_is_named_between_handler_and_interrupted_code
+	d=$SCRATCH/sig
+	if ! start_hung sig signal; then
+		fail $t "the workload did not start: $(cat "$SCRATCH/sig.hung")"
+	else
+		"$OFFCPU_BIN" record -p $hpid -d 0.5s -o "$d" 2>"$SCRATCH/sig.err"
+		rc=$?
+		s=$d/offcpu.summary.json
+		top=$(jq -r '.top_stacks[] | [.frames[].name] | join(";")' "$s" 2>/dev/null | grep hung_read | head -1)
+		if [ $rc -ne 0 ]; then
+			fail $t "record exited $rc: $(head -3 "$SCRATCH/sig.err")"
+		elif ! echo "$top" | grep -Eq '(^|;)main;raise_signal;.*;\[signal handler called\];on_signal;hung_read;'; then
+			fail $t "the main thread's stack: $top"
 		else
 			ok $t
 		fi

@@ -520,6 +520,17 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		{"u:start_thread;u:worker;u:__new_sem_wait;" FUTEX_K, "lock", "semaphore"},
 		/* An inner rule's frame wins over an outer loop only by file order, not depth. */
 		{"u:uv_run;u:uv__io_poll;u:epoll_wait;" EPOLL_K, "idle", "events"},
+		/*
+		 * A child forked in the postmaster's signal handler: the select()
+		 * under the trampoline was interrupted, it is not what waits.
+		 */
+		{"u:main;u:PostmasterMain;u:[postgres+0x3ee64e];u:__select;u:[signal handler "
+		 "called];u:[postgres+0x3edd61];u:StartAutoVacLauncher;u:[postgres+0x3e58ce];u:"
+		 "WaitLatch;u:WaitEventSetWait;u:epoll_wait;" EPOLL_K,
+		 "idle", "background"},
+		{"u:main;u:PostmasterMain;u:__select;u:[signal handler called];u:handler;u:epoll_"
+		 "wait;" EPOLL_K,
+		 "poll", ""},
 		/* Kernel-only stacks are untouched; so is synchronize_rcu, "other" everywhere. */
 		{"k:synchronize_rcu;k:wait_for_completion;k:__wait_for_common;k:schedule", "other",
 		 ""},

@@ -8,6 +8,8 @@
  *
  *   hung          main thread and idler asleep forever
  *   hung ticker   ... and a ticker
+ *   hung signal   the main thread's read() is in a signal handler
+ *                 (on_signal), run when raise_signal() raised SIGUSR1
  */
 #include "workload.h"
 
@@ -46,25 +48,39 @@ static __attribute__((noinline)) void hung_read(void)
 			wl_die("read from a pipe nobody writes to returned");
 }
 
+static void on_signal(int sig)
+{
+	hung_read();
+}
+
+static __attribute__((noinline)) void raise_signal(void)
+{
+	signal(SIGUSR1, on_signal);
+	raise(SIGUSR1);
+}
+
 int main(int argc, char **argv)
 {
 	const char *pos[1];
 	pthread_t th;
 
-	wl_args(argc, argv, "[ticker]\n  main thread in read(), \"idler\" in pthread_cond_wait()",
-		pos, 1);
+	wl_args(argc, argv,
+		"[ticker|signal]\n  main thread in read(), \"idler\" in pthread_cond_wait()", pos,
+		1);
 	wl_start();
 	if (pipe(fds))
 		wl_die("pipe: %s", strerror(errno));
 	wl_check(pthread_create(&th, NULL, idler, NULL), "pthread_create");
 	if (pos[0] && !strcmp(pos[0], "ticker"))
 		wl_check(pthread_create(&th, NULL, ticker, NULL), "pthread_create");
-	else if (pos[0])
+	else if (pos[0] && strcmp(pos[0], "signal"))
 		wl_die("unknown argument '%s'; see --help", pos[0]);
 	/* Let the threads reach their waits before saying so. */
 	wl_sleep_ns(50 * NSEC_PER_MSEC);
 	printf("ready\n");
 	fflush(stdout);
+	if (pos[0] && !strcmp(pos[0], "signal"))
+		raise_signal();
 	hung_read();
 	return 0;
 }
