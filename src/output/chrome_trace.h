@@ -44,6 +44,7 @@ struct chrome_trace_stats {
 	size_t events;	/* "X" events written */
 	size_t clipped; /* intervals shortened to start where the previous one ended */
 	size_t dropped; /* intervals wholly inside the previous one, left out */
+	size_t flows;	/* wakeups drawn as flows */
 };
 
 /*
