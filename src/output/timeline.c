@@ -16,13 +16,17 @@ static bool needs_escape(unsigned char c)
 	return c == '%' || c == ';' || c < 0x20 || c == 0x7f;
 }
 
-/* A waker's name is one space-separated field: spaces are escaped too. */
+/*
+ * A waker's name is one space-separated field: spaces are escaped too, and a
+ * leading digit or '-', which would read as a tid.
+ */
 static void write_escaped(FILE *out, const char *s, bool field)
 {
-	for (; *s; s++) {
+	for (const char *start = s; *s; s++) {
 		unsigned char c = *s;
 
-		if (needs_escape(c) || (field && c == ' '))
+		if (needs_escape(c) ||
+		    (field && (c == ' ' || (s == start && ((c >= '0' && c <= '9') || c == '-')))))
 			fprintf(out, "%%%02X", c);
 		else
 			fputc(c, out);

@@ -327,7 +327,7 @@ TEST(timeline_irq_wakers_roundtrip_by_name)
 {
 	struct profile *p = fixture_profile(), *q = profile__new();
 	struct timeline *t = fixture_timeline(), *u = timeline__new();
-	const char *odd = "irq:odd name;50%";
+	const char *odd = "irq:odd name;50%", *digit = "-1 looks like a tid";
 	struct timeline_interval v;
 	const void *args[2] = {t, p};
 	int net, timer, weird;
@@ -355,6 +355,9 @@ TEST(timeline_irq_wakers_roundtrip_by_name)
 	v.start_ns += 2000000;
 	v.waker_irq = (uint32_t)timer;
 	CHECK_INT(timeline__append(t, &v), 0);
+	v.start_ns += 2000000;
+	v.waker_irq = (uint32_t)timeline__irq(t, digit);
+	CHECK_INT(timeline__append(t, &v), 0);
 	text = fixture_capture(write_fixture, args, &err, NULL);
 	CHECK_INT(err, 0);
 	CHECK_CONTAINS(text, "offcpu-timeline 2\n");
@@ -364,7 +367,9 @@ TEST(timeline_irq_wakers_roundtrip_by_name)
 	in = unit_memfile(text);
 	CHECK_INT(timeline__parse(in, q, u, NULL), 0);
 	fclose(in);
-	CHECK_INT(timeline__nr(u), 7);
+	CHECK_CONTAINS(text, " S %2D1%20looks%20like%20a%20tid 1\n");
+	CHECK_INT(timeline__nr(u), 8);
+	CHECK_STR(timeline__irq_name(u, timeline__at(u, 7)->waker_irq), digit);
 	/* Thread wakers stay tids, interrupt wakers names. */
 	CHECK_INT(timeline__at(u, 0)->waker_tid, 100);
 	CHECK_INT(timeline__at(u, 0)->waker_irq, 0);
