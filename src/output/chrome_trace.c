@@ -441,6 +441,8 @@ static size_t write_flows(FILE *out, const struct timeline *t, struct flows *f, 
 {
 	size_t flows = 0;
 
+	if (!f->nr)
+		return 0;
 	qsort(f->w, f->nr, sizeof(*f->w), cmp_wake);
 	for (size_t i = 0, j; i < f->nr; i = j) {
 		const struct wake *w = &f->w[i];

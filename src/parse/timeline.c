@@ -171,7 +171,7 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 {
 	struct timeline_interval iv = {0};
 	uint64_t stack;
-	char *st;
+	char *st, *name = NULL;
 	int ret;
 
 	if (!take_u64(&s, &iv.start_ns) || !take_u64(&s, &iv.dur_ns) ||
@@ -200,9 +200,9 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 			return 0;
 		}
 	} else {
-		char *name = s;
 		long nlen;
 
+		name = s;
 		s = strchr(s, ' ');
 		if (!s) {
 			*why = "missing fields";
@@ -215,10 +215,6 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 			return 0;
 		}
 		name[nlen] = '\0';
-		ret = timeline__irq(r->t, name);
-		if (ret < 0)
-			return ret;
-		iv.waker_irq = (uint32_t)ret;
 	}
 	if (!take_u64(&s, &stack) || *s) {
 		*why = "bad stack field";
@@ -227,6 +223,17 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 	if (stack > UINT32_MAX || !idmap_get(&r->ids, (uint32_t)stack, &iv.stack)) {
 		*why = "stack id not defined by an earlier stack line";
 		return 0;
+	}
+	/*
+	 * A name is interned only for an interval timeline__append() takes (its
+	 * checks, before): names get ids in order of the intervals kept, as the
+	 * writer's timeline had them.
+	 */
+	if (name && iv.runq_ns <= iv.dur_ns && iv.start_ns + iv.dur_ns >= iv.start_ns) {
+		ret = timeline__irq(r->t, name);
+		if (ret < 0)
+			return ret;
+		iv.waker_irq = (uint32_t)ret;
 	}
 	ret = timeline__append(r->t, &iv);
 	if (ret == -EINVAL) {
