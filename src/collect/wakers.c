@@ -14,7 +14,8 @@
 
 /* The kernel's softirq vectors, in its order (include/linux/interrupt.h). */
 static const char *const softirq_names[] = {
-	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+	"HI",	    "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+	"IRQ_POLL", "TASKLET", "SCHED",	 "HRTIMER", "RCU",
 };
 
 bool wakers__is_irq(uint32_t waker)
@@ -102,8 +103,7 @@ int wakers__intern(struct wakers *w, struct timeline *t, uint32_t waker)
 	for (size_t i = 0; i < w->nr; i++)
 		if (w->names[i].waker == waker)
 			return (int)w->names[i].id;
-	err = wakers__name(waker, w->irq_root ? w->irq_root : WAKERS_IRQ_ROOT, name,
-			   sizeof(name));
+	err = wakers__name(waker, w->irq_root ? w->irq_root : WAKERS_IRQ_ROOT, name, sizeof(name));
 	if (err)
 		return err;
 	id = timeline__irq(t, name);

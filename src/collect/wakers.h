@@ -39,7 +39,7 @@ struct wakers {
 	const char *irq_root; /* NULL: WAKERS_IRQ_ROOT */
 	struct wakers_name {
 		uint32_t waker, id;
-	} *names;
+	} * names;
 	size_t nr, cap;
 };
 

@@ -107,7 +107,8 @@ struct woken_by *woken_by__new(const struct profile *p, const struct timeline *t
 	}
 	for (size_t i = 0; i < out; i++) {
 		if (v[i].irq)
-			snprintf(v[i].name, sizeof(v[i].name), "%s", timeline__irq_name(t, v[i].irq));
+			snprintf(v[i].name, sizeof(v[i].name), "%s",
+				 timeline__irq_name(t, v[i].irq));
 		else
 			name_thread(p, &v[i]);
 	}

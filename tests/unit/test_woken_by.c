@@ -68,7 +68,8 @@ TEST(woken_by_text_ranks_wakers_by_woken_time)
 	sec = text ? strstr(text, "Woken by") : NULL;
 	CHECK(sec);
 	if (sec) {
-		CHECK_CONTAINS(sec, "Woken by (the timeline's 4 waits of at least 1.00ms: 6.00ms)\n");
+		CHECK_CONTAINS(sec,
+			       "Woken by (the timeline's 4 waits of at least 1.00ms: 6.00ms)\n");
 		CHECK_CONTAINS(sec, "  softirq:NET_RX");
 		/* Largest first: NET_RX (3 ms), server (2 ms), then the unknown row. */
 		CHECK(strstr(sec, "softirq:NET_RX") < strstr(sec, "server 100"));
