@@ -158,9 +158,14 @@ void woken_by__write_text(const struct woken_by *wb, FILE *out, int width, bool 
 		return;
 	if (top <= 0)
 		top = 10;
-	snprintf(title, sizeof(title), "Woken by (the timeline's %s of at least %s: %s)",
-		 term__count(wb->count, "wait", "waits", n, sizeof(n)),
-		 term__ns(wb->min_ns, min, sizeof(min)), term__ns(wb->off_ns, t, sizeof(t)));
+	if (wb->min_ns)
+		snprintf(title, sizeof(title), "Woken by (the timeline's %s of at least %s: %s)",
+			 term__count(wb->count, "wait", "waits", n, sizeof(n)),
+			 term__ns(wb->min_ns, min, sizeof(min)), term__ns(wb->off_ns, t, sizeof(t)));
+	else
+		snprintf(title, sizeof(title), "Woken by (the timeline's %s: %s)",
+			 term__count(wb->count, "wait", "waits", n, sizeof(n)),
+			 term__ns(wb->off_ns, t, sizeof(t)));
 	fputc('\n', out);
 	term_line__begin(&l, out, width, color);
 	term_line__color(&l, "1");

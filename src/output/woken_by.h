@@ -8,7 +8,7 @@
  * waits whose waker is not known add up in one "(unknown)" row.
  *
  * Text:
- *   Woken by (the timeline's N waits of at least MIN: T)
+ *   Woken by (the timeline's N waits of at least MIN: T)   (no "of at least" for MIN 0)
  *     softirq:NET_RX        3.20s   80.0%   12345 waits
  *     writer 1234           ...
  *     (unknown)             ...

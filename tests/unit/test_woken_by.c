@@ -57,6 +57,7 @@ TEST(woken_by_text_ranks_wakers_by_woken_time)
 	struct profile *p = fixture_profile();
 	struct timeline *t = wakers_timeline();
 	struct rep_args a = {.o = {.width = 100}};
+	struct timeline_info info = {0};
 	char *text, *sec;
 	int err;
 
@@ -77,6 +78,14 @@ TEST(woken_by_text_ranks_wakers_by_woken_time)
 		CHECK_CONTAINS(sec, "3.00ms   50.0%  2 waits\n");
 		CHECK_CONTAINS(sec, "1.00ms   16.7%  1 wait\n");
 	}
+	free(text);
+	/* With no threshold the title does not name one. */
+	info.min_ns = 0;
+	timeline__set_info(t, &info);
+	text = fixture_capture(write_report, &a, &err, NULL);
+	CHECK(text);
+	if (text)
+		CHECK_CONTAINS(text, "\nWoken by (the timeline's 4 waits: 6.00ms)\n");
 	free(text);
 	/* No timeline, no section. */
 	a.o.timeline = NULL;
