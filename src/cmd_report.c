@@ -12,7 +12,45 @@
 #include "cmd_filters.h"
 #include "lane/lane.h"
 #include "output/report.h"
+#include "parse/timeline.h"
 #include "output/term_opts.h"
+
+/*
+ * The capture's timeline, when it has one, for "Woken by": read into a
+ * profile of its own, so that the report's stacks stay the capture's. A
+ * timeline that cannot be read costs the section only, with a word.
+ */
+static struct timeline *load_timeline(const char *path, struct profile **tp)
+{
+	struct timeline *t = timeline__new();
+	struct parse_stats st;
+	FILE *f = fopen(path, "r");
+	int err = -ENOMEM;
+
+	*tp = profile__new();
+	if (!f) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (t && *tp)
+		err = timeline__parse(f, *tp, t, &st);
+	fclose(f);
+	if (!err && st.malformed)
+		fprintf(stderr,
+			"offcpu report: %s:%zu: %zu malformed line(s) skipped, the first: %s\n",
+			path, st.first_malformed_line, st.malformed, st.first_malformed_reason);
+cleanup:
+	if (!err)
+		return t;
+	if (err != -ENOENT)
+		fprintf(stderr, "offcpu report: %s: %s; no \"Woken by\" section\n", path,
+			err == -EPROTO ? "not an offcpu timeline this version reads"
+				       : strerror(-err));
+	timeline__free(t);
+	profile__free(*tp);
+	*tp = NULL;
+	return NULL;
+}
 
 static void usage(FILE *out)
 {
@@ -21,7 +59,8 @@ static void usage(FILE *out)
 		"\n"
 		"Where the threads of a capture waited, and why: the integrity banner (when\n"
 		"events were lost), off-CPU time by reason, the wall-clock budget per process\n"
-		"and thread, and the top blocking stacks.\n"
+		"and thread, and the top blocking stacks; with a timeline (record --timeline),\n"
+		"what woke the waits it kept.\n"
 		"\n"
 		"  --top N              stacks and process names to show (default 10)\n"
 		"  --pid PID,...        only the threads of these processes\n"
@@ -55,7 +94,8 @@ int cmd_report(int argc, char **argv)
 	struct filter_result fres;
 	struct report_opts o = {0};
 	const char *color = "auto";
-	struct profile *p = NULL;
+	struct profile *p = NULL, *tp = NULL;
+	struct timeline *tl;
 	struct lane lane;
 	struct lane_load ld;
 	int c, err, ret = 2;
@@ -134,7 +174,27 @@ int cmd_report(int argc, char **argv)
 		o.filter = f;
 		o.filtered = &fres;
 	}
+	o.timeline = tl = load_timeline(lane.timeline_path, &tp);
+	if (tl && filter__active(f)) {
+		/* "Woken by" speaks of the same threads as the rest. */
+		struct filter_result tres;
+		struct timeline *tu = NULL;
+		struct profile *tq = NULL;
+
+		if (!filter__apply(f, tp, tl, &tq, &tu, &tres)) {
+			timeline__free(tl);
+			profile__free(tp);
+			tl = tu;
+			tp = tq;
+		} else {
+			timeline__free(tl);
+			tl = NULL;
+		}
+		o.timeline = tl;
+	}
 	err = report__write(stdout, p, &ld.integrity, &o);
+	timeline__free(tl);
+	profile__free(tp);
 	if (err) {
 		fprintf(stderr, "offcpu report: writing the report failed: %s\n", strerror(-err));
 		ret = EXIT_OUTPUT;

@@ -231,12 +231,27 @@ enum offcpu_event_type {
 #define OFFCPU_WAKER_FRAMES 32
 #define OFFCPU_IRQ_RANGES 8
 
+/*
+ * A timeline waker that is no thread: bit 31 set, the interrupt context's
+ * kind (enum offcpu_waker_kind) in bits 24..30, its number below (softirq
+ * vector, irq). A thread's tid stays below 1 << 22 (PID_MAX_LIMIT).
+ */
+#define OFFCPU_WAKER_IRQCTX (1u << 31)
+#define OFFCPU_WAKER_KIND(w) (((w) >> 24) & 0x7f)
+#define OFFCPU_WAKER_NR(w) ((w)&0xffffff)
+#define OFFCPU_WAKER(kind, nr) (OFFCPU_WAKER_IRQCTX | (__u32)(kind) << 24 | ((nr)&0xffffff))
+enum offcpu_waker_kind {
+	OFFCPU_WAKER_SOFTIRQ = 1, /* a softirq handler: nr is the vector */
+	OFFCPU_WAKER_HARDIRQ,	  /* a hard IRQ handler: nr is the irq */
+	OFFCPU_WAKER_TIMER,	  /* an hrtimer expiring in hard IRQ context */
+};
+
 /* An interval at least timeline_min_ns long, as the profile records it. */
 struct offcpu_interval {
 	__u32 type;
 	__u32 tgid;
 	__u32 tid;
-	__u32 waker; /* 0: unknown (woken from an interrupt, or no wakeup seen) */
+	__u32 waker; /* a tid, OFFCPU_WAKER(); 0: unknown (no wakeup seen, or an untracked one) */
 	__u64 start_ns;
 	__u64 dur_ns;
 	__u64 runq_ns;

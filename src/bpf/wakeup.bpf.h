@@ -8,12 +8,111 @@
 #define OFFCPU_BPF_WAKEUP_BPF_H
 
 /*
+ * The interrupt context each CPU is in, timeline only: the innermost names a
+ * wakeup's waker (see waker_of()). A hard IRQ handler or an hrtimer expiring
+ * in hard IRQ context cannot nest in another on one CPU, nor run a softirq,
+ * so one slot per level is a stack: timer above hard IRQ above softirq. Each
+ * slot keeps the tid of the task it interrupted; a slot whose task is not
+ * current is stale (its exit went unseen, or an RT kernel preempted the
+ * softirq) and names nothing.
+ */
+struct irq_ctx {
+	__u32 soft, soft_tid;
+	__u32 hard, hard_tid;
+	__u32 timer, timer_tid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct irq_ctx);
+} irq_ctx SEC(".maps");
+
+/* Only the field read: a flavour, relocated to the kernel's struct hrtimer. */
+struct hrtimer___offcpu {
+	__u8 is_soft;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct irq_ctx *irq_ctx_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&irq_ctx, &zero);
+}
+
+/*
+ * A soft hrtimer expires inside softirq HRTIMER, which names it already;
+ * kernels without is_soft (before 4.16) expire every hrtimer in hard IRQ.
+ */
+static __always_inline bool hrtimer_hard(void *timer, const bool btf)
+{
+	struct hrtimer___offcpu *t = timer;
+
+	if (!bpf_core_field_exists(t->is_soft))
+		return true;
+	return !(btf ? t->is_soft : BPF_CORE_READ(t, is_soft));
+}
+
+static __always_inline void irq_enter_slot(__u32 *slot, __u32 *slot_tid, __u32 waker)
+{
+	*slot = waker;
+	*slot_tid = (__u32)bpf_get_current_pid_tgid();
+}
+
+static __always_inline void on_softirq(__u32 vec, bool entry)
+{
+	struct irq_ctx *c = irq_ctx_here();
+
+	if (!c)
+		return;
+	if (entry)
+		irq_enter_slot(&c->soft, &c->soft_tid, OFFCPU_WAKER(OFFCPU_WAKER_SOFTIRQ, vec));
+	else
+		c->soft = 0;
+}
+
+static __always_inline void on_hardirq(int irq, bool entry)
+{
+	struct irq_ctx *c = irq_ctx_here();
+
+	if (!c)
+		return;
+	if (entry)
+		irq_enter_slot(&c->hard, &c->hard_tid,
+			       OFFCPU_WAKER(OFFCPU_WAKER_HARDIRQ, (__u32)irq));
+	else
+		c->hard = 0;
+}
+
+/*
+ * At the exit the timer is not read: its callback may have freed it (a
+ * sleeper's timer lives on the sleeper's stack). A soft timer's exit cannot
+ * come while a hard one runs, so clearing the slot is right for both.
+ */
+static __always_inline void on_hrtimer(void *timer, bool entry, const bool btf)
+{
+	struct irq_ctx *c;
+
+	if (entry && !hrtimer_hard(timer, btf))
+		return;
+	c = irq_ctx_here();
+	if (!c)
+		return;
+	if (entry)
+		irq_enter_slot(&c->timer, &c->timer_tid, OFFCPU_WAKER(OFFCPU_WAKER_TIMER, 0));
+	else
+		c->timer = 0;
+}
+
+/*
  * The thread doing a wakeup, for the timeline; 0 when unknown. A wakeup from
- * an interrupt (a timer expiring, an I/O completion, a softirq) runs on top
- * of whichever thread it interrupted, so the kernel stack is walked and a
- * return address in the interrupt entry code (irq_lo/irq_hi, from kallsyms)
- * makes the waker unknown. So does a walk that found no entry code within
- * OFFCPU_WAKER_FRAMES frames, and a kernel whose entry code is unknown.
+ * an interrupt the tracepoints above do not see (irq_work, IPIs and the
+ * other APIC vectors) runs on top of whichever thread it interrupted, so the
+ * kernel stack is walked and a return address in the interrupt entry code
+ * (irq_lo/irq_hi, from kallsyms) makes the waker unknown. So does a walk that
+ * found no entry code within OFFCPU_WAKER_FRAMES frames, and a kernel whose
+ * entry code is unknown.
  */
 static __always_inline __u32 waker_tid(void *ctx)
 {
@@ -39,6 +138,27 @@ static __always_inline __u32 waker_tid(void *ctx)
 				return 0;
 	}
 	return (__u32)bpf_get_current_pid_tgid();
+}
+
+/*
+ * The waker of a wakeup: the innermost interrupt context the tracepoints
+ * saw (OFFCPU_WAKER()), else the thread, as waker_tid() finds it. The
+ * interrupt state also spares the stack walk of every wakeup it names.
+ */
+static __always_inline __u32 waker_of(void *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct irq_ctx *c = irq_ctx_here();
+
+	if (c) {
+		if (c->timer && c->timer_tid == tid)
+			return c->timer;
+		if (c->hard && c->hard_tid == tid)
+			return c->hard;
+		if (c->soft && c->soft_tid == tid)
+			return c->soft;
+	}
+	return waker_tid(ctx);
 }
 
 static __always_inline void on_wakeup(void *ctx, struct task_struct *p, bool new, const bool btf)
@@ -77,7 +197,7 @@ static __always_inline void on_wakeup(void *ctx, struct task_struct *p, bool new
 			th->kstack = OFFCPU_STACK_NEW_THREAD;
 			th->ustack = OFFCPU_STACK_NEW_THREAD;
 			th->site = OFFCPU_NO_SITE;
-			th->waker = waker_tid(ctx);
+			th->waker = waker_of(ctx);
 			return;
 		}
 		/* Off the CPU since before start: the known part begins at start. */
@@ -110,9 +230,97 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, const bo
 		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (th && th->off_ns && !th->woken) {
-		th->waker = waker_tid(ctx);
+		th->waker = waker_of(ctx);
 		th->woken = 1;
 	}
+}
+
+/*
+ * The interrupt tracepoints, timeline only (they run on every interrupt of
+ * every CPU): user space attaches them with sched_waking.
+ */
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(sie_btf, unsigned int vec)
+{
+	on_softirq(vec, true);
+	return 0;
+}
+
+SEC("raw_tp/softirq_entry")
+int BPF_PROG(sie_raw, unsigned int vec)
+{
+	on_softirq(vec, true);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(six_btf, unsigned int vec)
+{
+	on_softirq(vec, false);
+	return 0;
+}
+
+SEC("raw_tp/softirq_exit")
+int BPF_PROG(six_raw, unsigned int vec)
+{
+	on_softirq(vec, false);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(hie_btf, int irq)
+{
+	on_hardirq(irq, true);
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(hie_raw, int irq)
+{
+	on_hardirq(irq, true);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(hix_btf, int irq)
+{
+	on_hardirq(irq, false);
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(hix_raw, int irq)
+{
+	on_hardirq(irq, false);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hte_btf, void *timer)
+{
+	on_hrtimer(timer, true, true);
+	return 0;
+}
+
+SEC("raw_tp/hrtimer_expire_entry")
+int BPF_PROG(hte_raw, void *timer)
+{
+	on_hrtimer(timer, true, false);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(htx_btf, void *timer)
+{
+	on_hrtimer(timer, false, true);
+	return 0;
+}
+
+SEC("raw_tp/hrtimer_expire_exit")
+int BPF_PROG(htx_raw, void *timer)
+{
+	on_hrtimer(timer, false, false);
+	return 0;
 }
 
 #endif

@@ -191,7 +191,9 @@ struct native *native__start(const struct native_opts *o)
 		    n->raw_tp ? "raw_tp" : "tp_btf",
 		    n->schedinfo ? " (run-queue time from sched_info)"
 				 : ", sched_wakeup, sched_wakeup_new (no sched_info)",
-		    o->timeline ? ", sched_waking (timeline wakers)" : "");
+		    o->timeline ? ", sched_waking, softirq/irq_handler/hrtimer_expire entry and exit "
+				  "(timeline wakers)"
+				: "");
 	return n;
 
 cleanup:

@@ -228,6 +228,13 @@ static const struct native_prog progs[] = {
 	{SKEL_PROG(exit_btf), SKEL_PROG(exit_raw), PROG_ALWAYS},     /* sched_process_exit */
 	{SKEL_PROG(wkn_btf), SKEL_PROG(wkn_raw), PROG_NO_SCHEDINFO}, /* sched_wakeup_new */
 	{SKEL_PROG(wk_btf), SKEL_PROG(wk_raw), PROG_NO_SCHEDINFO},   /* sched_wakeup */
+	/* The interrupt contexts that name timeline wakers (wakeup.bpf.h), before sched_waking. */
+	{SKEL_PROG(sie_btf), SKEL_PROG(sie_raw), PROG_TIMELINE}, /* softirq_entry */
+	{SKEL_PROG(six_btf), SKEL_PROG(six_raw), PROG_TIMELINE}, /* softirq_exit */
+	{SKEL_PROG(hie_btf), SKEL_PROG(hie_raw), PROG_TIMELINE}, /* irq_handler_entry */
+	{SKEL_PROG(hix_btf), SKEL_PROG(hix_raw), PROG_TIMELINE}, /* irq_handler_exit */
+	{SKEL_PROG(hte_btf), SKEL_PROG(hte_raw), PROG_TIMELINE}, /* hrtimer_expire_entry */
+	{SKEL_PROG(htx_btf), SKEL_PROG(htx_raw), PROG_TIMELINE}, /* hrtimer_expire_exit */
 	{SKEL_PROG(wkg_btf), SKEL_PROG(wkg_raw), PROG_TIMELINE},     /* sched_waking */
 	{SKEL_PROG(sw_btf), SKEL_PROG(sw_raw), PROG_ALWAYS},	     /* sched_switch */
 };

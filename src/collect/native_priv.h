@@ -33,7 +33,7 @@
 #endif
 
 /* Programs of the BPF object, each in a tp_btf and a raw_tp variant (native_load.c). */
-#define NATIVE_NR_PROGS 7
+#define NATIVE_NR_PROGS 13
 
 /* A traced thread's identity and ground truth, from an exit record or at stop. */
 struct native_thread {

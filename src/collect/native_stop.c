@@ -14,6 +14,7 @@
 
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
+#include "collect/wakers.h"
 #include "model/timeline.h"
 #include "offcpu.skel.h"
 
@@ -212,10 +213,12 @@ static int read_live_threads(struct build *b)
 static int build_timeline(struct build *b)
 {
 	struct native *n = b->n;
+	struct wakers wk = {0};
+	int err = 0;
 
 	if (!n->timeline)
 		return 0;
-	for (size_t i = 0; i < n->nr_ivs; i++) {
+	for (size_t i = 0; i < n->nr_ivs && !err; i++) {
 		const struct offcpu_interval *iv = &n->ivs[i];
 		struct offcpu_agg_key k = {
 			.kstack = iv->kstack,
@@ -231,18 +234,26 @@ static int build_timeline(struct build *b)
 			.pid = (int)iv->tgid,
 			.tid = (int)iv->tid,
 			.state = (enum offcpu_state)iv->state,
-			.waker_tid = (int)iv->waker,
 		};
-		int sid = native_stack_of(b, &k), err;
+		int sid = native_stack_of(b, &k), irq = 0;
 
-		if (sid < 0)
-			return sid;
+		/* An interrupt context is named by the timeline (collect/wakers.h). */
+		if (wakers__is_irq(iv->waker))
+			irq = wakers__intern(&wk, n->timeline, iv->waker);
+		else
+			t.waker_tid = (int)iv->waker;
+		if (sid < 0 || irq < 0) {
+			err = sid < 0 ? sid : irq;
+			break;
+		}
 		t.stack = (uint32_t)sid;
-		if ((err = timeline__append(n->timeline, &t)))
-			return err;
+		t.waker_irq = (uint32_t)irq;
+		err = timeline__append(n->timeline, &t);
 	}
-	n->stats.timeline_intervals = n->nr_ivs;
-	return 0;
+	wakers__release(&wk);
+	if (!err)
+		n->stats.timeline_intervals = n->nr_ivs;
+	return err;
 }
 
 /* The timeline's threshold and what the ring buffer dropped, once the stats are read. */

@@ -2,6 +2,7 @@
 /* The timeline model: a growable array (its text form: parse/timeline.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/timeline.h"
 #include "util/vec.h"
@@ -10,6 +11,8 @@ struct timeline {
 	struct timeline_interval *iv;
 	size_t nr, cap;
 	struct timeline_info info;
+	char **irqs; /* waker_irq N is irqs[N - 1] */
+	size_t nr_irqs, cap_irqs;
 };
 
 struct timeline *timeline__new(void)
@@ -21,6 +24,9 @@ void timeline__free(struct timeline *t)
 {
 	if (!t)
 		return;
+	for (size_t i = 0; i < t->nr_irqs; i++)
+		free(t->irqs[i]);
+	free(t->irqs);
 	free(t->iv);
 	free(t);
 }
@@ -28,12 +34,42 @@ void timeline__free(struct timeline *t)
 int timeline__append(struct timeline *t, const struct timeline_interval *iv)
 {
 	if (iv->runq_ns > iv->dur_ns || iv->start_ns + iv->dur_ns < iv->start_ns ||
-	    (unsigned)iv->state >= OFFCPU_STATE__COUNT)
+	    (unsigned)iv->state >= OFFCPU_STATE__COUNT || iv->waker_irq > t->nr_irqs ||
+	    (iv->waker_irq && iv->waker_tid))
 		return -EINVAL;
 	if (vec_reserve(t->iv, t->cap, t->nr + 1))
 		return -ENOMEM;
 	t->iv[t->nr++] = *iv;
 	return 0;
+}
+
+/* Few distinct contexts per capture (tens): a linear search is enough. */
+int timeline__irq(struct timeline *t, const char *name)
+{
+	char *copy;
+
+	if (!name || !*name)
+		return -EINVAL;
+	for (size_t i = 0; i < t->nr_irqs; i++)
+		if (!strcmp(t->irqs[i], name))
+			return (int)(i + 1);
+	if (t->nr_irqs >= INT32_MAX || vec_reserve(t->irqs, t->cap_irqs, t->nr_irqs + 1))
+		return -ENOMEM;
+	copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	t->irqs[t->nr_irqs++] = copy;
+	return (int)t->nr_irqs;
+}
+
+const char *timeline__irq_name(const struct timeline *t, uint32_t id)
+{
+	return t && id && id <= t->nr_irqs ? t->irqs[id - 1] : NULL;
+}
+
+size_t timeline__nr_irqs(const struct timeline *t)
+{
+	return t ? t->nr_irqs : 0;
 }
 
 void timeline__set_info(struct timeline *t, const struct timeline_info *info)

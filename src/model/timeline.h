@@ -28,7 +28,8 @@ struct timeline_interval {
 	int tid;
 	uint32_t stack; /* profile stack id */
 	enum offcpu_state state;
-	int waker_tid; /* the thread that woke this one; 0 unknown */
+	int waker_tid;	   /* the thread that woke this one; 0 unknown, or an interrupt */
+	uint32_t waker_irq; /* the interrupt context that woke it: timeline__irq_name(); 0 none */
 };
 
 /* The timeline as a whole, as its collector knew it. */
@@ -46,8 +47,20 @@ const struct timeline_info *timeline__info(const struct timeline *t);
 void timeline__free(struct timeline *t);
 
 /*
+ * Interrupt contexts that woke intervals, by name ("softirq:NET_RX",
+ * "irq:timer", "irq:virtio0-input.0"; collect/wakers.h makes them): interned,
+ * ids from 1 in order of first use. timeline__irq() returns the name's id,
+ * -EINVAL for an empty name, -ENOMEM; timeline__irq_name() NULL for an id
+ * out of range.
+ */
+int timeline__irq(struct timeline *t, const char *name);
+const char *timeline__irq_name(const struct timeline *t, uint32_t id);
+size_t timeline__nr_irqs(const struct timeline *t);
+
+/*
  * Append a copy of *iv. -EINVAL when runq_ns > dur_ns, start_ns + dur_ns wraps,
- * or the state is out of range; -ENOMEM.
+ * the state is out of range, waker_irq names no interned context, or both
+ * waker_tid and waker_irq are set; -ENOMEM.
  */
 int timeline__append(struct timeline *t, const struct timeline_interval *iv);
 size_t timeline__nr(const struct timeline *t);

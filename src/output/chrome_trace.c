@@ -13,6 +13,7 @@
 #include "output/chrome_trace.h"
 #include "analyze/reasons.h"
 #include "util/json_writer.h"
+#include "util/vec.h"
 
 /*
  * THE one place an event takes its name from a reason. "other" says nothing a
@@ -167,22 +168,30 @@ static void print_us(FILE *out, const char *key, uint64_t ns)
 	fprintf(out, ",\"%s\":%" PRIu64 ".%03" PRIu64, key, ns / 1000, ns % 1000);
 }
 
+/* The profile's threads by tid (n + 1 entries, caller-freed); NULL on ENOMEM. */
+static struct tid_ix *tid_index(const struct profile *p)
+{
+	size_t nthreads = profile__nr_threads(p);
+	struct tid_ix *ix = calloc(nthreads + 1, sizeof(*ix));
+
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < nthreads; i++)
+		ix[i] = (struct tid_ix){profile__thread_at(p, (uint32_t)i)->tid, (uint32_t)i};
+	qsort(ix, nthreads, sizeof(*ix), cmp_tid_ix);
+	return ix;
+}
+
 static int write_meta(FILE *out, const struct profile *p, const struct timeline *t,
-		      const size_t *order, bool *first)
+		      const struct tid_ix *ix, const size_t *order, bool *first)
 {
 	size_t nthreads = profile__nr_threads(p), nr = timeline__nr(t), npids = 0;
-	struct tid_ix *ix = calloc(nthreads + 1, sizeof(*ix));
 	int *pids = calloc(nr + 1, sizeof(*pids));
 	char fallback[32];
 	int err = 0;
 
-	if (!ix || !pids) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (size_t i = 0; i < nthreads; i++)
-		ix[i] = (struct tid_ix){profile__thread_at(p, (uint32_t)i)->tid, (uint32_t)i};
-	qsort(ix, nthreads, sizeof(*ix), cmp_tid_ix);
+	if (!pids)
+		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++)
 		pids[i] = timeline__at(t, i)->pid;
 	qsort(pids, nr, sizeof(*pids), cmp_int);
@@ -234,10 +243,245 @@ static int write_meta(FILE *out, const struct profile *p, const struct timeline 
 		json_str(out, name);
 		fputs("}}", out);
 	}
-cleanup:
-	free(ix);
 	free(pids);
 	return err;
+}
+
+/*
+ * Wakeups drawn as flows: each interval a known waker ended gets an arrow
+ * from a short slice on the waker's track, at the wakeup (the interval's end
+ * less its run-queue part), to the interval. Perfetto binds a flow's "s" to
+ * the slice open on its track at its time, and an "f" with "bp":"e" to the
+ * slice enclosing it, so both ends sit strictly inside their slices.
+ * Interrupt wakers get tracks of their own, the threads of a pseudo-process
+ * "interrupts"; a waker thread the profile does not know is put under the
+ * pseudo-process "other wakers".
+ */
+#define TRACE_IRQ_PID (1 << 30) /* above any real pid (PID_MAX_LIMIT is 1 << 22) */
+#define TRACE_OTHER_PID (TRACE_IRQ_PID + 1)
+/* The waker's slice: shorter when the next slice of its track starts sooner. */
+#define WAKE_SLICE_NS 1000
+
+struct wake {
+	int wpid, wtid; /* the waker's track */
+	uint64_t at;	/* the wakeup */
+	int pid, tid;	/* the woken interval's track ... */
+	uint64_t in;	/* ... and the flow's end there, inside the interval */
+	uint32_t irq;	/* the waker's timeline__irq() id; 0: a thread */
+};
+
+/* An interval as drawn, in (tid, start) order. */
+struct slice {
+	int pid, tid;
+	uint64_t start, end;
+};
+
+struct flows {
+	struct wake *w;
+	size_t nr, cap;
+	struct slice *sl;
+	size_t nsl, capsl;
+};
+
+static int cmp_wake(const void *a, const void *b)
+{
+	const struct wake *x = a, *y = b;
+
+	if (x->wpid != y->wpid)
+		return x->wpid < y->wpid ? -1 : 1;
+	if (x->wtid != y->wtid)
+		return x->wtid < y->wtid ? -1 : 1;
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The waker's name in an interval's args: the interrupt's, else "COMM TID" or "tid TID". */
+static void waker_name(const struct profile *p, const struct timeline *t, const struct tid_ix *ix,
+		       const struct timeline_interval *iv, char *buf, size_t len)
+{
+	const struct profile_thread *th;
+
+	if (iv->waker_irq) {
+		snprintf(buf, len, "%s", timeline__irq_name(t, iv->waker_irq));
+		return;
+	}
+	th = find_tid(p, ix, profile__nr_threads(p), iv->waker_tid);
+	if (th && *th->comm)
+		snprintf(buf, len, "%s %d", th->comm, iv->waker_tid);
+	else
+		snprintf(buf, len, "tid %d", iv->waker_tid);
+}
+
+/* Note the drawn interval [start, end) of iv, and its wakeup when its waker is known. */
+static int flows_add(struct flows *f, const struct profile *p, const struct tid_ix *ix,
+		     const struct timeline_interval *iv, uint64_t start, uint64_t end)
+{
+	const struct profile_thread *th;
+	struct wake w = {.pid = iv->pid, .tid = iv->tid, .irq = iv->waker_irq};
+
+	if (vec_reserve(f->sl, f->capsl, f->nsl + 1))
+		return -ENOMEM;
+	f->sl[f->nsl++] = (struct slice){iv->pid, iv->tid, start, end};
+	if ((!iv->waker_irq && iv->waker_tid <= 0) || end - start < 2)
+		return 0;
+	w.at = iv->start_ns + iv->dur_ns - iv->runq_ns;
+	w.in = w.at <= start ? start + 1 : w.at >= end ? end - 1 : w.at;
+	if (iv->waker_irq) {
+		w.wpid = TRACE_IRQ_PID;
+		w.wtid = TRACE_IRQ_PID + (int)iv->waker_irq;
+	} else {
+		th = find_tid(p, ix, profile__nr_threads(p), iv->waker_tid);
+		w.wpid = th ? th->pid : TRACE_OTHER_PID;
+		w.wtid = iv->waker_tid;
+	}
+	if (vec_reserve(f->w, f->cap, f->nr + 1))
+		return -ENOMEM;
+	f->w[f->nr++] = w;
+	return 0;
+}
+
+/* The first drawn interval of tid (f->sl is in (tid, start) order); f->nsl if none. */
+static size_t first_slice(const struct flows *f, int tid)
+{
+	size_t lo = 0, hi = f->nsl;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->sl[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * How long the waker's slice at w->at can be without crossing a slice of its
+ * track: an interval of the waker thread (the wakeup may sit inside one when
+ * the run-queue estimate is off: the slice then nests in it) or the next
+ * wakeup of the track (next, UINT64_MAX when none).
+ */
+static uint64_t wake_len(const struct flows *f, const struct wake *w, uint64_t next)
+{
+	uint64_t lim = next - w->at < WAKE_SLICE_NS ? next - w->at : WAKE_SLICE_NS;
+
+	if (w->irq)
+		return lim;
+	for (size_t i = first_slice(f, w->wtid); i < f->nsl && f->sl[i].tid == w->wtid; i++) {
+		const struct slice *sl = &f->sl[i];
+		uint64_t edge = sl->start > w->at ? sl->start : sl->end;
+
+		if (sl->end <= w->at)
+			continue;
+		if (edge - w->at < lim)
+			lim = edge - w->at;
+		break;
+	}
+	return lim;
+}
+
+static void write_meta_event(FILE *out, const char *what, int pid, int tid, const char *name)
+{
+	fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+		what, pid, tid);
+	json_str(out, name);
+	fputs("}}", out);
+}
+
+/* Names of the waker tracks the intervals did not make: interrupts, threads not traced. */
+static void write_waker_meta(FILE *out, const struct profile *p, const struct timeline *t,
+			     const struct tid_ix *ix, const struct flows *f)
+{
+	bool irq_pid = false, other_pid = false;
+	char name[64];
+
+	for (size_t i = 0; i < f->nr; i++) {
+		const struct wake *w = &f->w[i];
+		const struct profile_thread *th;
+		size_t k;
+		bool pid_drawn = false;
+
+		if (i && w->wpid == w[-1].wpid && w->wtid == w[-1].wtid)
+			continue;
+		irq_pid |= w->wpid == TRACE_IRQ_PID;
+		other_pid |= w->wpid == TRACE_OTHER_PID;
+		if (w->irq) {
+			write_meta_event(out, "thread_name", w->wpid, w->wtid,
+					 timeline__irq_name(t, w->irq));
+			continue;
+		}
+		k = first_slice(f, w->wtid);
+		if (k < f->nsl && f->sl[k].tid == w->wtid)
+			continue; /* its own intervals named the track */
+		th = find_tid(p, ix, profile__nr_threads(p), w->wtid);
+		if (th && *th->comm)
+			snprintf(name, sizeof(name), "%s", th->comm);
+		else
+			snprintf(name, sizeof(name), "tid %d", w->wtid);
+		write_meta_event(out, "thread_name", w->wpid, w->wtid, name);
+		for (size_t j = 0; j < f->nsl && !pid_drawn; j++)
+			pid_drawn = f->sl[j].pid == w->wpid;
+		if (!pid_drawn && w->wpid != TRACE_OTHER_PID) {
+			snprintf(name, sizeof(name), "pid %d", w->wpid);
+			write_meta_event(out, "process_name", w->wpid, w->wpid,
+					 th && th->pid == th->tid && *th->comm ? th->comm : name);
+		}
+	}
+	if (irq_pid)
+		write_meta_event(out, "process_name", TRACE_IRQ_PID, TRACE_IRQ_PID, "interrupts");
+	if (other_pid)
+		write_meta_event(out, "process_name", TRACE_OTHER_PID, TRACE_OTHER_PID,
+				 "other wakers");
+}
+
+/* The waker slices and the flows from them; returns the flows written. */
+static size_t write_flows(FILE *out, const struct timeline *t, struct flows *f, uint64_t base)
+{
+	size_t flows = 0;
+
+	if (!f->nr)
+		return 0;
+	qsort(f->w, f->nr, sizeof(*f->w), cmp_wake);
+	for (size_t i = 0, j; i < f->nr; i = j) {
+		const struct wake *w = &f->w[i];
+		uint64_t next = UINT64_MAX, len;
+
+		/* The wakeups of one track at one time share a slice. */
+		for (j = i + 1; j < f->nr && f->w[j].wpid == w->wpid && f->w[j].wtid == w->wtid &&
+				f->w[j].at == w->at;
+		     j++)
+			;
+		if (j < f->nr && f->w[j].wpid == w->wpid && f->w[j].wtid == w->wtid)
+			next = f->w[j].at;
+		len = wake_len(f, w, next);
+		if (len < 2)
+			continue; /* no room for a slice: drawn without an arrow */
+		fprintf(out, ",\n{\"ph\":\"X\",\"cat\":\"wakeup\",\"name\":");
+		json_str(out, w->irq ? timeline__irq_name(t, w->irq) : "wakeup");
+		fprintf(out, ",\"pid\":%d,\"tid\":%d", w->wpid, w->wtid);
+		print_us(out, "ts", w->at - base);
+		print_us(out, "dur", len);
+		fputs("}", out);
+		for (size_t k = i; k < j; k++) {
+			const struct wake *x = &f->w[k];
+
+			flows++;
+			fprintf(out,
+				",\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"wakeup\",\"id\":%zu,"
+				"\"pid\":%d,\"tid\":%d",
+				flows, x->wpid, x->wtid);
+			print_us(out, "ts", x->at + len / 2 - base);
+			fprintf(out,
+				"},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"wakeup\","
+				"\"id\":%zu,\"pid\":%d,\"tid\":%d",
+				flows, x->pid, x->tid);
+			print_us(out, "ts", x->in - base);
+			fputs("}", out);
+		}
+	}
+	return flows;
 }
 
 int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct timeline *t,
@@ -248,6 +492,9 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 	uint64_t base = UINT64_MAX, prev_end = 0;
 	struct stack_cache cache = {0};
 	struct reasons *rs = NULL;
+	struct flows fl = {0};
+	struct tid_ix *ix = NULL;
+	char waker[96];
 	bool first = true;
 	int err = 0, prev_tid = 0;
 
@@ -270,13 +517,14 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 	cache.stack = calloc(nstacks + 1, sizeof(*cache.stack));
 	cache.name = calloc(nstacks + 1, sizeof(*cache.name));
 	rs = reasons__new(p);
-	if (!cache.stack || !cache.name || !rs) {
+	ix = tid_index(p);
+	if (!cache.stack || !cache.name || !rs || !ix) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
-	err = write_meta(out, p, t, order, &first);
+	err = write_meta(out, p, t, ix, order, &first);
 	for (size_t i = 0; i < nr && !err; i++) {
 		const struct timeline_interval *iv = timeline__at(t, order[i]);
 		uint64_t start = iv->start_ns, end = iv->start_ns + iv->dur_ns;
@@ -319,17 +567,29 @@ int chrome_trace__write_stats(FILE *out, const struct profile *p, const struct t
 		print_us(out, "dur", end - start);
 		fprintf(out,
 			",\"args\":{\"state\":\"%s\",\"off_ns\":%" PRIu64 ",\"runq_ns\":%" PRIu64
-			",\"waker_tid\":%d,\"stack\":%s}}",
-			offcpu_state__name(iv->state), iv->dur_ns, iv->runq_ns, iv->waker_tid,
-			cache.stack[iv->stack]);
+			",\"waker_tid\":%d,",
+			offcpu_state__name(iv->state), iv->dur_ns, iv->runq_ns, iv->waker_tid);
+		if (iv->waker_irq || iv->waker_tid > 0) {
+			waker_name(p, t, ix, iv, waker, sizeof(waker));
+			fputs("\"waker\":", out);
+			json_str(out, waker);
+			fputc(',', out);
+		}
+		fprintf(out, "\"stack\":%s}}", cache.stack[iv->stack]);
 		st->events++;
+		err = flows_add(&fl, p, ix, iv, start, end);
 	}
 	if (err)
 		goto cleanup;
+	if (!first) {
+		st->flows = write_flows(out, t, &fl, base);
+		write_waker_meta(out, p, t, ix, &fl);
+	}
 	fprintf(out,
 		"\n],\"otherData\":{\"generator\":\"offcpu\",\"monotonic_base_ns\":%" PRIu64
-		",\"intervals\":%zu,\"overlaps_clipped\":%zu,\"overlaps_dropped\":%zu}}\n",
-		base, nr, st->clipped, st->dropped);
+		",\"intervals\":%zu,\"overlaps_clipped\":%zu,\"overlaps_dropped\":%zu"
+		",\"flows\":%zu}}\n",
+		base, nr, st->clipped, st->dropped, st->flows);
 	if (fflush(out) || ferror(out))
 		err = -EIO;
 cleanup:
@@ -340,6 +600,9 @@ cleanup:
 	free(cache.stack);
 	free(cache.name);
 	free(order);
+	free(ix);
+	free(fl.w);
+	free(fl.sl);
 	reasons__free(rs);
 	return err;
 }

@@ -17,12 +17,26 @@
  *                (schedule*, __schedule, io_schedule*, preempt_schedule*,
  *                finish_task_switch*, __traceiter_*, bpf_*), else the leaf
  *                frame, else the state's name;
- *                args {state, off_ns, runq_ns, waker_tid, stack}: stack is
- *                the frames root first joined by ';' with "-" before the
- *                first kernel frame and "_[i]" after an inlined
- *                function, as in folded stacks
+ *                args {state, off_ns, runq_ns, waker_tid, waker, stack}:
+ *                waker (only when known) names what woke the interval:
+ *                "COMM TID" (or "tid TID") for a thread, the interrupt
+ *                context's name ("softirq:NET_RX", "irq:timer") else, when
+ *                waker_tid is 0; stack is the frames root first joined by
+ *                ';' with "-" before the first kernel frame and "_[i]" after
+ *                an inlined function, as in folded stacks
+ *   wakeups      each interval with a known waker: an "X" of cat "wakeup"
+ *                on the waker's track at the wakeup (the interval's end less
+ *                its run-queue part), up to 1 us long and never crossing
+ *                another slice of that track (named "wakeup", or the
+ *                interrupt's name; wakeups of one track at one time share
+ *                it), and a flow, id from 1: "s" inside that slice, "f" with
+ *                "bp":"e" strictly inside the woken interval. Interrupts have
+ *                tracks of their own: pid 1 << 30 ("interrupts"), one tid per
+ *                name; a waker thread the profile does not know goes under pid
+ *                (1 << 30) + 1 ("other wakers"). An interval shorter than 2 ns,
+ *                or a wakeup with no room for its slice, has no arrow.
  *   otherData    generator, monotonic_base_ns, intervals, overlaps_clipped,
- *                overlaps_dropped
+ *                overlaps_dropped, flows
  *
  * A thread is off the CPU at most once at a time, so a thread's events never
  * overlap: an interval starting before the previous one of its tid ended is
@@ -44,6 +58,7 @@ struct chrome_trace_stats {
 	size_t events;	/* "X" events written */
 	size_t clipped; /* intervals shortened to start where the previous one ended */
 	size_t dropped; /* intervals wholly inside the previous one, left out */
+	size_t flows;	/* wakeups drawn as flows */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include "output/integrity_json.h"
 #include "output/report.h"
 #include "output/term.h"
+#include "output/woken_by.h"
 #include "util/json_writer.h"
 
 #define KEY_FRAMES 3
@@ -44,6 +45,7 @@ struct ctx {
 	struct reason_detail_sum *details; /* by reason, then time */
 	size_t nr_details;
 	uint64_t total_off;
+	struct woken_by *woken; /* with a timeline */
 };
 
 static double frac(uint64_t part, uint64_t whole)
@@ -895,6 +897,7 @@ static void write_text(struct ctx *c)
 	reasons_table(c);
 	budget_table(c);
 	stacks_table(c);
+	woken_by__write_text(c->woken, c->out, c->o.width, c->o.color, 0);
 }
 
 /* ---- JSON ---- */
@@ -1130,6 +1133,7 @@ static int write_json(struct ctx *c)
 	}
 	jw_array_end(&w);
 	completeness_json__write(&w, "user_stacks", c->comp);
+	woken_by__write_json(c->woken, &w, "woken_by");
 	jw_object_end(&w);
 	return jw_finish(&w);
 }
@@ -1169,6 +1173,8 @@ int report__write(FILE *out, const struct profile *p, const struct integrity *in
 	err = compute_top(&c);
 	if (!err)
 		err = reasons__detail_sums(p, &c.details, &c.nr_details);
+	if (!err && c.o.timeline && !(c.woken = woken_by__new(p, c.o.timeline)))
+		err = -errno;
 	if (err)
 		goto cleanup;
 	if (c.o.json) {
@@ -1183,6 +1189,7 @@ cleanup:
 	proc_groups__free(c.groups);
 	budget__free(c.b);
 	completeness__free(c.comp);
+	woken_by__free(c.woken);
 	free(c.top);
 	free(c.who);
 	free(c.details);

@@ -34,7 +34,9 @@
  *      off-CPU time, intervals, the thread with most time on it; then the
  *      leaf-most meaningful kernel frames (scheduler plumbing skipped) and the
  *      user frames nearest the syscall (or from the one a rule matched),
- *      innermost first, joined by " <- ".
+ *      innermost first, joined by " <- ";
+ *   6. with o->timeline, last: "Woken by", the waits it kept by waker
+ *      (output/woken_by.h).
  * Every line fits in o->width columns; longer names end in "...". Colour
  * (ANSI SGR) only when o->color.
  *
@@ -54,7 +56,8 @@
  *     "top_stacks": [{rank, reason, detail (or null), off_ns, blocked_ns, runq_ns,
  *       count, share, thread: {pid, tid, comm}, key_frames: {kernel: [..], user: [..]},
  *       frames: [{name, kind}]}],
- *     "user_stacks": the summary's object (output/completeness_json.h) }
+ *     "user_stacks": the summary's object (output/completeness_json.h),
+ *     "woken_by": output/woken_by.h's object, null without a timeline }
  * where E is {pid, tid, comm, threads, wall_ns, oncpu_ns, runq_ns, blocked_ns,
  * blocked_by_reason: {reason: ns}, unaccounted_ns, excess_ns, off_ns, count,
  * coverage}; values not known are null. frames are root first, as in the
@@ -73,6 +76,7 @@
 #include "analyze/filter.h"
 #include "model/integrity.h"
 #include "model/profile.h"
+#include "model/timeline.h"
 
 struct report_opts {
 	bool color;
@@ -85,6 +89,8 @@ struct report_opts {
 	/* What selected the threads of p (analyze/filter.h), said in the header; NULL: none. */
 	const struct filter *filter;
 	const struct filter_result *filtered; /* with filter: what it kept of the capture */
+	/* The capture's timeline, for the "Woken by" section (output/woken_by.h); NULL: none. */
+	const struct timeline *timeline;
 };
 
 int report__write(FILE *out, const struct profile *p, const struct integrity *in,

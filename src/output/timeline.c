@@ -16,12 +16,17 @@ static bool needs_escape(unsigned char c)
 	return c == '%' || c == ';' || c < 0x20 || c == 0x7f;
 }
 
-static void write_name(FILE *out, const char *s)
+/*
+ * A waker's name is one space-separated field: spaces are escaped too, and a
+ * leading digit or '-', which would read as a tid.
+ */
+static void write_escaped(FILE *out, const char *s, bool field)
 {
-	for (; *s; s++) {
+	for (const char *start = s; *s; s++) {
 		unsigned char c = *s;
 
-		if (needs_escape(c))
+		if (needs_escape(c) ||
+		    (field && (c == ' ' || (s == start && ((c >= '0' && c <= '9') || c == '-')))))
 			fprintf(out, "%%%02X", c);
 		else
 			fputc(c, out);
@@ -42,7 +47,7 @@ static int write_stack(FILE *out, const struct profile *p, uint32_t id)
 		if (!f || (unsigned)f->kind >= FRAME__COUNT)
 			return -EINVAL;
 		fprintf(out, "%c%c:", i ? ';' : ' ', frame_kind__letter(f->kind));
-		write_name(out, f->name);
+		write_escaped(out, f->name, false);
 	}
 	fputc('\n', out);
 	return 0;
@@ -56,7 +61,9 @@ int timeline__write(FILE *out, const struct timeline *t, const struct profile *p
 	int err = 0;
 
 	for (size_t i = 0; i < timeline__nr(t); i++)
-		if (timeline__at(t, i)->stack >= nr_stacks)
+		if (timeline__at(t, i)->stack >= nr_stacks ||
+		    (timeline__at(t, i)->waker_irq &&
+		     !timeline__irq_name(t, timeline__at(t, i)->waker_irq)))
 			return -EINVAL;
 	written = calloc(nr_stacks ? nr_stacks : 1, 1);
 	if (!written)
@@ -73,10 +80,13 @@ int timeline__write(FILE *out, const struct timeline *t, const struct profile *p
 				goto cleanup;
 			written[iv->stack] = 1;
 		}
-		fprintf(out,
-			"interval %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d %s %d %" PRIu32 "\n",
-			iv->start_ns, iv->dur_ns, iv->runq_ns, iv->pid, iv->tid,
-			offcpu_state__letter(iv->state), iv->waker_tid, iv->stack);
+		fprintf(out, "interval %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d %s ", iv->start_ns,
+			iv->dur_ns, iv->runq_ns, iv->pid, iv->tid, offcpu_state__letter(iv->state));
+		if (iv->waker_irq)
+			write_escaped(out, timeline__irq_name(t, iv->waker_irq), true);
+		else
+			fprintf(out, "%d", iv->waker_tid);
+		fprintf(out, " %" PRIu32 "\n", iv->stack);
 	}
 	if (fflush(out) || ferror(out))
 		err = -EIO;

@@ -171,7 +171,7 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 {
 	struct timeline_interval iv = {0};
 	uint64_t stack;
-	char *st;
+	char *st, *name = NULL;
 	int ret;
 
 	if (!take_u64(&s, &iv.start_ns) || !take_u64(&s, &iv.dur_ns) ||
@@ -194,13 +194,46 @@ static int parse_interval(struct reader *r, char *s, const char **why)
 		*why = "bad state letter";
 		return 0;
 	}
-	if (!take_int(&s, &iv.waker_tid) || !take_u64(&s, &stack) || *s) {
-		*why = "bad waker or stack field";
+	if ((*s >= '0' && *s <= '9') || *s == '-') {
+		if (!take_int(&s, &iv.waker_tid)) {
+			*why = "bad waker field";
+			return 0;
+		}
+	} else {
+		long nlen;
+
+		name = s;
+		s = strchr(s, ' ');
+		if (!s) {
+			*why = "missing fields";
+			return 0;
+		}
+		*s++ = '\0';
+		nlen = unescape(name, strlen(name));
+		if (nlen <= 0) {
+			*why = "bad waker name";
+			return 0;
+		}
+		name[nlen] = '\0';
+	}
+	if (!take_u64(&s, &stack) || *s) {
+		*why = "bad stack field";
 		return 0;
 	}
 	if (stack > UINT32_MAX || !idmap_get(&r->ids, (uint32_t)stack, &iv.stack)) {
 		*why = "stack id not defined by an earlier stack line";
 		return 0;
+	}
+	/*
+	 * A name is interned only for an interval timeline__append() takes (its
+	 * checks, before): names get ids in order of the intervals kept, as the
+	 * writer's timeline had them.
+	 */
+	if (name && iv.runq_ns <= iv.dur_ns && iv.start_ns + iv.dur_ns >= iv.start_ns) {
+		ret = timeline__irq(r->t, name);
+		if (ret < 0)
+			return ret;
+		iv.waker_irq = (uint32_t)ret;
 	}
 	ret = timeline__append(r->t, &iv);
 	if (ret == -EINVAL) {
@@ -225,12 +258,24 @@ static int parse_info(char *s, int n, uint64_t *a, uint64_t *b, const char **why
 	return 1;
 }
 
+/* "offcpu-timeline V", V a version this reader reads. */
+static bool version_ok(const char *line)
+{
+	char tail;
+	int v;
+
+	if (strncmp(line, "offcpu-timeline ", 16) || line[16] < '1' || line[16] > '9' ||
+	    sscanf(line + 16, "%d%c", &v, &tail) != 1)
+		return false;
+	return v >= TIMELINE_FORMAT_OLDEST && v <= TIMELINE_FORMAT_VERSION;
+}
+
 int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct parse_stats *stats)
 {
 	struct parse_stats dummy;
 	struct reader r = {.p = p, .t = t};
 	struct timeline_info info = *timeline__info(t);
-	char *line = NULL, header[32];
+	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	int err = 0;
@@ -238,7 +283,6 @@ int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct pars
 	if (!stats)
 		stats = &dummy;
 	memset(stats, 0, sizeof(*stats));
-	snprintf(header, sizeof(header), "offcpu-timeline %d", TIMELINE_FORMAT_VERSION);
 	while ((len = getline(&line, &cap, in)) >= 0) {
 		const char *why = NULL;
 		int ret = 0;
@@ -247,7 +291,7 @@ int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct pars
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
 		if (stats->lines == 1) {
-			if (strcmp(line, header)) {
+			if (!version_ok(line)) {
 				err = -EPROTO;
 				goto cleanup;
 			}

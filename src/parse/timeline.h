@@ -5,12 +5,17 @@
  * Text form (DIR/offcpu.timeline.txt), one record a line, fields separated by
  * one space:
  *
- *     offcpu-timeline 1
+ *     offcpu-timeline 2
  *     threshold MIN_NS
  *     lost COUNT NS
  *     stack ID FRAME;FRAME;...
- *     interval START_NS DUR_NS RUNQ_NS PID TID STATE WAKER_TID STACK_ID
+ *     interval START_NS DUR_NS RUNQ_NS PID TID STATE WAKER STACK_ID
  *
+ * WAKER is what woke the interval: a thread's tid (0: unknown, or no wakeup),
+ * or, when it does not begin with a digit or '-', the name of the interrupt
+ * context whose wakeup it was ("softirq:NET_RX", "irq:timer", "irq:NAME",
+ * "irq:N"; collect/wakers.h), escaped as frame names are and spaces as %20.
+ * Version 1 files, whose WAKER is always a tid, read the same way.
  * threshold and lost carry struct timeline_info (the last of each wins; a
  * file without them reads as zeros).
  * The first line names the format and its version; a reader refuses any other
@@ -32,15 +37,17 @@
 #include "model/timeline.h"
 #include "parse/parse.h"
 
-#define TIMELINE_FORMAT_VERSION 1
+#define TIMELINE_FORMAT_VERSION 2
+/* The oldest version the reader still reads. */
+#define TIMELINE_FORMAT_OLDEST 1
 
 /*
  * Read the text form, appending intervals to t and interning their frames and
  * stacks into p (so STACK ids in the file need not be p's ids). Follows the
  * parser contract of parse/parse.h: malformed lines (a bad field, an interval
  * naming an undefined stack) are counted in stats and skipped; returns 0 at
- * EOF. -EPROTO when the first line is not "offcpu-timeline 1" (nothing is
- * read then), -ENOMEM, -EIO. stats may be NULL.
+ * EOF. -EPROTO when the first line is not "offcpu-timeline V" with V from
+ * TIMELINE_FORMAT_OLDEST to TIMELINE_FORMAT_VERSION (nothing is read then), -ENOMEM, -EIO. stats may be NULL.
  */
 int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct parse_stats *stats);
 

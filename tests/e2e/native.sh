@@ -181,7 +181,8 @@ fi
 
 
 # The programs offcpu loads are those its mode needs: the process and switch
-# tracepoints always, the wakeups only without sched_info, sched_waking only
+# tracepoints always, the wakeups only without sched_info, sched_waking and the
+# interrupt tracepoints (softirq, irq handler, hrtimer expiry: named wakers) only
 # for a timeline; all of one flavour. Read from the BPF program fds the
 # recording process holds.
 t=native_loads_the_programs_its_mode_needs
@@ -196,7 +197,7 @@ want_progs() { # DIAGNOSTICS TIMELINE(0/1): the names the attach note implies
 	local fl=btf names="exec exit fork sw"
 	grep -q 'attached raw_tp programs' "$1" && fl=raw
 	grep -q 'attached .*(no sched_info)' "$1" && names="$names wk wkn"
-	[ "$2" = 1 ] && names="$names wkg"
+	[ "$2" = 1 ] && names="$names wkg sie six hie hix hte htx"
 	for n in $names; do echo "${n}_$fl"; done | sort | tr '\n' ' '
 }
 why=

@@ -75,11 +75,11 @@ fi
 t=export_chrome_trace_timeline
 if ! "$OFFCPU_BIN" export -f chrome-trace "$LANE" -o "$SCRATCH/c.json" 2>"$SCRATCH/err"; then
 	fail $t "export failed: $(head -n 1 "$SCRATCH/err")"
-elif [ "$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$SCRATCH/c.json")" != 3 ]; then
+elif [ "$(jq '[.traceEvents[] | select(.ph == "X" and .cat == "offcpu")] | length' "$SCRATCH/c.json")" != 3 ]; then
 	fail $t "not 3 X events"
-elif [ "$(jq -r '[.traceEvents[] | select(.ph == "X") | .name] | join(",")' "$SCRATCH/c.json")" != \
+elif [ "$(jq -r '[.traceEvents[] | select(.ph == "X" and .cat == "offcpu") | .name] | join(",")' "$SCRATCH/c.json")" != \
 	"pipe,pipe,lock" ]; then
-	fail $t "event names: $(jq -c '[.traceEvents[] | select(.ph == "X") | .name]' "$SCRATCH/c.json")"
+	fail $t "event names: $(jq -c '[.traceEvents[] | select(.ph == "X" and .cat == "offcpu") | .name]' "$SCRATCH/c.json")"
 elif [ "$(jq -r '.displayTimeUnit' "$SCRATCH/c.json")" != ns ]; then
 	fail $t "displayTimeUnit is not ns"
 elif [ "$(jq '.otherData.overlaps_clipped + .otherData.overlaps_dropped' "$SCRATCH/c.json")" != 0 ]; then

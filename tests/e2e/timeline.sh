@@ -3,7 +3,8 @@
 # record --timeline and its Chrome Trace export, on the mutex workload (a holder
 # keeps a lock 50 ms, 5 times; a waiter blocks on it each time): the timeline is
 # the profile interval by interval, each waiter wait names the holder as its
-# waker, a thread's intervals never overlap, and speedscope (npm) in headless
+# waker, interrupt wakers are named (udp, pipe workloads) and drawn as flows,
+# a thread's intervals never overlap, and speedscope (npm) in headless
 # Chromium opens the trace with the threads' names and the right total, as it
 # opens offcpu's speedscope export of the same capture.
 . "$(dirname "$0")/lib.sh"
@@ -65,10 +66,11 @@ t=chrome_trace_is_json_with_names_and_no_overlap
 if ! "$OFFCPU_BIN" export --format chrome-trace "$d" 2>"$SCRATCH/err" || ! jq -e . "$trace" >/dev/null; then
 	fail $t "export: $(head -c 300 "$SCRATCH/err")"
 else
-	names=$(jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name") | .args.name] | sort | join(",")' "$trace")
-	overlaps=$(jq -r '[.traceEvents[] | select(.ph == "X")] | group_by(.tid)[] |
+	# The workload's own tracks (interrupt wakers have a pseudo-process of their own).
+	names=$(jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .pid < 1073741824) | .args.name] | sort | join(",")' "$trace")
+	overlaps=$(jq -r '[.traceEvents[] | select(.ph == "X" and .cat == "offcpu")] | group_by(.tid)[] |
 		sort_by(.ts) | [range(1; length) as $i | select(.[$i].ts < .[$i-1].ts + .[$i-1].dur - 0.001)] | length' "$trace" | awk '{ s += $1 } END { print s + 0 }')
-	events=$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$trace")
+	events=$(jq '[.traceEvents[] | select(.ph == "X" and .cat == "offcpu")] | length' "$trace")
 	if [ "$names" != "holder,mutex,waiter" ]; then
 		fail $t "thread names: $names"
 	elif [ "$overlaps" != 0 ] || [ "$(jq .otherData.overlaps_clipped "$trace")" != 0 ]; then
@@ -78,6 +80,87 @@ else
 	else
 		ok $t
 	fi
+fi
+
+# Wakers that are no thread: a UDP datagram over loopback wakes its receiver from
+# softirq NET_RX, a nanosleep ends from its hrtimer in hard IRQ context (irq:timer);
+# a pipe write still names the writing thread.
+t=timeline_names_interrupt_and_thread_wakers
+du=$SCRATCH/udp
+dp=$SCRATCH/pipe
+"$OFFCPU_BIN" record -q -o "$du" --timeline -- "$W/udp" >/dev/null 2>&1
+"$OFFCPU_BIN" record -q -o "$dp" --timeline -- "$W/pipe" >/dev/null 2>&1
+# woken FILE COMM WAKER: "N M", N waits over 10 ms of the thread COMM, M of them woken by WAKER.
+woken() {
+	local id
+	id=$(jq -r --arg c "$2" '.threads[] | select(.comm == $c) | .tid' "$(dirname "$1")/offcpu.summary.json" | head -1)
+	awk -v id="$id" -v w="$3" '$1 == "interval" && $6 == id && $3 > 10000000 {
+		n++; if ($8 == w) k++ } END { printf "%d %d", n, k }' "$1"
+}
+writer=$(jq -r '.threads[] | select(.comm == "writer") | .tid' "$dp/offcpu.summary.json")
+rx=$(woken "$du/offcpu.timeline.txt" receiver softirq:NET_RX)
+tx=$(woken "$du/offcpu.timeline.txt" sender irq:timer)
+rd=$(woken "$dp/offcpu.timeline.txt" reader "$writer")
+wr=$(woken "$dp/offcpu.timeline.txt" writer irq:timer)
+if [ "$rx" != "10 10" ]; then
+	fail $t "receiver's waits over 10 ms / woken by softirq:NET_RX: $rx (want 10 10)"
+elif [ "$tx" != "10 10" ]; then
+	fail $t "sender's sleeps over 10 ms / woken by irq:timer: $tx (want 10 10)"
+elif [ -z "$writer" ] || [ "$rd" != "8 8" ]; then
+	fail $t "pipe reader's waits over 10 ms / woken by the writer ${writer:-?}: $rd (want 8 8)"
+elif [ "$wr" != "8 8" ]; then
+	fail $t "pipe writer's sleeps over 10 ms / woken by irq:timer: $wr (want 8 8)"
+else
+	ok $t
+fi
+
+# Each wakeup is a flow: one "s" and one "f" per id, the "s" inside a slice of the
+# waker's track, the "f" (bound to its enclosing slice) inside the woken interval;
+# the receiver's arrows come from the track "softirq:NET_RX" of "interrupts".
+t=chrome_trace_draws_wakeups_as_flows
+ct=$SCRATCH/udp.json
+if ! "$OFFCPU_BIN" export --format chrome-trace "$du" -o "$ct" 2>"$SCRATCH/err"; then
+	fail $t "export: $(head -c 300 "$SCRATCH/err")"
+else
+	got=$(jq -r --argjson rx "$(jq -r '.threads[] | select(.comm == "receiver") | .tid' "$du/offcpu.summary.json")" '
+		[.traceEvents[] | select(.ph == "X")] as $x |
+		[.traceEvents[] | select(.ph == "s")] as $s |
+		[.traceEvents[] | select(.ph == "f")] as $f |
+		[.traceEvents[] | select(.ph == "M" and .name == "thread_name")] as $m |
+		def within_x($e; $cat): [$x[] | select(.pid == $e.pid and .tid == $e.tid and
+			(.cat == $cat) and .ts < $e.ts and $e.ts < .ts + .dur)] | length == 1;
+		def track($e): [$m[] | select(.pid == $e.pid and .tid == $e.tid) | .args.name][0];
+		[$s | length, ($f | length),
+		 ([$s[] | . as $a | select(([$f[] | select(.id == $a.id)] | length) != 1)] | length),
+		 ([$s[] | select(within_x(.; "wakeup") | not)] | length),
+		 ([$f[] | select(.bp != "e" or (within_x(.; "offcpu") | not))] | length),
+		 ([$f[] | select(.tid == $rx) | . as $b | $s[] | select(.id == $b.id) |
+			select(.pid == 1073741824 and track(.) == "softirq:NET_RX")] | length)]
+		| map(tostring) | join(" ")' "$ct")
+	set -- $got
+	if [ "$#" != 6 ] || [ "$1" -lt 20 ] || [ "$1" != "$2" ]; then
+		fail $t "flow starts/ends: ${1:-?}/${2:-?} (want 20 or more, paired)"
+	elif [ "$3" != 0 ] || [ "$4" != 0 ] || [ "$5" != 0 ]; then
+		fail $t "$3 ids not paired once, $4 starts and $5 ends outside their slices"
+	elif [ "$6" -lt 10 ]; then
+		fail $t "$6 flows into the receiver from softirq:NET_RX (want 10)"
+	elif [ "$(jq '.otherData.flows' "$ct")" != "$1" ]; then
+		fail $t "otherData.flows $(jq '.otherData.flows' "$ct"), $1 flows drawn"
+	else
+		ok $t
+	fi
+fi
+
+t=report_says_what_woke_the_waits
+if ! "$OFFCPU_BIN" report --width 100 "$du" >"$SCRATCH/rep" 2>"$SCRATCH/err"; then
+	fail $t "report: $(head -c 300 "$SCRATCH/err")"
+elif ! sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  softirq:NET_RX .* 10 waits$' ||
+	! sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  irq:timer .* 10 waits$'; then
+	fail $t "no NET_RX and timer wakers in: $(sed -n '/^Woken by/,$p' "$SCRATCH/rep" | head -5 | tr '\n' '|')"
+elif [ "$("$OFFCPU_BIN" report --json "$du" | jq -r '[.woken_by.wakers[] | select(.kind == "interrupt") | .name] | sort | join(",")')" != "irq:timer,softirq:NET_RX" ]; then
+	fail $t "JSON interrupt wakers: $("$OFFCPU_BIN" report --json "$du" | jq -c '.woken_by.wakers')"
+else
+	ok $t
 fi
 
 t=timeline_threshold_and_stale_files

@@ -56,20 +56,27 @@ static struct json_object *trace(const struct profile *p, const struct timeline 
 	return *text ? json_tokener_parse(*text) : NULL;
 }
 
-/* The "X" events of root, in file order. */
-static size_t x_events(struct json_object *root, struct json_object **out, size_t max)
+/* The events of root of phase ph (and category cat, when not NULL), in file order. */
+static size_t events_of(struct json_object *root, const char *ph, const char *cat,
+			struct json_object **out, size_t max)
 {
 	struct json_object *ev = field(root, "traceEvents");
 	size_t n = 0;
 
 	for (size_t i = 0; ev && i < json_object_array_length(ev); i++) {
 		struct json_object *e = json_object_array_get_idx(ev, i);
-		const char *ph = sfield(e, "ph");
+		const char *eph = sfield(e, "ph"), *ecat = sfield(e, "cat");
 
-		if (ph && !strcmp(ph, "X") && n < max)
+		if (eph && !strcmp(eph, ph) && (!cat || (ecat && !strcmp(ecat, cat))) && n < max)
 			out[n++] = e;
 	}
 	return n;
+}
+
+/* The off-CPU intervals' "X" events (not the wakers' slices), in file order. */
+static size_t x_events(struct json_object *root, struct json_object **out, size_t max)
+{
+	return events_of(root, "X", "offcpu", out, max);
 }
 
 /* No two X events of one tid overlap: the check a user's viewer relies on. */
@@ -377,6 +384,165 @@ TEST(chrome_trace_refuses_unknown_stacks_and_handles_empty)
 	CHECK_INT(err, -EINVAL);
 	CHECK(text == NULL);
 	CHECK_INT(len, 0);
+	timeline__free(t);
+	profile__free(p);
+}
+
+static int ival(struct json_object *o, const char *key)
+{
+	return json_object_get_int(field(o, key));
+}
+
+/* The "X" event on ev's track (pid, tid) that ev's ts lies strictly inside, if any. */
+static struct json_object *enclosing(struct json_object **x, size_t n, struct json_object *ev)
+{
+	int64_t at = ns(ev, "ts");
+
+	for (size_t i = 0; i < n; i++)
+		if (ival(x[i], "pid") == ival(ev, "pid") && ival(x[i], "tid") == ival(ev, "tid") &&
+		    ns(x[i], "ts") < at && at < ns(x[i], "ts") + ns(x[i], "dur"))
+			return x[i];
+	return NULL;
+}
+
+/*
+ * Every wakeup is a flow: an "s" inside a slice on the waker's track (an
+ * interrupt's track under the pseudo-process "interrupts", named after it),
+ * an "f" binding to ("bp":"e") and inside the woken interval, one of each per id.
+ */
+TEST(chrome_trace_draws_wakeups_as_flows)
+{
+	struct profile *p = fixture_profile();
+	struct timeline *t = fixture_timeline();
+	struct timeline_interval a = fixture_iv(1005000000, 1000000, 2000, 101, 1,
+						OFFCPU_STATE_SLEEP, 0),
+				 b = fixture_iv(1005000000, 500000, 0, 100, 1, OFFCPU_STATE_SLEEP,
+						0),
+				 c = fixture_iv(1007000000, 500000, 0, 100, 1, OFFCPU_STATE_SLEEP,
+						0);
+	struct json_object *root, *x[32], *sv[16], *fv[16], *meta[32];
+	struct chrome_trace_stats st;
+	int net, timer, irq_tid = 0, want_x = 0;
+	char *text;
+	int err;
+	size_t nx, ns_, nf, nm;
+
+	CHECK(p && t);
+	net = timeline__irq(t, "softirq:NET_RX");
+	timer = timeline__irq(t, "irq:timer");
+	/* Two wakeups of NET_RX at once (one slice for both), one of the timer. */
+	a.waker_irq = (uint32_t)net;
+	b.waker_irq = (uint32_t)net;
+	b.start_ns = 1005000000 + 1000000 - 2000 - 500000; /* ends at a's wakeup */
+	c.waker_irq = (uint32_t)timer;
+	CHECK_INT(timeline__append(t, &a), 0);
+	CHECK_INT(timeline__append(t, &b), 0);
+	CHECK_INT(timeline__append(t, &c), 0);
+	root = trace(p, t, &st, &text, &err);
+	CHECK_INT(err, 0);
+	CHECK(root);
+	nx = events_of(root, "X", NULL, x, 32);
+	ns_ = events_of(root, "s", NULL, sv, 16);
+	nf = events_of(root, "f", NULL, fv, 16);
+	nm = events_of(root, "M", NULL, meta, 32);
+	/* The fixture's two thread wakeups and these three. */
+	CHECK_INT(st.flows, 5);
+	CHECK_INT(ns_, 5);
+	CHECK_INT(nf, 5);
+	CHECK_INT(json_object_get_int(field(field(root, "otherData"), "flows")), 5);
+	/* 7 intervals, 2 thread wakeup slices, 1 NET_RX slice for two wakeups, 1 timer slice. */
+	CHECK_INT(nx, 11);
+	CHECK_INT(st.events, 7);
+	for (size_t i = 0; i < ns_; i++) {
+		struct json_object *f = NULL, *from, *to;
+
+		for (size_t j = 0; j < nf; j++)
+			if (ival(fv[j], "id") == ival(sv[i], "id")) {
+				CHECK(f == NULL);
+				f = fv[j];
+			}
+		CHECK(f);
+		if (!f)
+			continue;
+		CHECK_STR(sfield(f, "bp"), "e");
+		CHECK_STR(sfield(f, "cat"), sfield(sv[i], "cat"));
+		CHECK_STR(sfield(f, "name"), sfield(sv[i], "name"));
+		from = enclosing(x, nx, sv[i]);
+		to = enclosing(x, nx, f);
+		CHECK(from && to);
+		if (!from || !to)
+			continue;
+		CHECK_STR(sfield(from, "cat"), "wakeup");
+		CHECK_STR(sfield(to, "cat"), "offcpu");
+		/* The arrow leaves the waker at the wakeup: the interval's end less its run queue. */
+		CHECK_INT(ns(from, "ts"),
+			  ns(to, "ts") + ns(to, "dur") -
+				  json_object_get_int64(field(field(to, "args"), "runq_ns")));
+		if (ival(sv[i], "pid") == 1 << 30) {
+			CHECK_STR(sfield(from, "name"),
+				  sfield(field(to, "args"), "waker"));
+			want_x++;
+		} else {
+			CHECK_INT(ival(sv[i], "tid"),
+				  ival(field(to, "args"), "waker_tid"));
+		}
+	}
+	CHECK_INT(want_x, 3);
+	/* The interrupts' tracks: a pseudo-process, one thread per name. */
+	for (size_t i = 0; i < nm; i++) {
+		const char *name = sfield(field(meta[i], "args"), "name");
+
+		if (ival(meta[i], "pid") != 1 << 30)
+			continue;
+		if (!strcmp(sfield(meta[i], "name"), "process_name"))
+			CHECK_STR(name, "interrupts");
+		else if (!strcmp(name, "softirq:NET_RX"))
+			irq_tid = ival(meta[i], "tid");
+		else
+			CHECK_STR(name, "irq:timer");
+	}
+	CHECK(irq_tid > 1 << 30);
+	/* An interrupt waker is named in the args, its tid is 0. */
+	for (size_t i = 0; i < nx; i++)
+		if (!strcmp(sfield(x[i], "cat"), "offcpu") &&
+		    ns(x[i], "ts") == 7000000)
+			CHECK_STR(sfield(field(x[i], "args"), "waker"), "irq:timer");
+	json_object_put(root);
+	free(text);
+	timeline__free(t);
+	profile__free(p);
+}
+
+/* A wakeup slice never crosses an interval of the waker thread: it is cut short. */
+TEST(chrome_trace_waker_slice_stops_at_the_wakers_next_interval)
+{
+	struct profile *p = fixture_profile();
+	struct timeline *t = timeline__new();
+	/* 101 wakes 100 at 3000 ns, then goes off the CPU itself 300 ns later. */
+	struct timeline_interval woken = fixture_iv(1000, 2000, 0, 100, 0, OFFCPU_STATE_SLEEP, 101),
+				 waker = fixture_iv(3300, 5000, 0, 101, 0, OFFCPU_STATE_SLEEP, 0);
+	struct json_object *root, *x[8];
+	char *text, why[200];
+	int err;
+	size_t nx;
+
+	CHECK(p && t);
+	CHECK_INT(timeline__append(t, &woken), 0);
+	CHECK_INT(timeline__append(t, &waker), 0);
+	root = trace(p, t, NULL, &text, &err);
+	CHECK_INT(err, 0);
+	CHECK(root);
+	nx = events_of(root, "X", NULL, x, 8);
+	CHECK_INT(nx, 3);
+	for (size_t i = 0; i < nx; i++)
+		if (!strcmp(sfield(x[i], "cat"), "wakeup")) {
+			CHECK_INT(ns(x[i], "ts"), 2000);
+			CHECK_INT(ns(x[i], "dur"), 300);
+		}
+	if (!no_overlap(x, nx, why, sizeof(why)))
+		UNIT_FAIL("%s", why);
+	json_object_put(root);
+	free(text);
 	timeline__free(t);
 	profile__free(p);
 }

@@ -85,6 +85,32 @@ TEST(regression_timeline_frame_name_nul_escape)
 }
 
 /*
+ * An interval line whose waker name was interned before the interval was
+ * refused (runq above its duration): the next name got id 2 where a timeline
+ * written from what was kept gives it 1, so write then read changed the ids.
+ */
+TEST(regression_timeline_waker_name_of_a_refused_interval)
+{
+	struct profile *p = profile__new();
+	struct timeline *t = timeline__new();
+	struct parse_stats st;
+	char *buf;
+	FILE *f = open_regression(REG "timeline/waker_name_of_a_refused_interval.txt", &buf);
+
+	CHECK(p && t && f);
+	CHECK_INT(timeline__parse(f, p, t, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_INT(st.malformed, 1);
+	CHECK_INT(timeline__nr(t), 1);
+	CHECK_INT(timeline__nr_irqs(t), 1);
+	CHECK_INT(timeline__at(t, 0)->waker_irq, 1);
+	CHECK_STR(timeline__irq_name(t, 1), "softirq:NET_RX");
+	profile__free(p);
+	timeline__free(t);
+}
+
+/*
  * A first row whose stack is empty (a folded line "comm 5", a bpftrace key
  * whose stacks printed as nothing): the pprof encoder copied its empty
  * location list from a NULL buffer, memcpy(dst, NULL, 0), which is undefined

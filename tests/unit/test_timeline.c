@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <sys/stat.h>
+#include <linux/types.h>
+#include <unistd.h>
 
 #include "unit.h"
+
+#include "bpf/offcpu.h"
+#include "collect/wakers.h"
 
 #include "exports_fixture.h"
 
@@ -114,7 +120,7 @@ TEST(timeline_info_roundtrips_and_is_checked)
 	timeline__set_info(t, &info);
 	text = fixture_capture(write_fixture, args, &err, NULL);
 	CHECK_INT(err, 0);
-	CHECK_CONTAINS(text, "offcpu-timeline 1\nthreshold 1000000\nlost 3 4500000\n");
+	CHECK_CONTAINS(text, "offcpu-timeline 2\nthreshold 1000000\nlost 3 4500000\n");
 	in = unit_memfile(text);
 	CHECK_INT(timeline__parse(in, q, u, &st), 0);
 	fclose(in);
@@ -263,11 +269,12 @@ TEST(timeline_parse_refuses_other_versions)
 {
 	struct profile *p = profile__new();
 	struct timeline *t = timeline__new();
-	const char *inputs[] = {"offcpu-timeline 2\ninterval 1 1 0 1 1 S 0 0\n",
-				"interval 1 1 0 1 1 S 0 0\n", ""};
+	const char *inputs[] = {"offcpu-timeline 3\ninterval 1 1 0 1 1 S 0 0\n",
+				"offcpu-timeline 0\ninterval 1 1 0 1 1 S 0 0\n",
+				"offcpu-timeline 2 \n", "interval 1 1 0 1 1 S 0 0\n", ""};
 
 	CHECK(p && t);
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
 		FILE *in = unit_memfile(inputs[i]);
 
 		CHECK_INT(timeline__parse(in, p, t, NULL), -EPROTO);
@@ -313,6 +320,179 @@ TEST(timeline_parse_counts_malformed_lines_and_keeps_going)
 	CHECK_INT(timeline__at(t, 1)->waker_tid, 4);
 	timeline__free(t);
 	profile__free(p);
+}
+
+/* Interrupt wakers: interned by name, written as names, read back as the same names. */
+TEST(timeline_irq_wakers_roundtrip_by_name)
+{
+	struct profile *p = fixture_profile(), *q = profile__new();
+	struct timeline *t = fixture_timeline(), *u = timeline__new();
+	const char *odd = "irq:odd name;50%", *digit = "-1 looks like a tid";
+	struct timeline_interval v;
+	const void *args[2] = {t, p};
+	int net, timer, weird;
+	char *text;
+	FILE *in;
+	int err;
+
+	CHECK(p && q && t && u);
+	net = timeline__irq(t, "softirq:NET_RX");
+	timer = timeline__irq(t, "irq:timer");
+	weird = timeline__irq(t, odd);
+	CHECK_INT(net, 1);
+	CHECK_INT(timer, 2);
+	CHECK_INT(weird, 3);
+	CHECK_INT(timeline__irq(t, "softirq:NET_RX"), 1);
+	CHECK_INT(timeline__irq(t, ""), -EINVAL);
+	CHECK_INT(timeline__nr_irqs(t), 3);
+	CHECK(timeline__irq_name(t, 0) == NULL && timeline__irq_name(t, 4) == NULL);
+	v = fixture_iv(1005000000, 1000000, 2000, 101, 1, OFFCPU_STATE_SLEEP, 0);
+	v.waker_irq = (uint32_t)net;
+	CHECK_INT(timeline__append(t, &v), 0);
+	v.start_ns += 2000000;
+	v.waker_irq = (uint32_t)weird;
+	CHECK_INT(timeline__append(t, &v), 0);
+	v.start_ns += 2000000;
+	v.waker_irq = (uint32_t)timer;
+	CHECK_INT(timeline__append(t, &v), 0);
+	v.start_ns += 2000000;
+	v.waker_irq = (uint32_t)timeline__irq(t, digit);
+	CHECK_INT(timeline__append(t, &v), 0);
+	text = fixture_capture(write_fixture, args, &err, NULL);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(text, "offcpu-timeline 2\n");
+	CHECK_CONTAINS(text, "interval 1005000000 1000000 2000 100 101 S softirq:NET_RX 1\n");
+	CHECK_CONTAINS(text, " S irq:odd%20name%3B50%25 1\n");
+	CHECK_CONTAINS(text, " S irq:timer 1\n");
+	in = unit_memfile(text);
+	CHECK_INT(timeline__parse(in, q, u, NULL), 0);
+	fclose(in);
+	CHECK_CONTAINS(text, " S %2D1%20looks%20like%20a%20tid 1\n");
+	CHECK_INT(timeline__nr(u), 8);
+	CHECK_STR(timeline__irq_name(u, timeline__at(u, 7)->waker_irq), digit);
+	/* Thread wakers stay tids, interrupt wakers names. */
+	CHECK_INT(timeline__at(u, 0)->waker_tid, 100);
+	CHECK_INT(timeline__at(u, 0)->waker_irq, 0);
+	CHECK_STR(timeline__irq_name(u, timeline__at(u, 4)->waker_irq), "softirq:NET_RX");
+	CHECK_INT(timeline__at(u, 4)->waker_tid, 0);
+	CHECK_STR(timeline__irq_name(u, timeline__at(u, 5)->waker_irq), odd);
+	CHECK_STR(timeline__irq_name(u, timeline__at(u, 6)->waker_irq), "irq:timer");
+	free(text);
+	timeline__free(t);
+	timeline__free(u);
+	profile__free(p);
+	profile__free(q);
+}
+
+TEST(timeline_append_checks_the_irq_waker)
+{
+	struct timeline *t = timeline__new();
+	struct timeline_interval v = fixture_iv(10, 5, 0, 1, 0, OFFCPU_STATE_SLEEP, 0);
+
+	CHECK(t);
+	v.waker_irq = 1;
+	CHECK_INT(timeline__append(t, &v), -EINVAL); /* not interned */
+	CHECK_INT(timeline__irq(t, "irq:timer"), 1);
+	v.waker_tid = 7;
+	CHECK_INT(timeline__append(t, &v), -EINVAL); /* a thread and an interrupt */
+	v.waker_tid = 0;
+	CHECK_INT(timeline__append(t, &v), 0);
+	timeline__free(t);
+}
+
+/* Files of version 1 (always a tid) still read; a bad name is a malformed line. */
+TEST(timeline_reads_version_1_and_checks_waker_names)
+{
+	struct profile *p = profile__new();
+	struct timeline *t = timeline__new();
+	struct parse_stats st;
+	FILE *in = unit_memfile("offcpu-timeline 1\n"
+				"stack 3 k:schedule\n"
+				"interval 100 50 10 1 2 S 7 3\n"
+				"interval 200 50 10 1 2 S softirq:BLOCK 3\n"
+				"interval 300 50 10 1 2 S irq:bad%2 3\n"
+				"interval 400 50 10 1 2 S irq:timer\n");
+
+	CHECK(p && t && in);
+	CHECK_INT(timeline__parse(in, p, t, &st), 0);
+	fclose(in);
+	CHECK_INT(st.records, 2);
+	CHECK_INT(st.malformed, 2);
+	CHECK_STR(st.first_malformed_reason, "bad waker name");
+	CHECK_INT(timeline__at(t, 0)->waker_tid, 7);
+	CHECK_STR(timeline__irq_name(t, timeline__at(t, 1)->waker_irq), "softirq:BLOCK");
+	timeline__free(t);
+	profile__free(p);
+}
+
+static void make_path(const char *root, const char *rel, bool dir)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (dir) {
+		mkdir(path, 0755);
+		return;
+	}
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+}
+
+/* The BPF side's interrupt contexts by name; a hard IRQ by its handlers' directories. */
+TEST(wakers_name_softirqs_timers_and_irqs)
+{
+	char root[] = "/tmp/offcpu-irq.XXXXXX", buf[64], cmd[64];
+	struct timeline *t = timeline__new();
+	struct wakers w = {.irq_root = root};
+
+	CHECK(t && mkdtemp(root));
+	make_path(root, "38", true);
+	make_path(root, "38/virtio2-input.0", true);
+	make_path(root, "38/smp_affinity", false);
+	make_path(root, "40", true);
+	make_path(root, "40/eth1", true);
+	make_path(root, "40/eth0", true);
+	make_path(root, "41", true);
+	make_path(root, "41/spurious", false);
+
+	CHECK_INT(wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_SOFTIRQ, 3), root, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "softirq:NET_RX");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_SOFTIRQ, 0), root, buf, sizeof(buf));
+	CHECK_STR(buf, "softirq:HI");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_SOFTIRQ, 9), root, buf, sizeof(buf));
+	CHECK_STR(buf, "softirq:RCU");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_SOFTIRQ, 12), root, buf, sizeof(buf));
+	CHECK_STR(buf, "softirq:12");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_TIMER, 0), root, buf, sizeof(buf));
+	CHECK_STR(buf, "irq:timer");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_HARDIRQ, 38), root, buf, sizeof(buf));
+	CHECK_STR(buf, "irq:virtio2-input.0");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_HARDIRQ, 40), root, buf, sizeof(buf));
+	CHECK_STR(buf, "irq:eth0,eth1");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_HARDIRQ, 41), root, buf, sizeof(buf));
+	CHECK_STR(buf, "irq:41");
+	wakers__name(OFFCPU_WAKER(OFFCPU_WAKER_HARDIRQ, 99), root, buf, sizeof(buf));
+	CHECK_STR(buf, "irq:99");
+	/* A tid, or nothing, is no interrupt. */
+	CHECK_INT(wakers__name(1234, root, buf, sizeof(buf)), -EINVAL);
+	CHECK_INT(wakers__name(0, root, buf, sizeof(buf)), -EINVAL);
+	CHECK(!wakers__is_irq(1234) && !wakers__is_irq(0) &&
+	      wakers__is_irq(OFFCPU_WAKER(OFFCPU_WAKER_TIMER, 0)));
+
+	/* Interned once per value; two irqs of one name share it. */
+	CHECK_INT(wakers__intern(&w, t, OFFCPU_WAKER(OFFCPU_WAKER_HARDIRQ, 38)), 1);
+	CHECK_INT(wakers__intern(&w, t, OFFCPU_WAKER(OFFCPU_WAKER_SOFTIRQ, 3)), 2);
+	CHECK_INT(wakers__intern(&w, t, OFFCPU_WAKER(OFFCPU_WAKER_HARDIRQ, 38)), 1);
+	CHECK_INT(wakers__intern(&w, t, 77), -EINVAL);
+	CHECK_STR(timeline__irq_name(t, 1), "irq:virtio2-input.0");
+	CHECK_INT(timeline__nr_irqs(t), 2);
+	wakers__release(&w);
+	wakers__release(NULL);
+	timeline__free(t);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CHECK_INT(system(cmd), 0);
 }
 
 int main(void)
