@@ -350,6 +350,16 @@ static int copy_timeline(const struct profile *p, const struct timeline *t, stru
 		if (err)
 			goto cleanup;
 		iv.stack = (uint32_t)smap[iv.stack];
+		if (iv.waker_irq) {
+			/* The copy has its own table of interrupt names. */
+			int irq = timeline__irq(u, timeline__irq_name(t, iv.waker_irq));
+
+			if (irq < 0) {
+				err = irq;
+				goto cleanup;
+			}
+			iv.waker_irq = (uint32_t)irq;
+		}
 		err = timeline__append(u, &iv);
 		if (err)
 			goto cleanup;
