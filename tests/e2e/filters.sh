@@ -43,7 +43,7 @@ t=filters_report_groups_processes_by_name
 n_a=$(group zzfiltA processes)
 if [ -z "$n_a" ] || [ "$n_a" -lt 5 ]; then
 	fail $t "zzfiltA is not one group of many processes in --json: '${n_a}'"
-elif ! "$OFFCPU_BIN" report --width 120 "$D" >"$SCRATCH/all.txt" 2>/dev/null; then
+elif ! "$OFFCPU_BIN" report --width 120 --top 100 "$D" >"$SCRATCH/all.txt" 2>/dev/null; then
 	fail $t "report failed"
 elif ! grep -Eq "^zzfilt[AB] \([0-9]+ processes, [0-9]+ threads\)" "$SCRATCH/all.txt"; then
 	fail $t "no 'zzfiltA (N processes, N threads)' line: $(grep -n zzfilt "$SCRATCH/all.txt" | head -3 | tr '\n' '|')"
