@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,18 +131,20 @@ struct frame_key {
 
 struct stack_rec {
 	const uint32_t *frames;
-	size_t n;
+	/*
+	 * The row last added on this stack: most stacks have one row, so a hit
+	 * skips the row table (a cache miss on a big profile). Here and not in
+	 * the key so that a caller who knows the stack id without interning it
+	 * (the folded parser's line cache) gets the hint too.
+	 */
+	struct profile_row *row_hint;
+	uint32_t n;
 };
 
 /* A stack's frames with their count, in one arena allocation. */
 struct stack_key {
-	size_t n;
+	uint32_t n;
 	uint32_t id;
-	/*
-	 * The row last added on this stack. Callers intern a stack and then add
-	 * to it, so the key is still in cache: a hit skips the row table's slot.
-	 */
-	struct profile_row *row_hint;
 	uint32_t frames[];
 };
 
@@ -158,7 +161,6 @@ struct profile {
 	struct hmap frame_tab, stack_tab, thread_tab, row_tab;
 	struct profile_totals totals;
 	bool runq_known;
-	struct stack_key *last_stack; /* the one profile__stack() returned last */
 };
 
 struct profile *profile__new(void)
@@ -336,6 +338,20 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 	return (int)key->id;
 }
 
+bool profile__frame_is(const struct profile *p, uint32_t id, enum frame_kind kind, const char *name,
+		       size_t len)
+{
+	const struct frame_rec *f;
+	const struct frame_key *key;
+
+	if (id >= p->frames.n)
+		return false;
+	f = seg_at(&p->frames, id);
+	/* The name is the key's: its length is there, without a strlen(). */
+	key = (const struct frame_key *)(f->pub.name - offsetof(struct frame_key, name));
+	return key->len == len && key->kind == (uint32_t)kind && mem_eq(key->name, name, len);
+}
+
 int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 {
 	struct hmap *t = &p->stack_tab;
@@ -366,14 +382,12 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return err;
 	for (i = hmap__first(t, h); (key = hmap__next(t, h, &i));) {
 		if (key->n == n &&
-		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames))) {
-			p->last_stack = key;
+		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames)))
 			return (int)key->id;
-		}
 	}
 	if (p->stacks.n >= MAX_IDS)
 		return -EOVERFLOW;
-	if (n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
+	if (n > UINT32_MAX || n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
 	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames),
 			  _Alignof(struct stack_key));
@@ -384,12 +398,10 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return -ENOMEM;
 	if (n)
 		memcpy(key->frames, frames, n * sizeof(*frames));
-	key->n = n;
+	key->n = (uint32_t)n;
 	key->id = (uint32_t)(p->stacks.n - 1);
-	key->row_hint = NULL;
-	p->last_stack = key;
 	s->frames = key->frames;
-	s->n = n;
+	s->n = (uint32_t)n;
 	hmap__put(t, i, h, key);
 	return (int)key->id;
 }
@@ -448,7 +460,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 		 const struct profile_weight *w)
 {
 	struct hmap *t = &p->row_tab;
-	struct stack_key *sk = p->last_stack && p->last_stack->id == stack ? p->last_stack : NULL;
+	struct stack_rec *sr;
 	struct profile_row *r;
 	uint64_t h;
 	size_t i;
@@ -463,7 +475,8 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	 */
 	if (weight_add_overflows(&p->totals.all, w))
 		return -EOVERFLOW;
-	r = sk ? sk->row_hint : NULL;
+	sr = seg_at(&p->stacks, stack);
+	r = sr->row_hint;
 	if (r && r->thread == thread && r->state == state)
 		goto found;
 	err = hmap__reserve(t);
@@ -472,8 +485,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	h = hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
 	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
 		if (r->thread == thread && r->stack == stack && r->state == state) {
-			if (sk)
-				sk->row_hint = r;
+			sr->row_hint = r;
 			goto found;
 		}
 	}
@@ -484,8 +496,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	r->stack = stack;
 	r->state = state;
 	hmap__put(t, i, h, r);
-	if (sk)
-		sk->row_hint = r;
+	sr->row_hint = r;
 found:
 	weight_add(&r->w, w);
 	weight_add(&p->totals.all, w);

@@ -119,6 +119,12 @@ void profile__free(struct profile *p);
 
 /* Intern a frame; name need not be NUL-terminated. Returns the frame id. */
 int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len);
+/*
+ * Whether frame id is (kind, name[0..len)), as profile__frame() would intern
+ * it: a check of a guess without a hash lookup. False for an id out of range.
+ */
+bool profile__frame_is(const struct profile *p, uint32_t id, enum frame_kind kind, const char *name,
+		       size_t len);
 /* Intern a stack of frame ids (root first; n may be 0). Returns the stack id. */
 int profile__stack(struct profile *p, const uint32_t *frames, size_t n);
 /* Intern a thread. comm may be NULL (stored as ""). Returns the thread id. */

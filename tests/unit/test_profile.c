@@ -52,6 +52,27 @@ TEST(profile_interns_frames_by_kind_and_name)
 	profile__free(p);
 }
 
+TEST(profile_frame_is_checks_kind_name_and_length)
+{
+	struct profile *p = profile__new();
+	int a, b;
+
+	CHECK(p);
+	a = profile__frame(p, FRAME_KERNEL, "schedule", 8);
+	b = profile__frame(p, FRAME_USER, "main", 4);
+	CHECK(profile__frame_is(p, a, FRAME_KERNEL, "schedule+35", 8));
+	CHECK(!profile__frame_is(p, a, FRAME_USER, "schedule", 8));
+	CHECK(!profile__frame_is(p, a, FRAME_KERNEL, "schedul", 7));
+	CHECK(!profile__frame_is(p, a, FRAME_KERNEL, "schedule+", 9));
+	CHECK(!profile__frame_is(p, a, FRAME_KERNEL, "schedulf", 8));
+	CHECK(!profile__frame_is(p, a, FRAME_KERNEL, "main", 4));
+	CHECK(profile__frame_is(p, b, FRAME_USER, "main", 4));
+	CHECK(!profile__frame_is(p, b, FRAME_USER, "mai", 3));
+	CHECK(!profile__frame_is(p, 2, FRAME_USER, "main", 4)); /* no such id */
+	CHECK(!profile__frame_is(p, UINT32_MAX, FRAME_USER, "main", 4));
+	profile__free(p);
+}
+
 TEST(profile_interns_stacks_root_first)
 {
 	struct profile *p = profile__new();
