@@ -9,6 +9,13 @@
  * share long runs of root frames. The frames part of the previous line is kept
  * with each frame's id and kind state; frames wholly inside the common prefix
  * of the two lines reuse them instead of being interned again.
+ *
+ * Unsorted input (lines drawn from many stacks, as a capture concatenated or
+ * not aggregated) repeats whole lines instead: a line cache maps the hash of a
+ * line's frames part to the stack it gave last time. It only guesses: each
+ * frame is still checked against the guessed stack's (profile__frame_is(), no
+ * hash and no table), and at the first difference the line is interned as if
+ * there had been no guess. So a hash collision costs time, never a wrong stack.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +23,7 @@
 
 #include "model/frame_name.h"
 #include "parse/folded.h"
+#include "util/hash.h"
 #include "util/lines.h"
 #include "util/vec.h"
 
@@ -29,6 +37,15 @@ struct memo {
 	int32_t id;  /* -1: nothing interned (delimiter, empty span) */
 	bool kernel; /* the kind state after this span */
 };
+
+/* A line cache slot: 32 more bits of the hash, and the stack id + 1 (0: empty). */
+struct line_slot {
+	uint32_t tag;
+	uint32_t stack1;
+};
+
+/* The first size of the line cache, in slots; it grows with the profile's stacks. */
+#define LINE_CACHE_MIN 1024
 
 struct folded_state {
 	struct profile *p;
@@ -50,6 +67,9 @@ struct folded_state {
 	size_t comm_cap;
 	size_t comm_len;
 	int comm_thread; /* thread id of comm, -1 before the first line */
+	/* Sets of two slots; at most half as many stacks as slots, ~16 bytes a stack. */
+	struct line_slot *cache;
+	size_t cache_mask; /* slots - 1 */
 };
 
 static bool span_is(const struct span *sp, const char *lit)
@@ -147,6 +167,51 @@ static size_t common_prefix(const char *a, size_t alen, const char *b, size_t bl
 	return i;
 }
 
+/* The stack id the line whose frames part hashed to h gave last time, or -1. */
+static int line_cache__get(const struct folded_state *fs, uint64_t h)
+{
+	const struct line_slot *set;
+
+	if (!fs->cache)
+		return -1;
+	set = &fs->cache[h & fs->cache_mask & ~(size_t)1];
+	if (set[0].stack1 && set[0].tag == (uint32_t)(h >> 32))
+		return (int)(set[0].stack1 - 1);
+	if (set[1].stack1 && set[1].tag == (uint32_t)(h >> 32))
+		return (int)(set[1].stack1 - 1);
+	return -1;
+}
+
+/*
+ * Remember that the line hashing to h gave stack; the set's older entry is
+ * the one that goes. The cache is only an accelerator: when it cannot grow
+ * (out of memory) it stays as it is.
+ */
+static void line_cache__put(struct folded_state *fs, uint64_t h, int stack)
+{
+	size_t nst = profile__nr_stacks(fs->p);
+	struct line_slot *set;
+
+	if (!fs->cache || nst * 2 > fs->cache_mask + 1) {
+		size_t n = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
+		struct line_slot *c = n < SIZE_MAX / sizeof(*c) ? calloc(n, sizeof(*c)) : NULL;
+
+		/* What the old cache held is not rehashed: it is found again as lines repeat. */
+		if (c) {
+			free(fs->cache);
+			fs->cache = c;
+			fs->cache_mask = n - 1;
+		}
+		if (!fs->cache)
+			return;
+	}
+	set = &fs->cache[h & fs->cache_mask & ~(size_t)1];
+	if (set[0].tag != (uint32_t)(h >> 32) || !set[0].stack1)
+		set[1] = set[0];
+	set[0].tag = (uint32_t)(h >> 32);
+	set[0].stack1 = (uint32_t)stack + 1;
+}
+
 static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 {
 	int id;
@@ -171,7 +236,12 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX, reuse = 1, fp_len;
 	bool same = false; /* the frames part is the previous line's */
 	bool kernel = false;
-	uint64_t v;
+	/* The line cache's guess, while every frame so far agrees with it. */
+	bool guessing = false;
+	const uint32_t *guess = NULL;
+	size_t guess_n = 0;
+	int guess_id = -1;
+	uint64_t v, h = 0;
 	int err, thread, stack;
 
 	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
@@ -247,6 +317,14 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		       (same || (size_t)(fs->spans[reuse].s + fs->spans[reuse].len - fp) < common))
 			reuse++;
 	}
+	if (!same) {
+		h = hash_bytes_wide(fp, fp_len, 0);
+		guess_id = line_cache__get(fs, h);
+		if (guess_id >= 0) {
+			guess = profile__stack_at(fs->p, guess_id, &guess_n);
+			guessing = guess != NULL;
+		}
+	}
 
 	for (i = 1; i < nspans; i++) {
 		struct span f = fs->spans[i];
@@ -256,8 +334,11 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 
 		if (i < reuse) {
 			kernel = fs->memo[i].kernel;
-			if (fs->memo[i].id >= 0)
+			if (fs->memo[i].id >= 0) {
+				if (guessing && (nids >= guess_n || guess[nids] != (uint32_t)fs->memo[i].id))
+					guessing = false;
 				fs->ids[nids++] = fs->memo[i].id;
+			}
 			continue;
 		}
 		fs->memo[i].id = -1;
@@ -287,14 +368,29 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 				kernel = true;
 			kind = kernel ? FRAME_KERNEL : FRAME_USER;
 		}
-		/* "[unknown]", "0x7f12ab34": not a symbol, and not to be taken for one. */
-		if (kind != FRAME_MISSING && frame_name__is_raw(f.s, f.len)) {
-			f.len = frame_name__unsymbolize(f.s, f.len, unsym, sizeof(unsym));
-			f.s = unsym;
+		/*
+		 * "[unknown]", "0x7f12ab34": not a symbol, and not to be taken for one.
+		 * Both start with '[' or '0'; the first is common and needs no printf.
+		 */
+		if (kind != FRAME_MISSING && (f.s[0] == '[' || f.s[0] == '0') &&
+		    frame_name__is_raw(f.s, f.len)) {
+			if (f.len == 9 && !memcmp(f.s, "[unknown]", 9)) {
+				f.s = FRAME_NAME_UNSYMBOLIZED;
+				f.len = sizeof(FRAME_NAME_UNSYMBOLIZED) - 1;
+			} else {
+				f.len = frame_name__unsymbolize(f.s, f.len, unsym, sizeof(unsym));
+				f.s = unsym;
+			}
 		}
-		id = profile__frame(fs->p, kind, f.s, f.len);
-		if (id < 0)
-			return id;
+		if (guessing && nids < guess_n &&
+		    profile__frame_is(fs->p, guess[nids], kind, f.s, f.len)) {
+			id = (int)guess[nids];
+		} else {
+			guessing = false;
+			id = profile__frame(fs->p, kind, f.s, f.len);
+			if (id < 0)
+				return id;
+		}
 		fs->memo[i].id = id;
 		fs->memo[i].kernel = kernel;
 		fs->ids[nids++] = id;
@@ -310,9 +406,16 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	thread = thread_of(fs, fs->spans[0].s, fs->spans[0].len);
 	if (thread < 0)
 		return thread;
-	stack = same ? fs->prev_stack : profile__stack(fs->p, fs->ids, nids);
-	if (stack < 0)
-		return stack;
+	if (same) {
+		stack = fs->prev_stack;
+	} else if (guessing && nids == guess_n) {
+		stack = guess_id;
+	} else {
+		stack = profile__stack(fs->p, fs->ids, nids);
+		if (stack < 0)
+			return stack;
+		line_cache__put(fs, h, stack);
+	}
 	fs->prev_stack = stack;
 	err = profile__add(fs->p, thread, stack, OFFCPU_STATE_UNKNOWN, &w);
 	if (err)
@@ -355,5 +458,6 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	free(fs.comm);
 	free(fs.prev);
 	free(fs.memo);
+	free(fs.cache);
 	return err;
 }
