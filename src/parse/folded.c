@@ -38,10 +38,24 @@ struct memo {
 	bool kernel; /* the kind state after this span */
 };
 
-/* A line cache slot: 32 more bits of the hash, and the stack id + 1 (0: empty). */
+/*
+ * A line cache slot: the stack id + 1 (0: empty slot), 16 more bits of the
+ * hash, and the stack's frames, so that the guess costs one cache miss (the
+ * frames) after the slot's and not two. Stacks of more than 65535 frames are
+ * not cached.
+ */
 struct line_slot {
-	uint32_t tag;
 	uint32_t stack1;
+	uint16_t tag;
+	uint16_t n;
+	const uint32_t *frames;
+};
+
+/* What the line cache guesses. */
+struct line_guess {
+	int stack; /* -1: no guess */
+	uint16_t n;
+	const uint32_t *frames;
 };
 
 /* The first size of the line cache, in slots; it grows with the profile's stacks. */
@@ -167,19 +181,24 @@ static size_t common_prefix(const char *a, size_t alen, const char *b, size_t bl
 	return i;
 }
 
-/* The stack id the line whose frames part hashed to h gave last time, or -1. */
-static int line_cache__get(const struct folded_state *fs, uint64_t h)
+static inline const struct line_slot *line_cache__set(const struct folded_state *fs, uint64_t h)
+{
+	return &fs->cache[h & fs->cache_mask & ~(size_t)1];
+}
+
+/* The stack the line whose frames part hashed to h gave last time, if any. */
+static struct line_guess line_cache__get(const struct folded_state *fs, uint64_t h)
 {
 	const struct line_slot *set;
 
 	if (!fs->cache)
-		return -1;
-	set = &fs->cache[h & fs->cache_mask & ~(size_t)1];
-	if (set[0].stack1 && set[0].tag == (uint32_t)(h >> 32))
-		return (int)(set[0].stack1 - 1);
-	if (set[1].stack1 && set[1].tag == (uint32_t)(h >> 32))
-		return (int)(set[1].stack1 - 1);
-	return -1;
+		return (struct line_guess){.stack = -1};
+	set = line_cache__set(fs, h);
+	for (int k = 0; k < 2; k++) {
+		if (set[k].stack1 && set[k].tag == (uint16_t)(h >> 48))
+			return (struct line_guess){(int)(set[k].stack1 - 1), set[k].n, set[k].frames};
+	}
+	return (struct line_guess){.stack = -1};
 }
 
 /*
@@ -189,27 +208,29 @@ static int line_cache__get(const struct folded_state *fs, uint64_t h)
  */
 static void line_cache__put(struct folded_state *fs, uint64_t h, int stack)
 {
-	size_t nst = profile__nr_stacks(fs->p);
+	size_t nst = profile__nr_stacks(fs->p), n;
+	const uint32_t *frames = profile__stack_at(fs->p, stack, &n);
 	struct line_slot *set;
 
+	if (!frames || n > UINT16_MAX)
+		return;
 	if (!fs->cache || nst * 2 > fs->cache_mask + 1) {
-		size_t n = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
-		struct line_slot *c = n < SIZE_MAX / sizeof(*c) ? calloc(n, sizeof(*c)) : NULL;
+		size_t slots = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
+		struct line_slot *c = slots < SIZE_MAX / sizeof(*c) ? calloc(slots, sizeof(*c)) : NULL;
 
 		/* What the old cache held is not rehashed: it is found again as lines repeat. */
 		if (c) {
 			free(fs->cache);
 			fs->cache = c;
-			fs->cache_mask = n - 1;
+			fs->cache_mask = slots - 1;
 		}
 		if (!fs->cache)
 			return;
 	}
-	set = &fs->cache[h & fs->cache_mask & ~(size_t)1];
-	if (set[0].tag != (uint32_t)(h >> 32) || !set[0].stack1)
+	set = (struct line_slot *)line_cache__set(fs, h);
+	if (set[0].tag != (uint16_t)(h >> 48) || !set[0].stack1)
 		set[1] = set[0];
-	set[0].tag = (uint32_t)(h >> 32);
-	set[0].stack1 = (uint32_t)stack + 1;
+	set[0] = (struct line_slot){(uint32_t)stack + 1, (uint16_t)(h >> 48), (uint16_t)n, frames};
 }
 
 static int thread_of(struct folded_state *fs, const char *comm, size_t len)
@@ -237,11 +258,9 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	bool same = false; /* the frames part is the previous line's */
 	bool kernel = false;
 	/* The line cache's guess, while every frame so far agrees with it. */
+	struct line_guess guess = {.stack = -1};
 	bool guessing = false;
-	const uint32_t *guess = NULL;
-	size_t guess_n = 0;
-	int guess_id = -1;
-	uint64_t v, h = 0;
+	uint64_t v, h;
 	int err, thread, stack;
 
 	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
@@ -280,6 +299,16 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 
 	/* The stack part: everything before the value's separator. */
 	end = sp - 1;
+	/*
+	 * The frames part's hash first, and its line cache set on its way from
+	 * memory (a miss on a big profile) while the line is cut into spans.
+	 */
+	fp = find_semi(line, end);
+	fp += fp < end;
+	fp_len = end - fp;
+	h = hash_bytes_wide(fp, fp_len, 0);
+	if (fs->cache)
+		__builtin_prefetch(line_cache__set(fs, h));
 	for (p = line;; p++) {
 		const char *e = find_semi(p, end);
 
@@ -302,8 +331,6 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	    vec_reserve(fs->memo, fs->memo_cap, nspans))
 		return -ENOMEM;
 
-	fp = nspans > 1 ? fs->spans[1].s : end;
-	fp_len = end - fp;
 	/*
 	 * Spans ending (with their ';') inside the common prefix are the previous
 	 * line's spans, byte for byte. Their kinds match too when both lines agree
@@ -318,12 +345,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 			reuse++;
 	}
 	if (!same) {
-		h = hash_bytes_wide(fp, fp_len, 0);
-		guess_id = line_cache__get(fs, h);
-		if (guess_id >= 0) {
-			guess = profile__stack_at(fs->p, guess_id, &guess_n);
-			guessing = guess != NULL;
-		}
+		guess = line_cache__get(fs, h);
+		guessing = guess.stack >= 0;
 	}
 
 	for (i = 1; i < nspans; i++) {
@@ -335,7 +358,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		if (i < reuse) {
 			kernel = fs->memo[i].kernel;
 			if (fs->memo[i].id >= 0) {
-				if (guessing && (nids >= guess_n || guess[nids] != (uint32_t)fs->memo[i].id))
+				if (guessing &&
+				    (nids >= guess.n || guess.frames[nids] != (uint32_t)fs->memo[i].id))
 					guessing = false;
 				fs->ids[nids++] = fs->memo[i].id;
 			}
@@ -382,9 +406,9 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 				f.s = unsym;
 			}
 		}
-		if (guessing && nids < guess_n &&
-		    profile__frame_is(fs->p, guess[nids], kind, f.s, f.len)) {
-			id = (int)guess[nids];
+		if (guessing && nids < guess.n &&
+		    profile__frame_is(fs->p, guess.frames[nids], kind, f.s, f.len)) {
+			id = (int)guess.frames[nids];
 		} else {
 			guessing = false;
 			id = profile__frame(fs->p, kind, f.s, f.len);
@@ -408,8 +432,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		return thread;
 	if (same) {
 		stack = fs->prev_stack;
-	} else if (guessing && nids == guess_n) {
-		stack = guess_id;
+	} else if (guessing && nids == guess.n) {
+		stack = guess.stack;
 	} else {
 		stack = profile__stack(fs->p, fs->ids, nids);
 		if (stack < 0)
