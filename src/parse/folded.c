@@ -20,6 +20,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "model/frame_name.h"
 #include "parse/folded.h"
@@ -159,6 +162,61 @@ static inline const char *find_semi(const char *p, const char *end)
 	return end;
 }
 
+/* Append the span [s, e) to fs->spans; note the first "-" after the comm in *delim. */
+static inline int push_span(struct folded_state *fs, const char *s, const char *e, size_t *n,
+			    size_t *delim)
+{
+	if (*n == fs->spans_cap && vec_reserve(fs->spans, fs->spans_cap, *n + 1))
+		return -ENOMEM;
+	fs->spans[*n].s = s;
+	fs->spans[*n].len = e - s;
+	if (*delim == SIZE_MAX && e - s == 1 && *s == '-' && *n)
+		*delim = *n;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * Cut [line, end) at every ';' into fs->spans: *n spans, *delim the index of
+ * the "-" span (SIZE_MAX: none). With SSE2, sixteen bytes are compared at
+ * once and each ';' is a bit of a mask: the loop branches once per span and
+ * once per sixteen bytes, not once per eight bytes of every frame.
+ */
+static int cut_spans(struct folded_state *fs, const char *line, const char *end, size_t *n,
+		     size_t *delim)
+{
+	const char *s = line, *q = line;
+	int err;
+
+	*n = 0;
+	*delim = SIZE_MAX;
+#ifdef __SSE2__
+	const __m128i semi = _mm_set1_epi8(';');
+
+	for (; end - q >= 16; q += 16) {
+		unsigned m = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)q), semi));
+
+		for (; m; m &= m - 1) {
+			const char *e = q + __builtin_ctz(m);
+
+			err = push_span(fs, s, e, n, delim);
+			if (err)
+				return err;
+			s = e + 1;
+		}
+	}
+#endif
+	for (;;) {
+		const char *e = find_semi(q, end);
+
+		err = push_span(fs, s, e, n, delim);
+		if (err || e == end)
+			return err;
+		s = q = e + 1;
+	}
+}
+
 /* The length of the common prefix of a and b. */
 static size_t common_prefix(const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -253,7 +311,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 {
 	struct parse_stats *st = fs->st;
 	struct profile_weight w = {0};
-	const char *sp, *p, *end, *fp;
+	const char *sp, *end, *fp;
 	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX, reuse = 1, fp_len;
 	bool same = false; /* the frames part is the previous line's */
 	bool kernel = false;
@@ -309,20 +367,9 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	h = hash_bytes_wide(fp, fp_len, 0);
 	if (fs->cache)
 		__builtin_prefetch(line_cache__set(fs, h));
-	for (p = line;; p++) {
-		const char *e = find_semi(p, end);
-
-		if (nspans == fs->spans_cap && vec_reserve(fs->spans, fs->spans_cap, nspans + 1))
-			return -ENOMEM;
-		fs->spans[nspans].s = p;
-		fs->spans[nspans].len = e - p;
-		if (nspans && delim == SIZE_MAX && span_is(&fs->spans[nspans], "-"))
-			delim = nspans;
-		nspans++;
-		if (e == end)
-			break;
-		p = e;
-	}
+	err = cut_spans(fs, line, end, &nspans, &delim);
+	if (err)
+		return err;
 	if (!fs->spans[0].len) {
 		parse__malformed(st, lineno, "empty comm");
 		return 0;
