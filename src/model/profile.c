@@ -5,7 +5,10 @@
  * - Every record lives in a segmented array (fixed-size chunks that never move),
  *   so accessor pointers stay valid while the profile grows and no row costs a
  *   malloc of its own.
- * - Names and stack frame lists are copied into an arena (big blocks, freed at once).
+ * - Names and stack frame lists are copied into arenas (big blocks, freed at once):
+ *   names in one, frame lists in another, so that the few thousand frame names a
+ *   parser compares on every line sit together in cache instead of one to a
+ *   cache line among megabytes of stacks.
  * - Each kind of thing has a hash table (util/hmap.h) of (hash, pointer) slots.
  *   The pointer goes straight to the record, so a hit on a table bigger than the
  *   caches costs two cache misses (slot, record), not three (slot, id -> record, record's data).
@@ -156,7 +159,7 @@ struct thread_rec {
 };
 
 struct profile {
-	struct arena arena;
+	struct arena names, stack_arena;
 	struct segarr frames, stacks, threads, rows;
 	struct hmap frame_tab, stack_tab, thread_tab, row_tab;
 	struct profile_totals totals;
@@ -180,7 +183,8 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	arena_free(&p->arena);
+	arena_free(&p->names);
+	arena_free(&p->stack_arena);
 	seg_free(&p->frames);
 	seg_free(&p->stacks);
 	seg_free(&p->threads);
@@ -321,7 +325,7 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 		return -EOVERFLOW;
 	if (len > SIZE_MAX - sizeof(*key) - 1)
 		return -ENOMEM;
-	key = arena_alloc(&p->arena, sizeof(*key) + len + 1, _Alignof(struct frame_key));
+	key = arena_alloc(&p->names, sizeof(*key) + len + 1, _Alignof(struct frame_key));
 	if (!key)
 		return -ENOMEM;
 	f = seg_push(&p->frames);
@@ -389,7 +393,7 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return -EOVERFLOW;
 	if (n > UINT32_MAX || n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
-	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames),
+	key = arena_alloc(&p->stack_arena, sizeof(*key) + n * sizeof(*frames),
 			  _Alignof(struct stack_key));
 	if (!key)
 		return -ENOMEM;
@@ -428,7 +432,7 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 	}
 	if (p->threads.n >= MAX_IDS)
 		return -EOVERFLOW;
-	copy = arena_alloc(&p->arena, len + 1, 1);
+	copy = arena_alloc(&p->names, len + 1, 1);
 	if (!copy)
 		return -ENOMEM;
 	r = seg_push(&p->threads);
@@ -454,6 +458,28 @@ static void weight_add(struct profile_weight *a, const struct profile_weight *b)
 	a->count += b->count;
 	a->off_ns += b->off_ns;
 	a->runq_ns += b->runq_ns;
+}
+
+void profile__prefetch(const struct profile *p, uint32_t stack)
+{
+	if (stack < p->stacks.n)
+		__builtin_prefetch(seg_at(&p->stacks, stack));
+}
+
+void profile__prefetch_more(const struct profile *p, uint32_t stack)
+{
+	const struct stack_rec *sr;
+
+	if (stack >= p->stacks.n)
+		return;
+	sr = seg_at(&p->stacks, stack);
+	if (sr->row_hint)
+		__builtin_prefetch(sr->row_hint);
+	for (uint32_t i = 0; i < sr->n; i++) {
+		const struct frame_rec *f = seg_at(&p->frames, sr->frames[i]);
+
+		__builtin_prefetch(f->pub.name - offsetof(struct frame_key, name));
+	}
 }
 
 int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu_state state,

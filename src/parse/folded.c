@@ -87,6 +87,10 @@ struct folded_state {
 	/* Sets of two slots; at most half as many stacks as slots, ~16 bytes a stack. */
 	struct line_slot *cache;
 	size_t cache_mask; /* slots - 1 */
+	/* The next line's frames part and its hash, from look_ahead(). */
+	const char *ahead_fp;
+	size_t ahead_len;
+	uint64_t ahead_h;
 };
 
 static bool span_is(const struct span *sp, const char *lit)
@@ -364,9 +368,13 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	fp = find_semi(line, end);
 	fp += fp < end;
 	fp_len = end - fp;
-	h = hash_bytes_wide(fp, fp_len, 0);
-	if (fs->cache)
-		__builtin_prefetch(line_cache__set(fs, h));
+	if (fp == fs->ahead_fp && fp_len == fs->ahead_len) {
+		h = fs->ahead_h; /* the set was prefetched a line ago */
+	} else {
+		h = hash_bytes_wide(fp, fp_len, 0);
+		if (fs->cache)
+			__builtin_prefetch(line_cache__set(fs, h));
+	}
 	err = cut_spans(fs, line, end, &nspans, &delim);
 	if (err)
 		return err;
@@ -394,6 +402,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	if (!same) {
 		guess = line_cache__get(fs, h);
 		guessing = guess.stack >= 0;
+		if (guessing)
+			profile__prefetch_more(fs->p, guess.stack);
 	}
 
 	for (i = 1; i < nspans; i++) {
@@ -495,6 +505,49 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	return 0;
 }
 
+/*
+ * Memory latency, not work, is most of a line's time on a big profile: its
+ * line cache set, its stack's frames, the stack's record and row are cache
+ * misses, each needed to find the next. So they are fetched a line ahead:
+ * before a line is parsed, the next one's set (look_ahead()); after it, the
+ * frames and record the set names (fetch_ahead()). Hints only: parse_line()
+ * checks that the hash it is handed is the one of its own bytes.
+ */
+static void look_ahead(struct folded_state *fs, const char *line, size_t len)
+{
+	const char *end = line + len, *sp, *fp;
+
+	fs->ahead_fp = NULL;
+	while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	for (sp = end; sp > line && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
+		;
+	if (sp == line)
+		return;
+	end = sp - 1;
+	fp = find_semi(line, end);
+	fp += fp < end;
+	fs->ahead_fp = fp;
+	fs->ahead_len = end - fp;
+	fs->ahead_h = hash_bytes_wide(fp, end - fp, 0);
+	if (fs->cache)
+		__builtin_prefetch(line_cache__set(fs, fs->ahead_h));
+}
+
+static void fetch_ahead(const struct folded_state *fs)
+{
+	struct line_guess g;
+
+	if (!fs->ahead_fp)
+		return;
+	g = line_cache__get(fs, fs->ahead_h);
+	if (g.stack < 0)
+		return;
+	__builtin_prefetch(g.frames);
+	__builtin_prefetch(g.frames + g.n - !!g.n);
+	profile__prefetch(fs->p, g.stack);
+}
+
 int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 		  struct parse_stats *stats)
 {
@@ -507,8 +560,8 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 		.comm_thread = -1,
 	};
 	struct line_reader *lr;
-	const char *line;
-	size_t len;
+	const char *line, *next;
+	size_t len, next_len;
 	int err;
 
 	memset(fs.st, 0, sizeof(*fs.st));
@@ -517,7 +570,12 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 		return -ENOMEM;
 	while ((err = line_reader__next(lr, &line, &len)) > 0) {
 		fs.st->lines++;
+		if (line_reader__peek(lr, &next, &next_len) > 0)
+			look_ahead(&fs, next, next_len);
+		else
+			fs.ahead_fp = NULL;
 		err = parse_line(&fs, line, len, fs.st->lines);
+		fetch_ahead(&fs);
 		if (err) {
 			fs.st->error_line = fs.st->lines;
 			break;

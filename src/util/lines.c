@@ -80,6 +80,26 @@ static int fill(struct line_reader *lr)
 	return 0;
 }
 
+int line_reader__peek(struct line_reader *lr, const char **line, size_t *len)
+{
+	const char *from = lr->buf + lr->start;
+	char *nl = memchr(from + lr->scanned, '\n', lr->end - lr->start - lr->scanned);
+	size_t n;
+
+	if (!nl) {
+		lr->scanned = lr->end - lr->start;
+		return 0;
+	}
+	/* line_reader__next() need not look for this '\n' again. */
+	lr->scanned = nl - from;
+	n = nl - from;
+	if (n && from[n - 1] == '\r')
+		n--;
+	*line = from;
+	*len = n;
+	return 1;
+}
+
 int line_reader__next(struct line_reader *lr, const char **line, size_t *len)
 {
 	char *nl;
