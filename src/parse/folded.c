@@ -64,6 +64,14 @@ struct line_guess {
 /* The first size of the line cache, in slots; it grows with the profile's stacks. */
 #define LINE_CACHE_MIN 1024
 
+/*
+ * The hash of a line's frames part. A test of the line cache makes it
+ * constant, so that every line collides and every wrong guess is tried.
+ */
+#ifndef LINE_HASH
+#define LINE_HASH(s, n) hash_bytes_wide((s), (n), 0)
+#endif
+
 struct folded_state {
 	struct profile *p;
 	struct parse_stats *st;
@@ -112,8 +120,27 @@ static bool has_prefix(const struct span *sp, const char *pre, size_t n)
  */
 static bool is_kernel_entry(const struct span *sp)
 {
+	uint32_t k;
+
+	/*
+	 * It runs on every user frame of a line without "-": first a test of the
+	 * first three bytes against those of the names below, without a branch
+	 * per name, so that most frames are told "no" at the cost of one
+	 * well-predicted branch.
+	 */
+	if (sp->len < 4)
+		return false;
+	k = (uint8_t)sp->s[0] | (uint32_t)(uint8_t)sp->s[1] << 8 | (uint32_t)(uint8_t)sp->s[2] << 16;
+#define K3(a, b, c) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16)
+	if (!((k == K3('a', 's', 'm')) | (k == K3('c', 'o', 'm')) | (k == K3('c', 'p', 'u')) |
+	      (k == K3('d', 'o', '_')) | (k == K3('e', 'n', 't')) | (k == K3('e', 'l', '0')) |
+	      (k == K3('e', 'l', '1')) | (k == K3('r', 'e', 't')) | (k == K3('r', 'e', 's')) |
+	      (k == K3('s', 'e', 'c')) | (k == K3('s', 't', 'a')) | (k == K3('x', '8', '6')) |
+	      (k == K3('_', '_', 'd'))))
+		return false;
+#undef K3
 #define PRE(lit) has_prefix(sp, lit, sizeof(lit) - 1)
-	switch (sp->len ? sp->s[0] : 0) {
+	switch (sp->s[0]) {
 	case 'a':
 		return PRE("asm_");
 	case 'c':
@@ -371,7 +398,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	if (fp == fs->ahead_fp && fp_len == fs->ahead_len) {
 		h = fs->ahead_h; /* the set was prefetched a line ago */
 	} else {
-		h = hash_bytes_wide(fp, fp_len, 0);
+		h = LINE_HASH(fp, fp_len);
 		if (fs->cache)
 			__builtin_prefetch(line_cache__set(fs, h));
 	}
@@ -529,7 +556,7 @@ static void look_ahead(struct folded_state *fs, const char *line, size_t len)
 	fp += fp < end;
 	fs->ahead_fp = fp;
 	fs->ahead_len = end - fp;
-	fs->ahead_h = hash_bytes_wide(fp, end - fp, 0);
+	fs->ahead_h = LINE_HASH(fp, end - fp);
 	if (fs->cache)
 		__builtin_prefetch(line_cache__set(fs, fs->ahead_h));
 }
