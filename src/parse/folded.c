@@ -90,8 +90,15 @@ struct folded_state {
 	size_t memo_cap;
 	char *comm; /* NUL-terminated copy for profile__thread() */
 	size_t comm_cap;
-	size_t comm_len;
-	int comm_thread; /* thread id of comm, -1 before the first line */
+	/*
+	 * Comms seen, by hash: lines of different threads interleave, and
+	 * profile__thread() wants a NUL-terminated copy, a strlen() and a strcmp().
+	 */
+	struct comm_slot {
+		const char *comm; /* the profile's copy; NULL: empty */
+		size_t len;
+		int id;
+	} comms[64];
 	/* Sets of two slots; at most half as many stacks as slots, ~16 bytes a stack. */
 	struct line_slot *cache;
 	size_t cache_mask; /* slots - 1 */
@@ -326,15 +333,19 @@ static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 {
 	int id;
 
-	if (fs->comm_thread >= 0 && len == fs->comm_len && !memcmp(comm, fs->comm, len))
-		return fs->comm_thread;
+	struct comm_slot *c = &fs->comms[hash_bytes(comm, len, 0) % 64];
+
+	if (c->comm && c->len == len && !memcmp(comm, c->comm, len))
+		return c->id;
 	if (vec_reserve(fs->comm, fs->comm_cap, len + 1))
 		return -ENOMEM;
 	memcpy(fs->comm, comm, len);
 	fs->comm[len] = '\0';
-	fs->comm_len = len;
 	id = profile__thread(fs->p, 0, 0, fs->comm);
-	fs->comm_thread = id;
+	if (id >= 0) {
+		/* A line has no NUL byte, so the copy is len bytes long too. */
+		*c = (struct comm_slot){profile__thread_at(fs->p, id)->comm, len, id};
+	}
 	return id;
 }
 
@@ -584,7 +595,6 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 		.st = stats ? stats : &local,
 		.scale = opts && opts->value_scale_ns ? opts->value_scale_ns : 1000,
 		.count_only = opts && opts->count_only,
-		.comm_thread = -1,
 	};
 	struct line_reader *lr;
 	const char *line, *next;
