@@ -342,20 +342,6 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 	return (int)key->id;
 }
 
-bool profile__frame_is(const struct profile *p, uint32_t id, enum frame_kind kind, const char *name,
-		       size_t len)
-{
-	const struct frame_rec *f;
-	const struct frame_key *key;
-
-	if (id >= p->frames.n)
-		return false;
-	f = seg_at(&p->frames, id);
-	/* The name is the key's: its length is there, without a strlen(). */
-	key = (const struct frame_key *)(f->pub.name - offsetof(struct frame_key, name));
-	return key->len == len && key->kind == (uint32_t)kind && mem_eq(key->name, name, len);
-}
-
 int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 {
 	struct hmap *t = &p->stack_tab;

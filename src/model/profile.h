@@ -119,12 +119,6 @@ void profile__free(struct profile *p);
 
 /* Intern a frame; name need not be NUL-terminated. Returns the frame id. */
 int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len);
-/*
- * Whether frame id is (kind, name[0..len)), as profile__frame() would intern
- * it: a check of a guess without a hash lookup. False for an id out of range.
- */
-bool profile__frame_is(const struct profile *p, uint32_t id, enum frame_kind kind, const char *name,
-		       size_t len);
 /* Intern a stack of frame ids (root first; n may be 0). Returns the stack id. */
 int profile__stack(struct profile *p, const uint32_t *frames, size_t n);
 /* Intern a thread. comm may be NULL (stored as ""). Returns the thread id. */
@@ -134,8 +128,8 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm);
  * line cache), so that memory latency overlaps its work; neither changes the
  * profile, and a bad id is ignored. profile__prefetch() starts fetching the
  * stack's record; some work later, profile__prefetch_more() reads it (in
- * cache by then) and starts fetching what checking its frames
- * (profile__frame_is()) and adding to it (profile__add()) read next.
+ * cache by then) and starts fetching what comparing its frames' names and
+ * adding to it (profile__add()) read next.
  */
 void profile__prefetch(const struct profile *p, uint32_t stack);
 void profile__prefetch_more(const struct profile *p, uint32_t stack);

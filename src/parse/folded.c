@@ -13,8 +13,8 @@
  * Unsorted input (lines drawn from many stacks, as a capture concatenated or
  * not aggregated) repeats whole lines instead: a line cache maps the hash of a
  * line's frames part to the stack it gave last time. It only guesses: each
- * frame is still checked against the guessed stack's (profile__frame_is(), no
- * hash and no table), and at the first difference the line is interned as if
+ * frame is still checked against the guessed stack's (by the parser's own
+ * table of the profile's frames: no hash, no call), and at the first difference the line is interned as if
  * there had been no guess. So a hash collision costs time, never a wrong stack.
  */
 #include <errno.h>
@@ -52,6 +52,13 @@ struct line_slot {
 	uint16_t tag;
 	uint16_t n;
 	const uint32_t *frames;
+};
+
+/* The parser's copy of what checking a guessed frame id needs, by frame id. */
+struct frame_view {
+	const char *name; /* the profile's */
+	uint32_t len;
+	uint32_t kind; /* FRAME__COUNT: not known yet (see intern_frame()) */
 };
 
 /* What the line cache guesses. */
@@ -102,6 +109,8 @@ struct folded_state {
 	/* Sets of two slots; at most half as many stacks as slots, ~16 bytes a stack. */
 	struct line_slot *cache;
 	size_t cache_mask; /* slots - 1 */
+	struct frame_view *fv; /* for every frame id below nr_fv */
+	size_t nr_fv, fv_cap;
 	/* The next line's frames part and its hash, from look_ahead(). */
 	const char *ahead_fp;
 	size_t ahead_len;
@@ -329,6 +338,42 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack)
 	set[0] = (struct line_slot){(uint32_t)stack + 1, (uint16_t)(h >> 48), (uint16_t)n, frames};
 }
 
+/* Whether frame id is (kind, name[0..len)), as profile__frame() would intern it. */
+static inline bool frame_is(const struct folded_state *fs, uint32_t id, enum frame_kind kind,
+			    const char *name, size_t len)
+{
+	const struct frame_view *v;
+
+	if (id >= fs->nr_fv)
+		return false;
+	v = &fs->fv[id];
+	return v->kind == (uint32_t)kind && v->len == len && !memcmp(v->name, name, len);
+}
+
+/*
+ * Intern a frame, and keep fs->fv up to date with the profile's frames. The
+ * profile says a frame's name but not its length, which a NUL byte in a name
+ * from another parser would hide: a frame is known only once this parser has
+ * interned it; frames that were in the profile before are not guessed until then.
+ */
+static int intern_frame(struct folded_state *fs, enum frame_kind kind, const char *name,
+			size_t len)
+{
+	int id = profile__frame(fs->p, kind, name, len);
+	size_t n = profile__nr_frames(fs->p);
+
+	if (id < 0)
+		return id;
+	if (fs->nr_fv < n) {
+		if (vec_reserve(fs->fv, fs->fv_cap, n))
+			return -ENOMEM;
+		for (; fs->nr_fv < n; fs->nr_fv++)
+			fs->fv[fs->nr_fv] = (struct frame_view){.kind = FRAME__COUNT};
+	}
+	fs->fv[id] = (struct frame_view){profile__frame_at(fs->p, id)->name, (uint32_t)len, kind};
+	return id;
+}
+
 static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 {
 	int id;
@@ -502,11 +547,11 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 			}
 		}
 		if (guessing && nids < guess.n &&
-		    profile__frame_is(fs->p, guess.frames[nids], kind, f.s, f.len)) {
+		    frame_is(fs, guess.frames[nids], kind, f.s, f.len)) {
 			id = (int)guess.frames[nids];
 		} else {
 			guessing = false;
-			id = profile__frame(fs->p, kind, f.s, f.len);
+			id = intern_frame(fs, kind, f.s, f.len);
 			if (id < 0)
 				return id;
 		}
@@ -625,5 +670,6 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	free(fs.prev);
 	free(fs.memo);
 	free(fs.cache);
+	free(fs.fv);
 	return err;
 }

@@ -100,6 +100,36 @@ TEST(folded_wrong_guesses_never_change_a_stack)
 	profile__free(b);
 }
 
+/* Frames already in the profile (one with a NUL byte in its name) are found, never mistaken. */
+TEST(folded_guesses_in_a_profile_with_frames_before)
+{
+	static const char in[] = "c;ab;x 1\nc;ab;x 2\nc;ab 3\nc;ab 4\nc;ab;x 5\n";
+	struct profile *p = profile__new();
+	struct parse_stats st;
+	const uint32_t *fr;
+	FILE *f;
+	size_t n;
+	int nul, ab;
+
+	CHECK(p);
+	nul = profile__frame(p, FRAME_USER, "ab\0c", 4);
+	ab = profile__frame(p, FRAME_USER, "ab", 2);
+	CHECK(nul == 0 && ab == 1);
+	f = fmemopen((void *)in, sizeof(in) - 1, "r");
+	CHECK(f);
+	CHECK_INT(folded__parse_colliding(f, p, NULL, &st), 0);
+	fclose(f);
+	CHECK_INT(profile__nr_frames(p), 3);
+	CHECK_INT(profile__nr_rows(p), 2);
+	fr = profile__stack_at(p, profile__row_at(p, 0)->stack, &n);
+	CHECK(n == 2 && fr[0] == (uint32_t)ab && fr[1] == 2);
+	CHECK_U64(profile__row_at(p, 0)->w.off_ns, (1 + 2 + 5) * 1000);
+	fr = profile__stack_at(p, profile__row_at(p, 1)->stack, &n);
+	CHECK(n == 1 && fr[0] == (uint32_t)ab);
+	CHECK_U64(profile__row_at(p, 1)->w.off_ns, (3 + 4) * 1000);
+	profile__free(p);
+}
+
 int main(void)
 {
 	return unit_run();
