@@ -270,38 +270,6 @@ const char *offcpu_state__name(enum offcpu_state s)
 	}
 }
 
-/* Whether a[0..n) == b[0..n), inline: names are short and this runs per frame. */
-static inline bool mem_eq(const char *a, const char *b, size_t n)
-{
-	uint64_t x, y;
-	uint32_t u, v;
-
-	if (n >= 8) {
-		for (size_t i = 0; i + 8 <= n; i += 8) {
-			memcpy(&x, a + i, 8);
-			memcpy(&y, b + i, 8);
-			if (x != y)
-				return false;
-		}
-		memcpy(&x, a + n - 8, 8); /* the tail, overlapping what was compared */
-		memcpy(&y, b + n - 8, 8);
-		return x == y;
-	}
-	if (n >= 4) {
-		memcpy(&u, a, 4);
-		memcpy(&v, b, 4);
-		if (u != v)
-			return false;
-		memcpy(&u, a + n - 4, 4);
-		memcpy(&v, b + n - 4, 4);
-		return u == v;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
 int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len)
 {
 	struct hmap *t = &p->frame_tab;

@@ -347,7 +347,7 @@ static inline bool frame_is(const struct folded_state *fs, uint32_t id, enum fra
 	if (id >= fs->nr_fv)
 		return false;
 	v = &fs->fv[id];
-	return v->kind == (uint32_t)kind && v->len == len && !memcmp(v->name, name, len);
+	return v->kind == (uint32_t)kind && v->len == len && mem_eq(v->name, name, len);
 }
 
 /*

@@ -10,6 +10,7 @@
 #ifndef OFFCPU_UTIL_HASH_H
 #define OFFCPU_UTIL_HASH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -93,6 +94,41 @@ static inline uint64_t hash_bytes_wide(const void *data, size_t len, uint64_t se
 			p = end - 32;
 	}
 	return hash_mix64(hash_add64(hash_add64(hash_add64(a, b), c), d));
+}
+
+/*
+ * Whether a[0..n) == b[0..n): the key comparison that goes with a hash, inline
+ * because keys are short and it runs once per frame of every input line.
+ */
+static inline bool mem_eq(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	uint32_t u, v;
+
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 <= n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return false;
+		}
+		memcpy(&x, a + n - 8, 8); /* the tail, overlapping what was compared */
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
+			return false;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&v, b + n - 4, 4);
+		return u == v;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
 }
 
 #endif

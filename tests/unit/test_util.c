@@ -89,6 +89,25 @@ TEST(hash_bytes_wide_sees_every_byte_and_the_length)
 	}
 }
 
+/* mem_eq() compares every byte of every length, wherever the buffers are. */
+TEST(mem_eq_sees_every_byte)
+{
+	char a[48], b[49];
+
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (char)('a' + i % 26);
+	memcpy(b + 1, a, sizeof(a));
+	for (size_t n = 0; n <= sizeof(a); n++) {
+		CHECK(mem_eq(a, b + 1, n));
+		for (size_t i = 0; i < n; i++) {
+			b[1 + i] ^= 0x20;
+			if (mem_eq(a, b + 1, n))
+				UNIT_FAIL("n %zu: byte %zu differs, mem_eq says equal", n, i);
+			b[1 + i] ^= 0x20;
+		}
+	}
+}
+
 /* The native collector holds one entry while it creates the next. */
 TEST(ntable_entries_stay_put_and_iterate_in_creation_order)
 {
