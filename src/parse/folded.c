@@ -45,14 +45,18 @@ struct memo {
  * A line cache slot: the stack id + 1 (0: empty slot), 16 more bits of the
  * hash, and the stack's frames, so that the guess costs one cache miss (the
  * frames) after the slot's and not two. Stacks of more than 65535 frames are
- * not cached.
+ * not cached. When the line's frames part is still in the text ring, where
+ * it is: a line equal to it byte for byte has its stack without a check.
  */
 struct line_slot {
-	uint32_t stack1;
-	uint16_t tag;
-	uint16_t n;
+	uint64_t text; /* tag << 48 | (ring position + 1), or tag << 48 alone */
 	const uint32_t *frames;
+	uint32_t stack1;
+	uint16_t n;
+	uint16_t len; /* of the text */
 };
+
+#define RING_POS_MASK ((UINT64_C(1) << 48) - 1)
 
 /* The parser's copy of what checking a guessed frame id needs, by frame id. */
 struct frame_view {
@@ -70,6 +74,18 @@ struct line_guess {
 
 /* The first size of the line cache, in slots; it grows with the profile's stacks. */
 #define LINE_CACHE_MIN 1024
+
+/*
+ * The text ring keeps the frames parts of recent lines, RING_PER_STACK bytes
+ * for each stack of the profile, within [RING_MIN, RING_MAX]: most lines of a
+ * long input repeat a popular stack, which is still there, so the bound costs
+ * few hits and keeps memory flat. A test makes RING_MIN small, to wrap it.
+ */
+#ifndef RING_MIN
+#define RING_MIN (64u << 10)
+#endif
+#define RING_MAX (4u << 20)
+#define RING_PER_STACK 128
 
 /*
  * The hash of a line's frames part. A test of the line cache makes it
@@ -111,6 +127,13 @@ struct folded_state {
 	size_t cache_mask; /* slots - 1 */
 	struct frame_view *fv; /* for every frame id below nr_fv */
 	size_t nr_fv, fv_cap;
+	/*
+	 * The text ring: ring_w is where the next byte goes, counted from the
+	 * start of the parse, so a position older than ring_size is overwritten.
+	 */
+	char *ring;
+	size_t ring_size; /* a power of two */
+	uint64_t ring_w;
 	/* The next line's frames part and its hash, from look_ahead(). */
 	const char *ahead_fp;
 	size_t ahead_len;
@@ -300,10 +323,67 @@ static struct line_guess line_cache__get(const struct folded_state *fs, uint64_t
 		return (struct line_guess){.stack = -1};
 	set = line_cache__set(fs, h);
 	for (int k = 0; k < 2; k++) {
-		if (set[k].stack1 && set[k].tag == (uint16_t)(h >> 48))
+		if (set[k].stack1 && set[k].text >> 48 == h >> 48)
 			return (struct line_guess){(int)(set[k].stack1 - 1), set[k].n, set[k].frames};
 	}
 	return (struct line_guess){.stack = -1};
+}
+
+/* The stack of a line whose frames part [fp, fp + len) is in the ring, or -1. */
+static int ring__find(const struct folded_state *fs, uint64_t h, const char *fp, size_t len)
+{
+	const struct line_slot *set;
+
+	if (!fs->cache || !fs->ring)
+		return -1;
+	set = line_cache__set(fs, h);
+	for (int k = 0; k < 2; k++) {
+		uint64_t pos1 = set[k].text & RING_POS_MASK;
+
+		if (!set[k].stack1 || set[k].text >> 48 != h >> 48 || !pos1 || set[k].len != len)
+			continue;
+		/* Overwritten once the writer is a whole ring past it (or the ring grew). */
+		if (fs->ring_w - (pos1 - 1) > fs->ring_size)
+			continue;
+		if (!memcmp(fs->ring + ((pos1 - 1) & (fs->ring_size - 1)), fp, len))
+			return (int)(set[k].stack1 - 1);
+	}
+	return -1;
+}
+
+/*
+ * Copy a frames part into the ring; its position + 1, or 0 when it is not
+ * kept (too long, out of memory). A ring that grows starts empty.
+ */
+static uint64_t ring__put(struct folded_state *fs, const char *fp, size_t len)
+{
+	size_t want = profile__nr_stacks(fs->p) * RING_PER_STACK, off;
+	uint64_t pos;
+
+	if (fs->ring_size < RING_MAX && (!fs->ring || fs->ring_size < want)) {
+		size_t size = fs->ring ? fs->ring_size * 2 : RING_MIN;
+		char *r = malloc(size);
+
+		if (r) {
+			free(fs->ring);
+			fs->ring = r;
+			fs->ring_size = size;
+			/* Every position kept so far is now more than a ring behind. */
+			fs->ring_w += size;
+		}
+	}
+	if (!fs->ring || len > fs->ring_size / 16 || len > UINT16_MAX ||
+	    fs->ring_w > RING_POS_MASK - 2 * (uint64_t)fs->ring_size)
+		return 0;
+	off = fs->ring_w & (fs->ring_size - 1);
+	if (off + len > fs->ring_size) {
+		fs->ring_w += fs->ring_size - off; /* a text is never cut in two */
+		off = 0;
+	}
+	memcpy(fs->ring + off, fp, len);
+	pos = fs->ring_w;
+	fs->ring_w += len;
+	return pos + 1;
 }
 
 /*
@@ -311,11 +391,13 @@ static struct line_guess line_cache__get(const struct folded_state *fs, uint64_t
  * the one that goes. The cache is only an accelerator: when it cannot grow
  * (out of memory) it stays as it is.
  */
-static void line_cache__put(struct folded_state *fs, uint64_t h, int stack)
+static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, const char *fp,
+			    size_t fp_len)
 {
 	size_t nst = profile__nr_stacks(fs->p), n;
 	const uint32_t *frames = profile__stack_at(fs->p, stack, &n);
 	struct line_slot *set;
+	uint64_t text;
 
 	if (!frames || n > UINT16_MAX)
 		return;
@@ -333,9 +415,17 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack)
 			return;
 	}
 	set = (struct line_slot *)line_cache__set(fs, h);
-	if (set[0].tag != (uint16_t)(h >> 48) || !set[0].stack1)
-		set[1] = set[0];
-	set[0] = (struct line_slot){(uint32_t)stack + 1, (uint16_t)(h >> 48), (uint16_t)n, frames};
+	text = h >> 48 << 48 | ring__put(fs, fp, fp_len);
+	/* The same line again (its text had gone from the ring): only the text changes. */
+	for (int k = 0; k < 2; k++) {
+		if (set[k].stack1 == (uint32_t)stack + 1 && set[k].text >> 48 == h >> 48) {
+			set[k].text = text;
+			set[k].len = (uint16_t)fp_len;
+			return;
+		}
+	}
+	set[1] = set[0];
+	set[0] = (struct line_slot){text, frames, (uint32_t)stack + 1, (uint16_t)n, (uint16_t)fp_len};
 }
 
 /* Whether frame id is (kind, name[0..len)), as profile__frame() would intern it. */
@@ -398,7 +488,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 {
 	struct parse_stats *st = fs->st;
 	struct profile_weight w = {0};
-	const char *sp, *end, *fp;
+	const char *sp, *end, *fp, *comm_end;
 	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX, reuse = 1, fp_len;
 	bool same = false; /* the frames part is the previous line's */
 	bool kernel = false;
@@ -448,8 +538,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	 * The frames part's hash first, and its line cache set on its way from
 	 * memory (a miss on a big profile) while the line is cut into spans.
 	 */
-	fp = find_semi(line, end);
-	fp += fp < end;
+	comm_end = find_semi(line, end);
+	fp = comm_end + (comm_end < end);
 	fp_len = end - fp;
 	if (fp == fs->ahead_fp && fp_len == fs->ahead_len) {
 		h = fs->ahead_h; /* the set was prefetched a line ago */
@@ -457,6 +547,14 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		h = LINE_HASH(fp, fp_len);
 		if (fs->cache)
 			__builtin_prefetch(line_cache__set(fs, h));
+	}
+	/* A frames part seen before, byte for byte: the stack it gave, at the cost of a memcmp. */
+	if (comm_end > line && (stack = ring__find(fs, h, fp, fp_len)) >= 0) {
+		fs->prev_ok = false; /* the spans were not cut: nothing to reuse */
+		thread = thread_of(fs, line, comm_end - line);
+		if (thread < 0)
+			return thread;
+		goto add;
 	}
 	err = cut_spans(fs, line, end, &nspans, &delim);
 	if (err)
@@ -578,9 +676,11 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		stack = profile__stack(fs->p, fs->ids, nids);
 		if (stack < 0)
 			return stack;
-		line_cache__put(fs, h, stack);
 	}
+	if (!same)
+		line_cache__put(fs, h, stack, fp, fp_len);
 	fs->prev_stack = stack;
+add:
 	err = profile__add(fs->p, thread, stack, OFFCPU_STATE_UNKNOWN, &w);
 	if (err)
 		return err;
@@ -671,5 +771,6 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	free(fs.memo);
 	free(fs.cache);
 	free(fs.fv);
+	free(fs.ring);
 	return err;
 }
