@@ -79,12 +79,14 @@ struct line_guess {
  * The text ring keeps the frames parts of recent lines, RING_PER_STACK bytes
  * for each stack of the profile, within [RING_MIN, RING_MAX]: most lines of a
  * long input repeat a popular stack, which is still there, so the bound costs
- * few hits and keeps memory flat. A test makes RING_MIN small, to wrap it.
+ * few hits and keeps memory flat. A test makes the ring small, to wrap it.
  */
 #ifndef RING_MIN
 #define RING_MIN (64u << 10)
 #endif
+#ifndef RING_MAX
 #define RING_MAX (4u << 20)
+#endif
 #define RING_PER_STACK 128
 
 /*

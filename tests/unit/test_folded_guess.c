@@ -4,11 +4,18 @@
  * checked frame by frame. Real hashes almost never collide, so here the
  * parser is compiled with a constant line hash: every line is handed the
  * stack of some other line (a prefix of it, one with other kinds, one that
- * is longer) and must still get its own. The reference is the same parser
- * (from the library, with the real hash) fed one line at a time, which
- * never guesses.
+ * is longer) and must still get its own. Its text ring is small, so that
+ * the text a slot points to is often another line's by then. The reference
+ * is the same parser (from the library, with the real hash) fed one line at
+ * a time, which never guesses.
  */
-#define LINE_HASH(s, n) ((void)(s), (void)(n), (uint64_t)0)
+#include <stdint.h>
+/* 0: every line hashes the same; 1: lines of one length hash the same. */
+static int hash_by_length;
+#define LINE_HASH(s, n) ((void)(s), hash_by_length ? (uint64_t)(n) * 0x9e3779b97f4a7c15ULL : 0)
+/* A ring of 1 KiB, a few dozen lines: texts are overwritten all the time. */
+#define RING_MIN 1024u
+#define RING_MAX 1024u
 #define folded__parse folded__parse_colliding
 #include "parse/folded.c"
 #undef folded__parse
@@ -127,6 +134,46 @@ TEST(folded_guesses_in_a_profile_with_frames_before)
 	fr = profile__stack_at(p, profile__row_at(p, 1)->stack, &n);
 	CHECK(n == 1 && fr[0] == (uint32_t)ab);
 	CHECK_U64(profile__row_at(p, 1)->w.off_ns, (3 + 4) * 1000);
+	profile__free(p);
+}
+
+/*
+ * A slot whose text the ring has written over since is not believed, even
+ * when the bytes now there are the line's: X is kept at the ring's start,
+ * fillers of another length (another slot) wrap it, and a text W that starts
+ * with Y lands where X was. Y has X's length (X's slot): believing the stale
+ * slot would give Y the stack of X.
+ */
+TEST(folded_ring_text_written_over_is_not_believed)
+{
+	char x[33], y[33], buf[4096], *o = buf;
+	struct profile *p = profile__new();
+	struct parse_stats st;
+	const uint32_t *fr;
+	size_t n;
+	FILE *f;
+
+	CHECK(p);
+	memset(x, 'x', 32);
+	memset(y, 'y', 32);
+	x[32] = y[32] = '\0';
+	o += sprintf(o, "c;%s 1\n", x);
+	/* 16 fillers of 62 bytes after X's 32: the ring's 1024, exactly. */
+	for (int i = 0; i < 16; i++)
+		o += sprintf(o, "c;f%02d%057d 1\n", i, 0);
+	o += sprintf(o, "c;%s;zzzzz 1\n", y);
+	o += sprintf(o, "c;%s 1\n", y);
+	hash_by_length = 1;
+	f = fmemopen(buf, o - buf, "r");
+	CHECK(f);
+	CHECK_INT(folded__parse_colliding(f, p, NULL, &st), 0);
+	fclose(f);
+	hash_by_length = 0;
+	CHECK_INT(st.records, 19);
+	CHECK_INT(profile__nr_rows(p), 19); /* every line its own stack */
+	fr = profile__stack_at(p, profile__row_at(p, 18)->stack, &n);
+	CHECK_INT(n, 1);
+	CHECK_STR(profile__frame_at(p, fr[0])->name, y);
 	profile__free(p);
 }
 
