@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -429,11 +428,6 @@ void profile__prefetch_more(const struct profile *p, uint32_t stack)
 	sr = seg_at(&p->stacks, stack);
 	if (sr->row_hint)
 		__builtin_prefetch(sr->row_hint);
-	for (uint32_t i = 0; i < sr->n; i++) {
-		const struct frame_rec *f = seg_at(&p->frames, sr->frames[i]);
-
-		__builtin_prefetch(f->pub.name - offsetof(struct frame_key, name));
-	}
 }
 
 int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu_state state,

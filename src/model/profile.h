@@ -128,8 +128,8 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm);
  * line cache), so that memory latency overlaps its work; neither changes the
  * profile, and a bad id is ignored. profile__prefetch() starts fetching the
  * stack's record; some work later, profile__prefetch_more() reads it (in
- * cache by then) and starts fetching what comparing its frames' names and
- * adding to it (profile__add()) read next.
+ * cache by then) and starts fetching what adding to it (profile__add())
+ * reads next.
  */
 void profile__prefetch(const struct profile *p, uint32_t stack);
 void profile__prefetch_more(const struct profile *p, uint32_t stack);

@@ -136,10 +136,16 @@ struct folded_state {
 	char *ring;
 	size_t ring_size; /* a power of two */
 	uint64_t ring_w;
-	/* The next line's frames part and its hash, from look_ahead(). */
-	const char *ahead_fp;
-	size_t ahead_len;
-	uint64_t ahead_h;
+	/*
+	 * Lines ahead (see look_ahead()): [0] is this line's, [1] the next one's,
+	 * [2] the one after.
+	 */
+	struct ahead {
+		const char *fp; /* the frames part; NULL: nothing known */
+		size_t len;
+		uint64_t h;
+		int stack; /* the line cache's guess; -1: none */
+	} ahead[3];
 };
 
 static bool span_is(const struct span *sp, const char *lit)
@@ -543,8 +549,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	comm_end = find_semi(line, end);
 	fp = comm_end + (comm_end < end);
 	fp_len = end - fp;
-	if (fp == fs->ahead_fp && fp_len == fs->ahead_len) {
-		h = fs->ahead_h; /* the set was prefetched a line ago */
+	if (fp == fs->ahead[0].fp && fp_len == fs->ahead[0].len) {
+		h = fs->ahead[0].h; /* the set was prefetched two lines ago */
 	} else {
 		h = LINE_HASH(fp, fp_len);
 		if (fs->cache)
@@ -585,8 +591,6 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	if (!same) {
 		guess = line_cache__get(fs, h);
 		guessing = guess.stack >= 0;
-		if (guessing)
-			profile__prefetch_more(fs->p, guess.stack);
 	}
 
 	for (i = 1; i < nspans; i++) {
@@ -693,16 +697,19 @@ add:
 /*
  * Memory latency, not work, is most of a line's time on a big profile: its
  * line cache set, its stack's frames, the stack's record and row are cache
- * misses, each needed to find the next. So they are fetched a line ahead:
- * before a line is parsed, the next one's set (look_ahead()); after it, the
- * frames and record the set names (fetch_ahead()). Hints only: parse_line()
+ * misses, each needed to find the next. So they are fetched ahead, one step
+ * a line: two lines ahead, the set (look_ahead()); one line ahead, the frames
+ * and the record the set names (fetch_ahead()); just before the line, the row
+ * the record names (profile__prefetch_more()). Hints only: parse_line()
  * checks that the hash it is handed is the one of its own bytes.
  */
 static void look_ahead(struct folded_state *fs, const char *line, size_t len)
 {
+	struct ahead *a = &fs->ahead[2];
 	const char *end = line + len, *sp, *fp;
 
-	fs->ahead_fp = NULL;
+	a->fp = NULL;
+	a->stack = -1;
 	while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	for (sp = end; sp > line && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
@@ -712,20 +719,23 @@ static void look_ahead(struct folded_state *fs, const char *line, size_t len)
 	end = sp - 1;
 	fp = find_semi(line, end);
 	fp += fp < end;
-	fs->ahead_fp = fp;
-	fs->ahead_len = end - fp;
-	fs->ahead_h = LINE_HASH(fp, end - fp);
+	a->fp = fp;
+	a->len = end - fp;
+	a->h = LINE_HASH(fp, end - fp);
 	if (fs->cache)
-		__builtin_prefetch(line_cache__set(fs, fs->ahead_h));
+		__builtin_prefetch(line_cache__set(fs, a->h));
 }
 
-static void fetch_ahead(const struct folded_state *fs)
+static void fetch_ahead(struct folded_state *fs)
 {
+	struct ahead *a = &fs->ahead[1];
 	struct line_guess g;
 
-	if (!fs->ahead_fp)
+	a->stack = -1;
+	if (!a->fp)
 		return;
-	g = line_cache__get(fs, fs->ahead_h);
+	g = line_cache__get(fs, a->h);
+	a->stack = g.stack;
 	if (g.stack < 0)
 		return;
 	__builtin_prefetch(g.frames);
@@ -754,12 +764,16 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 		return -ENOMEM;
 	while ((err = line_reader__next(lr, &line, &len)) > 0) {
 		fs.st->lines++;
-		if (line_reader__peek(lr, &next, &next_len) > 0)
+		fs.ahead[0] = fs.ahead[1];
+		fs.ahead[1] = fs.ahead[2];
+		if (fs.ahead[0].fp && fs.ahead[0].stack >= 0)
+			profile__prefetch_more(p, fs.ahead[0].stack);
+		fetch_ahead(&fs);
+		if (line_reader__peek2(lr, &next, &next_len) > 0)
 			look_ahead(&fs, next, next_len);
 		else
-			fs.ahead_fp = NULL;
+			fs.ahead[2].fp = NULL;
 		err = parse_line(&fs, line, len, fs.st->lines);
-		fetch_ahead(&fs);
 		if (err) {
 			fs.st->error_line = fs.st->lines;
 			break;

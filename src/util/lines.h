@@ -27,6 +27,8 @@ int line_reader__next(struct line_reader *lr, const char **line, size_t *len);
  * the pointer is valid until the next call of either function.
  */
 int line_reader__peek(struct line_reader *lr, const char **line, size_t *len);
+/* The same for the line after that one. */
+int line_reader__peek2(struct line_reader *lr, const char **line, size_t *len);
 /* 1-based number of the line last returned (0 before the first). */
 size_t line_reader__lineno(const struct line_reader *lr);
 
