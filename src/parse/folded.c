@@ -124,7 +124,7 @@ struct folded_state {
 		size_t len;
 		int id;
 	} comms[64];
-	/* Sets of two slots; at most half as many stacks as slots, ~16 bytes a stack. */
+	/* Sets of two slots, at least as many slots as stacks: 24 to 48 bytes a stack. */
 	struct line_slot *cache;
 	size_t cache_mask; /* slots - 1 */
 	struct frame_view *fv; /* for every frame id below nr_fv */
@@ -409,7 +409,7 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 
 	if (!frames || n > UINT16_MAX)
 		return;
-	if (!fs->cache || nst * 2 > fs->cache_mask + 1) {
+	if (!fs->cache || nst > fs->cache_mask + 1) {
 		size_t slots = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
 		struct line_slot *c = slots < SIZE_MAX / sizeof(*c) ? calloc(slots, sizeof(*c)) : NULL;
 
