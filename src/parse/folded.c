@@ -76,8 +76,8 @@ struct line_guess {
 #define LINE_CACHE_MIN 1024
 
 /*
- * The text ring keeps the frames parts of recent lines, RING_PER_STACK bytes
- * for each stack of the profile, within [RING_MIN, RING_MAX]: most lines of a
+ * The text ring keeps the frames parts of recent lines, up to RING_PER_STACK
+ * bytes for each stack of the profile, within [RING_MIN, RING_MAX]: most lines of a
  * long input repeat a popular stack, which is still there, so the bound costs
  * few hits and keeps memory flat. A test makes the ring small, to wrap it.
  */
@@ -87,7 +87,7 @@ struct line_guess {
 #ifndef RING_MAX
 #define RING_MAX (4u << 20)
 #endif
-#define RING_PER_STACK 128
+#define RING_PER_STACK 64
 
 /*
  * The hash of a line's frames part. A test of the line cache makes it
@@ -368,7 +368,8 @@ static uint64_t ring__put(struct folded_state *fs, const char *fp, size_t len)
 	size_t want = profile__nr_stacks(fs->p) * RING_PER_STACK, off;
 	uint64_t pos;
 
-	if (fs->ring_size < RING_MAX && (!fs->ring || fs->ring_size < want)) {
+	/* Doubled only when the double is still within what the stacks ask for. */
+	if (!fs->ring || (fs->ring_size < RING_MAX && fs->ring_size * 2 <= want)) {
 		size_t size = fs->ring ? fs->ring_size * 2 : RING_MIN;
 		char *r = malloc(size);
 
