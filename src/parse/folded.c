@@ -12,10 +12,13 @@
  *
  * Unsorted input (lines drawn from many stacks, as a capture concatenated or
  * not aggregated) repeats whole lines instead: a line cache maps the hash of a
- * line's frames part to the stack it gave last time. It only guesses: each
- * frame is still checked against the guessed stack's (by the parser's own
- * table of the profile's frames: no hash, no call), and at the first difference the line is interned as if
- * there had been no guess. So a hash collision costs time, never a wrong stack.
+ * line's frames part to the stack it gave last time. When the frames part of
+ * that line is still in a ring of recent texts and equal byte for byte, the
+ * stack is that line's. Otherwise the cache only guesses: each frame is
+ * checked against the guessed stack's (by the parser's own table of the
+ * profile's frames: no hash, no call), and at the first difference the line
+ * is interned as if there had been no guess. So a hash collision costs time,
+ * never a wrong stack.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,9 +80,9 @@ struct line_guess {
 
 /*
  * The text ring keeps the frames parts of recent lines, up to RING_PER_STACK
- * bytes for each stack of the profile, within [RING_MIN, RING_MAX]: most lines of a
- * long input repeat a popular stack, which is still there, so the bound costs
- * few hits and keeps memory flat. A test makes the ring small, to wrap it.
+ * bytes for each stack of the profile, within [RING_MIN, RING_MAX]: most
+ * lines of a long input repeat a popular stack, which is still there, so the
+ * bound costs few hits and keeps memory flat. A test makes the ring small.
  */
 #ifndef RING_MIN
 #define RING_MIN (64u << 10)
@@ -453,7 +456,7 @@ static inline bool frame_is(const struct folded_state *fs, uint32_t id, enum fra
  * Intern a frame, and keep fs->fv up to date with the profile's frames. The
  * profile says a frame's name but not its length, which a NUL byte in a name
  * from another parser would hide: a frame is known only once this parser has
- * interned it; frames that were in the profile before are not guessed until then.
+ * interned it; frames that were in the profile before are not guessed till then.
  */
 static int intern_frame(struct folded_state *fs, enum frame_kind kind, const char *name,
 			size_t len)
@@ -475,9 +478,8 @@ static int intern_frame(struct folded_state *fs, enum frame_kind kind, const cha
 
 static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 {
-	int id;
-
 	struct comm_slot *c = &fs->comms[hash_bytes(comm, len, 0) % 64];
+	int id;
 
 	if (c->comm && c->len == len && !memcmp(comm, c->comm, len))
 		return c->id;
@@ -544,8 +546,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	/* The stack part: everything before the value's separator. */
 	end = sp - 1;
 	/*
-	 * The frames part's hash first, and its line cache set on its way from
-	 * memory (a miss on a big profile) while the line is cut into spans.
+	 * The frames part's hash, made two lines ago by look_ahead() (or now, for
+	 * the first lines), and its line cache set.
 	 */
 	comm_end = find_semi(line, end);
 	fp = comm_end + (comm_end < end);
@@ -701,8 +703,9 @@ add:
  * misses, each needed to find the next. So they are fetched ahead, one step
  * a line: two lines ahead, the set (look_ahead()); one line ahead, the frames
  * and the record the set names (fetch_ahead()); just before the line, the row
- * the record names (profile__prefetch_more()). Hints only: parse_line()
- * checks that the hash it is handed is the one of its own bytes.
+ * the record names (profile__prefetch_more()). Hints only: parse_line() takes
+ * a hash from here only for the bytes it was made from (same place, same
+ * length), and a wrong one would cost time, never a wrong stack.
  */
 static void look_ahead(struct folded_state *fs, const char *line, size_t len)
 {
