@@ -5,7 +5,10 @@
  * - Every record lives in a segmented array (fixed-size chunks that never move),
  *   so accessor pointers stay valid while the profile grows and no row costs a
  *   malloc of its own.
- * - Names and stack frame lists are copied into an arena (big blocks, freed at once).
+ * - Names and stack frame lists are copied into arenas (big blocks, freed at once):
+ *   names in one, frame lists in another, so that the few thousand frame names a
+ *   parser compares on every line sit together in cache instead of one to a
+ *   cache line among megabytes of stacks.
  * - Each kind of thing has a hash table (util/hmap.h) of (hash, pointer) slots.
  *   The pointer goes straight to the record, so a hit on a table bigger than the
  *   caches costs two cache misses (slot, record), not three (slot, id -> record, record's data).
@@ -130,18 +133,20 @@ struct frame_key {
 
 struct stack_rec {
 	const uint32_t *frames;
-	size_t n;
+	/*
+	 * The row last added on this stack: most stacks have one row, so a hit
+	 * skips the row table (a cache miss on a big profile). Here and not in
+	 * the key so that a caller who knows the stack id without interning it
+	 * (the folded parser's line cache) gets the hint too.
+	 */
+	struct profile_row *row_hint;
+	uint32_t n;
 };
 
 /* A stack's frames with their count, in one arena allocation. */
 struct stack_key {
-	size_t n;
+	uint32_t n;
 	uint32_t id;
-	/*
-	 * The row last added on this stack. Callers intern a stack and then add
-	 * to it, so the key is still in cache: a hit skips the row table's slot.
-	 */
-	struct profile_row *row_hint;
 	uint32_t frames[];
 };
 
@@ -153,12 +158,11 @@ struct thread_rec {
 };
 
 struct profile {
-	struct arena arena;
+	struct arena names, stack_arena;
 	struct segarr frames, stacks, threads, rows;
 	struct hmap frame_tab, stack_tab, thread_tab, row_tab;
 	struct profile_totals totals;
 	bool runq_known;
-	struct stack_key *last_stack; /* the one profile__stack() returned last */
 };
 
 struct profile *profile__new(void)
@@ -178,7 +182,8 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	arena_free(&p->arena);
+	arena_free(&p->names);
+	arena_free(&p->stack_arena);
 	seg_free(&p->frames);
 	seg_free(&p->stacks);
 	seg_free(&p->threads);
@@ -264,38 +269,6 @@ const char *offcpu_state__name(enum offcpu_state s)
 	}
 }
 
-/* Whether a[0..n) == b[0..n), inline: names are short and this runs per frame. */
-static inline bool mem_eq(const char *a, const char *b, size_t n)
-{
-	uint64_t x, y;
-	uint32_t u, v;
-
-	if (n >= 8) {
-		for (size_t i = 0; i + 8 <= n; i += 8) {
-			memcpy(&x, a + i, 8);
-			memcpy(&y, b + i, 8);
-			if (x != y)
-				return false;
-		}
-		memcpy(&x, a + n - 8, 8); /* the tail, overlapping what was compared */
-		memcpy(&y, b + n - 8, 8);
-		return x == y;
-	}
-	if (n >= 4) {
-		memcpy(&u, a, 4);
-		memcpy(&v, b, 4);
-		if (u != v)
-			return false;
-		memcpy(&u, a + n - 4, 4);
-		memcpy(&v, b + n - 4, 4);
-		return u == v;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
 int profile__frame(struct profile *p, enum frame_kind kind, const char *name, size_t len)
 {
 	struct hmap *t = &p->frame_tab;
@@ -319,7 +292,7 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 		return -EOVERFLOW;
 	if (len > SIZE_MAX - sizeof(*key) - 1)
 		return -ENOMEM;
-	key = arena_alloc(&p->arena, sizeof(*key) + len + 1, _Alignof(struct frame_key));
+	key = arena_alloc(&p->names, sizeof(*key) + len + 1, _Alignof(struct frame_key));
 	if (!key)
 		return -ENOMEM;
 	f = seg_push(&p->frames);
@@ -366,16 +339,14 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return err;
 	for (i = hmap__first(t, h); (key = hmap__next(t, h, &i));) {
 		if (key->n == n &&
-		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames))) {
-			p->last_stack = key;
+		    mem_eq((const char *)key->frames, (const char *)frames, n * sizeof(*frames)))
 			return (int)key->id;
-		}
 	}
 	if (p->stacks.n >= MAX_IDS)
 		return -EOVERFLOW;
-	if (n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
+	if (n > UINT32_MAX || n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
-	key = arena_alloc(&p->arena, sizeof(*key) + n * sizeof(*frames),
+	key = arena_alloc(&p->stack_arena, sizeof(*key) + n * sizeof(*frames),
 			  _Alignof(struct stack_key));
 	if (!key)
 		return -ENOMEM;
@@ -384,12 +355,10 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return -ENOMEM;
 	if (n)
 		memcpy(key->frames, frames, n * sizeof(*frames));
-	key->n = n;
+	key->n = (uint32_t)n;
 	key->id = (uint32_t)(p->stacks.n - 1);
-	key->row_hint = NULL;
-	p->last_stack = key;
 	s->frames = key->frames;
-	s->n = n;
+	s->n = (uint32_t)n;
 	hmap__put(t, i, h, key);
 	return (int)key->id;
 }
@@ -416,7 +385,7 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 	}
 	if (p->threads.n >= MAX_IDS)
 		return -EOVERFLOW;
-	copy = arena_alloc(&p->arena, len + 1, 1);
+	copy = arena_alloc(&p->names, len + 1, 1);
 	if (!copy)
 		return -ENOMEM;
 	r = seg_push(&p->threads);
@@ -444,11 +413,28 @@ static void weight_add(struct profile_weight *a, const struct profile_weight *b)
 	a->runq_ns += b->runq_ns;
 }
 
+void profile__prefetch(const struct profile *p, uint32_t stack)
+{
+	if (stack < p->stacks.n)
+		__builtin_prefetch(seg_at(&p->stacks, stack));
+}
+
+void profile__prefetch_more(const struct profile *p, uint32_t stack)
+{
+	const struct stack_rec *sr;
+
+	if (stack >= p->stacks.n)
+		return;
+	sr = seg_at(&p->stacks, stack);
+	if (sr->row_hint)
+		__builtin_prefetch(sr->row_hint);
+}
+
 int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu_state state,
 		 const struct profile_weight *w)
 {
 	struct hmap *t = &p->row_tab;
-	struct stack_key *sk = p->last_stack && p->last_stack->id == stack ? p->last_stack : NULL;
+	struct stack_rec *sr;
 	struct profile_row *r;
 	uint64_t h;
 	size_t i;
@@ -463,7 +449,8 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	 */
 	if (weight_add_overflows(&p->totals.all, w))
 		return -EOVERFLOW;
-	r = sk ? sk->row_hint : NULL;
+	sr = seg_at(&p->stacks, stack);
+	r = sr->row_hint;
 	if (r && r->thread == thread && r->state == state)
 		goto found;
 	err = hmap__reserve(t);
@@ -472,8 +459,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	h = hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
 	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
 		if (r->thread == thread && r->stack == stack && r->state == state) {
-			if (sk)
-				sk->row_hint = r;
+			sr->row_hint = r;
 			goto found;
 		}
 	}
@@ -484,8 +470,7 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	r->stack = stack;
 	r->state = state;
 	hmap__put(t, i, h, r);
-	if (sk)
-		sk->row_hint = r;
+	sr->row_hint = r;
 found:
 	weight_add(&r->w, w);
 	weight_add(&p->totals.all, w);

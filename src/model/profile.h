@@ -123,6 +123,16 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 int profile__stack(struct profile *p, const uint32_t *frames, size_t n);
 /* Intern a thread. comm may be NULL (stored as ""). Returns the thread id. */
 int profile__thread(struct profile *p, int pid, int tid, const char *comm);
+/*
+ * Hints for a caller that knows which stack comes next (the folded parser's
+ * line cache), so that memory latency overlaps its work; neither changes the
+ * profile, and a bad id is ignored. profile__prefetch() starts fetching the
+ * stack's record; some work later, profile__prefetch_more() reads it (in
+ * cache by then) and starts fetching what adding to it (profile__add())
+ * reads next.
+ */
+void profile__prefetch(const struct profile *p, uint32_t stack);
+void profile__prefetch_more(const struct profile *p, uint32_t stack);
 /* Add weight to the row (thread, stack, state); creates it if new. */
 int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu_state state,
 		 const struct profile_weight *w);

@@ -9,13 +9,27 @@
  * share long runs of root frames. The frames part of the previous line is kept
  * with each frame's id and kind state; frames wholly inside the common prefix
  * of the two lines reuse them instead of being interned again.
+ *
+ * Unsorted input (lines drawn from many stacks, as a capture concatenated or
+ * not aggregated) repeats whole lines instead: a line cache maps the hash of a
+ * line's frames part to the stack it gave last time. When the frames part of
+ * that line is still in a ring of recent texts and equal byte for byte, the
+ * stack is that line's. Otherwise the cache only guesses: each frame is
+ * checked against the guessed stack's (by the parser's own table of the
+ * profile's frames: no hash, no call), and at the first difference the line
+ * is interned as if there had been no guess. So a hash collision costs time,
+ * never a wrong stack.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "model/frame_name.h"
 #include "parse/folded.h"
+#include "util/hash.h"
 #include "util/lines.h"
 #include "util/vec.h"
 
@@ -29,6 +43,62 @@ struct memo {
 	int32_t id;  /* -1: nothing interned (delimiter, empty span) */
 	bool kernel; /* the kind state after this span */
 };
+
+/*
+ * A line cache slot: the stack id + 1 (0: empty slot), 16 more bits of the
+ * hash, and the stack's frames, so that the guess costs one cache miss (the
+ * frames) after the slot's and not two. Stacks of more than 65535 frames are
+ * not cached. When the line's frames part is still in the text ring, where
+ * it is: a line equal to it byte for byte has its stack without a check.
+ */
+struct line_slot {
+	uint64_t text; /* tag << 48 | (ring position + 1), or tag << 48 alone */
+	const uint32_t *frames;
+	uint32_t stack1;
+	uint16_t n;
+	uint16_t len; /* of the text */
+};
+
+#define RING_POS_MASK ((UINT64_C(1) << 48) - 1)
+
+/* The parser's copy of what checking a guessed frame id needs, by frame id. */
+struct frame_view {
+	const char *name; /* the profile's */
+	uint32_t len;
+	uint32_t kind; /* FRAME__COUNT: not known yet (see intern_frame()) */
+};
+
+/* What the line cache guesses. */
+struct line_guess {
+	int stack; /* -1: no guess */
+	uint16_t n;
+	const uint32_t *frames;
+};
+
+/* The first size of the line cache, in slots; it grows with the profile's stacks. */
+#define LINE_CACHE_MIN 1024
+
+/*
+ * The text ring keeps the frames parts of recent lines, up to RING_PER_STACK
+ * bytes for each stack of the profile, within [RING_MIN, RING_MAX]: most
+ * lines of a long input repeat a popular stack, which is still there, so the
+ * bound costs few hits and keeps memory flat. A test makes the ring small.
+ */
+#ifndef RING_MIN
+#define RING_MIN (64u << 10)
+#endif
+#ifndef RING_MAX
+#define RING_MAX (4u << 20)
+#endif
+#define RING_PER_STACK 64
+
+/*
+ * The hash of a line's frames part. A test of the line cache makes it
+ * constant, so that every line collides and every wrong guess is tried.
+ */
+#ifndef LINE_HASH
+#define LINE_HASH(s, n) hash_bytes_wide((s), (n), 0)
+#endif
 
 struct folded_state {
 	struct profile *p;
@@ -48,8 +118,37 @@ struct folded_state {
 	size_t memo_cap;
 	char *comm; /* NUL-terminated copy for profile__thread() */
 	size_t comm_cap;
-	size_t comm_len;
-	int comm_thread; /* thread id of comm, -1 before the first line */
+	/*
+	 * Comms seen, by hash: lines of different threads interleave, and
+	 * profile__thread() wants a NUL-terminated copy, a strlen() and a strcmp().
+	 */
+	struct comm_slot {
+		const char *comm; /* the profile's copy; NULL: empty */
+		size_t len;
+		int id;
+	} comms[64];
+	/* Sets of two slots, at least as many slots as stacks: 24 to 48 bytes a stack. */
+	struct line_slot *cache;
+	size_t cache_mask; /* slots - 1 */
+	struct frame_view *fv; /* for every frame id below nr_fv */
+	size_t nr_fv, fv_cap;
+	/*
+	 * The text ring: ring_w is where the next byte goes, counted from the
+	 * start of the parse, so a position older than ring_size is overwritten.
+	 */
+	char *ring;
+	size_t ring_size; /* a power of two */
+	uint64_t ring_w;
+	/*
+	 * Lines ahead (see look_ahead()): [0] is this line's, [1] the next one's,
+	 * [2] the one after.
+	 */
+	struct ahead {
+		const char *fp; /* the frames part; NULL: nothing known */
+		size_t len;
+		uint64_t h;
+		int stack; /* the line cache's guess; -1: none */
+	} ahead[3];
 };
 
 static bool span_is(const struct span *sp, const char *lit)
@@ -71,8 +170,27 @@ static bool has_prefix(const struct span *sp, const char *pre, size_t n)
  */
 static bool is_kernel_entry(const struct span *sp)
 {
+	uint32_t k;
+
+	/*
+	 * It runs on every user frame of a line without "-": first a test of the
+	 * first three bytes against those of the names below, without a branch
+	 * per name, so that most frames are told "no" at the cost of one
+	 * well-predicted branch.
+	 */
+	if (sp->len < 4)
+		return false;
+	k = (uint8_t)sp->s[0] | (uint32_t)(uint8_t)sp->s[1] << 8 | (uint32_t)(uint8_t)sp->s[2] << 16;
+#define K3(a, b, c) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16)
+	if (!((k == K3('a', 's', 'm')) | (k == K3('c', 'o', 'm')) | (k == K3('c', 'p', 'u')) |
+	      (k == K3('d', 'o', '_')) | (k == K3('e', 'n', 't')) | (k == K3('e', 'l', '0')) |
+	      (k == K3('e', 'l', '1')) | (k == K3('r', 'e', 't')) | (k == K3('r', 'e', 's')) |
+	      (k == K3('s', 'e', 'c')) | (k == K3('s', 't', 'a')) | (k == K3('x', '8', '6')) |
+	      (k == K3('_', '_', 'd'))))
+		return false;
+#undef K3
 #define PRE(lit) has_prefix(sp, lit, sizeof(lit) - 1)
-	switch (sp->len ? sp->s[0] : 0) {
+	switch (sp->s[0]) {
 	case 'a':
 		return PRE("asm_");
 	case 'c':
@@ -125,6 +243,61 @@ static inline const char *find_semi(const char *p, const char *end)
 	return end;
 }
 
+/* Append the span [s, e) to fs->spans; note the first "-" after the comm in *delim. */
+static inline int push_span(struct folded_state *fs, const char *s, const char *e, size_t *n,
+			    size_t *delim)
+{
+	if (*n == fs->spans_cap && vec_reserve(fs->spans, fs->spans_cap, *n + 1))
+		return -ENOMEM;
+	fs->spans[*n].s = s;
+	fs->spans[*n].len = e - s;
+	if (*delim == SIZE_MAX && e - s == 1 && *s == '-' && *n)
+		*delim = *n;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * Cut [line, end) at every ';' into fs->spans: *n spans, *delim the index of
+ * the "-" span (SIZE_MAX: none). With SSE2, sixteen bytes are compared at
+ * once and each ';' is a bit of a mask: the loop branches once per span and
+ * once per sixteen bytes, not once per eight bytes of every frame.
+ */
+static int cut_spans(struct folded_state *fs, const char *line, const char *end, size_t *n,
+		     size_t *delim)
+{
+	const char *s = line, *q = line;
+	int err;
+
+	*n = 0;
+	*delim = SIZE_MAX;
+#ifdef __SSE2__
+	const __m128i semi = _mm_set1_epi8(';');
+
+	for (; end - q >= 16; q += 16) {
+		unsigned m = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)q), semi));
+
+		for (; m; m &= m - 1) {
+			const char *e = q + __builtin_ctz(m);
+
+			err = push_span(fs, s, e, n, delim);
+			if (err)
+				return err;
+			s = e + 1;
+		}
+	}
+#endif
+	for (;;) {
+		const char *e = find_semi(q, end);
+
+		err = push_span(fs, s, e, n, delim);
+		if (err || e == end)
+			return err;
+		s = q = e + 1;
+	}
+}
+
 /* The length of the common prefix of a and b. */
 static size_t common_prefix(const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -147,19 +320,178 @@ static size_t common_prefix(const char *a, size_t alen, const char *b, size_t bl
 	return i;
 }
 
+static inline const struct line_slot *line_cache__set(const struct folded_state *fs, uint64_t h)
+{
+	return &fs->cache[h & fs->cache_mask & ~(size_t)1];
+}
+
+/* The stack the line whose frames part hashed to h gave last time, if any. */
+static struct line_guess line_cache__get(const struct folded_state *fs, uint64_t h)
+{
+	const struct line_slot *set;
+
+	if (!fs->cache)
+		return (struct line_guess){.stack = -1};
+	set = line_cache__set(fs, h);
+	for (int k = 0; k < 2; k++) {
+		if (set[k].stack1 && set[k].text >> 48 == h >> 48)
+			return (struct line_guess){(int)(set[k].stack1 - 1), set[k].n, set[k].frames};
+	}
+	return (struct line_guess){.stack = -1};
+}
+
+/* The stack of a line whose frames part [fp, fp + len) is in the ring, or -1. */
+static int ring__find(const struct folded_state *fs, uint64_t h, const char *fp, size_t len)
+{
+	const struct line_slot *set;
+
+	if (!fs->cache || !fs->ring)
+		return -1;
+	set = line_cache__set(fs, h);
+	for (int k = 0; k < 2; k++) {
+		uint64_t pos1 = set[k].text & RING_POS_MASK;
+
+		if (!set[k].stack1 || set[k].text >> 48 != h >> 48 || !pos1 || set[k].len != len)
+			continue;
+		/* Overwritten once the writer is a whole ring past it (or the ring grew). */
+		if (fs->ring_w - (pos1 - 1) > fs->ring_size)
+			continue;
+		if (!memcmp(fs->ring + ((pos1 - 1) & (fs->ring_size - 1)), fp, len))
+			return (int)(set[k].stack1 - 1);
+	}
+	return -1;
+}
+
+/*
+ * Copy a frames part into the ring; its position + 1, or 0 when it is not
+ * kept (too long, out of memory). A ring that grows starts empty.
+ */
+static uint64_t ring__put(struct folded_state *fs, const char *fp, size_t len)
+{
+	size_t want = profile__nr_stacks(fs->p) * RING_PER_STACK, off;
+	uint64_t pos;
+
+	/* Doubled only when the double is still within what the stacks ask for. */
+	if (!fs->ring || (fs->ring_size < RING_MAX && fs->ring_size * 2 <= want)) {
+		size_t size = fs->ring ? fs->ring_size * 2 : RING_MIN;
+		char *r = malloc(size);
+
+		if (r) {
+			free(fs->ring);
+			fs->ring = r;
+			fs->ring_size = size;
+			/* Every position kept so far is now more than a ring behind. */
+			fs->ring_w += size;
+		}
+	}
+	if (!fs->ring || len > fs->ring_size / 16 || len > UINT16_MAX ||
+	    fs->ring_w > RING_POS_MASK - 2 * (uint64_t)fs->ring_size)
+		return 0;
+	off = fs->ring_w & (fs->ring_size - 1);
+	if (off + len > fs->ring_size) {
+		fs->ring_w += fs->ring_size - off; /* a text is never cut in two */
+		off = 0;
+	}
+	memcpy(fs->ring + off, fp, len);
+	pos = fs->ring_w;
+	fs->ring_w += len;
+	return pos + 1;
+}
+
+/*
+ * Remember that the line hashing to h gave stack; the set's older entry is
+ * the one that goes. The cache is only an accelerator: when it cannot grow
+ * (out of memory) it stays as it is.
+ */
+static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, const char *fp,
+			    size_t fp_len)
+{
+	size_t nst = profile__nr_stacks(fs->p), n;
+	const uint32_t *frames = profile__stack_at(fs->p, stack, &n);
+	struct line_slot *set;
+	uint64_t text;
+
+	if (!frames || n > UINT16_MAX)
+		return;
+	if (!fs->cache || nst > fs->cache_mask + 1) {
+		size_t slots = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
+		struct line_slot *c = slots < SIZE_MAX / sizeof(*c) ? calloc(slots, sizeof(*c)) : NULL;
+
+		/* What the old cache held is not rehashed: it is found again as lines repeat. */
+		if (c) {
+			free(fs->cache);
+			fs->cache = c;
+			fs->cache_mask = slots - 1;
+		}
+		if (!fs->cache)
+			return;
+	}
+	set = (struct line_slot *)line_cache__set(fs, h);
+	text = h >> 48 << 48 | ring__put(fs, fp, fp_len);
+	/* The same line again (its text had gone from the ring): only the text changes. */
+	for (int k = 0; k < 2; k++) {
+		if (set[k].stack1 == (uint32_t)stack + 1 && set[k].text >> 48 == h >> 48) {
+			set[k].text = text;
+			set[k].len = (uint16_t)fp_len;
+			return;
+		}
+	}
+	set[1] = set[0];
+	set[0] = (struct line_slot){text, frames, (uint32_t)stack + 1, (uint16_t)n, (uint16_t)fp_len};
+}
+
+/* Whether frame id is (kind, name[0..len)), as profile__frame() would intern it. */
+static inline bool frame_is(const struct folded_state *fs, uint32_t id, enum frame_kind kind,
+			    const char *name, size_t len)
+{
+	const struct frame_view *v;
+
+	if (id >= fs->nr_fv)
+		return false;
+	v = &fs->fv[id];
+	return v->kind == (uint32_t)kind && v->len == len && mem_eq(v->name, name, len);
+}
+
+/*
+ * Intern a frame, and keep fs->fv up to date with the profile's frames. The
+ * profile says a frame's name but not its length, which a NUL byte in a name
+ * from another parser would hide: a frame is known only once this parser has
+ * interned it; frames that were in the profile before are not guessed till then.
+ */
+static int intern_frame(struct folded_state *fs, enum frame_kind kind, const char *name,
+			size_t len)
+{
+	int id = profile__frame(fs->p, kind, name, len);
+	size_t n = profile__nr_frames(fs->p);
+
+	if (id < 0)
+		return id;
+	if (fs->nr_fv < n) {
+		if (vec_reserve(fs->fv, fs->fv_cap, n))
+			return -ENOMEM;
+		for (; fs->nr_fv < n; fs->nr_fv++)
+			fs->fv[fs->nr_fv] = (struct frame_view){.kind = FRAME__COUNT};
+	}
+	fs->fv[id] = (struct frame_view){profile__frame_at(fs->p, id)->name, (uint32_t)len, kind};
+	return id;
+}
+
 static int thread_of(struct folded_state *fs, const char *comm, size_t len)
 {
+	struct comm_slot *c = &fs->comms[hash_bytes(comm, len, 0) % 64];
 	int id;
 
-	if (fs->comm_thread >= 0 && len == fs->comm_len && !memcmp(comm, fs->comm, len))
-		return fs->comm_thread;
+	if (c->comm && c->len == len && !memcmp(comm, c->comm, len))
+		return c->id;
 	if (vec_reserve(fs->comm, fs->comm_cap, len + 1))
 		return -ENOMEM;
 	memcpy(fs->comm, comm, len);
 	fs->comm[len] = '\0';
-	fs->comm_len = len;
 	id = profile__thread(fs->p, 0, 0, fs->comm);
-	fs->comm_thread = id;
+	if (id >= 0) {
+		/* A line has no NUL byte, so the copy is len bytes long too. */
+		*c = (struct comm_slot){profile__thread_at(fs->p, id)->comm, len, id};
+	}
 	return id;
 }
 
@@ -167,11 +499,14 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 {
 	struct parse_stats *st = fs->st;
 	struct profile_weight w = {0};
-	const char *sp, *p, *end, *fp;
+	const char *sp, *end, *fp, *comm_end;
 	size_t nspans = 0, nids = 0, i, delim = SIZE_MAX, reuse = 1, fp_len;
 	bool same = false; /* the frames part is the previous line's */
 	bool kernel = false;
-	uint64_t v;
+	/* The line cache's guess, while every frame so far agrees with it. */
+	struct line_guess guess = {.stack = -1};
+	bool guessing = false;
+	uint64_t v, h;
 	int err, thread, stack;
 
 	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
@@ -210,20 +545,31 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 
 	/* The stack part: everything before the value's separator. */
 	end = sp - 1;
-	for (p = line;; p++) {
-		const char *e = find_semi(p, end);
-
-		if (nspans == fs->spans_cap && vec_reserve(fs->spans, fs->spans_cap, nspans + 1))
-			return -ENOMEM;
-		fs->spans[nspans].s = p;
-		fs->spans[nspans].len = e - p;
-		if (nspans && delim == SIZE_MAX && span_is(&fs->spans[nspans], "-"))
-			delim = nspans;
-		nspans++;
-		if (e == end)
-			break;
-		p = e;
+	/*
+	 * The frames part's hash, made two lines ago by look_ahead() (or now, for
+	 * the first lines), and its line cache set.
+	 */
+	comm_end = find_semi(line, end);
+	fp = comm_end + (comm_end < end);
+	fp_len = end - fp;
+	if (fp == fs->ahead[0].fp && fp_len == fs->ahead[0].len) {
+		h = fs->ahead[0].h; /* the set was prefetched two lines ago */
+	} else {
+		h = LINE_HASH(fp, fp_len);
+		if (fs->cache)
+			__builtin_prefetch(line_cache__set(fs, h));
 	}
+	/* A frames part seen before, byte for byte: the stack it gave, at the cost of a memcmp. */
+	if (comm_end > line && (stack = ring__find(fs, h, fp, fp_len)) >= 0) {
+		fs->prev_ok = false; /* the spans were not cut: nothing to reuse */
+		thread = thread_of(fs, line, comm_end - line);
+		if (thread < 0)
+			return thread;
+		goto add;
+	}
+	err = cut_spans(fs, line, end, &nspans, &delim);
+	if (err)
+		return err;
 	if (!fs->spans[0].len) {
 		parse__malformed(st, lineno, "empty comm");
 		return 0;
@@ -232,8 +578,6 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	    vec_reserve(fs->memo, fs->memo_cap, nspans))
 		return -ENOMEM;
 
-	fp = nspans > 1 ? fs->spans[1].s : end;
-	fp_len = end - fp;
 	/*
 	 * Spans ending (with their ';') inside the common prefix are the previous
 	 * line's spans, byte for byte. Their kinds match too when both lines agree
@@ -247,6 +591,10 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		       (same || (size_t)(fs->spans[reuse].s + fs->spans[reuse].len - fp) < common))
 			reuse++;
 	}
+	if (!same) {
+		guess = line_cache__get(fs, h);
+		guessing = guess.stack >= 0;
+	}
 
 	for (i = 1; i < nspans; i++) {
 		struct span f = fs->spans[i];
@@ -256,8 +604,12 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 
 		if (i < reuse) {
 			kernel = fs->memo[i].kernel;
-			if (fs->memo[i].id >= 0)
+			if (fs->memo[i].id >= 0) {
+				if (guessing &&
+				    (nids >= guess.n || guess.frames[nids] != (uint32_t)fs->memo[i].id))
+					guessing = false;
 				fs->ids[nids++] = fs->memo[i].id;
+			}
 			continue;
 		}
 		fs->memo[i].id = -1;
@@ -287,14 +639,29 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 				kernel = true;
 			kind = kernel ? FRAME_KERNEL : FRAME_USER;
 		}
-		/* "[unknown]", "0x7f12ab34": not a symbol, and not to be taken for one. */
-		if (kind != FRAME_MISSING && frame_name__is_raw(f.s, f.len)) {
-			f.len = frame_name__unsymbolize(f.s, f.len, unsym, sizeof(unsym));
-			f.s = unsym;
+		/*
+		 * "[unknown]", "0x7f12ab34": not a symbol, and not to be taken for one.
+		 * Both start with '[' or '0'; the first is common and needs no printf.
+		 */
+		if (kind != FRAME_MISSING && (f.s[0] == '[' || f.s[0] == '0') &&
+		    frame_name__is_raw(f.s, f.len)) {
+			if (f.len == 9 && !memcmp(f.s, "[unknown]", 9)) {
+				f.s = FRAME_NAME_UNSYMBOLIZED;
+				f.len = sizeof(FRAME_NAME_UNSYMBOLIZED) - 1;
+			} else {
+				f.len = frame_name__unsymbolize(f.s, f.len, unsym, sizeof(unsym));
+				f.s = unsym;
+			}
 		}
-		id = profile__frame(fs->p, kind, f.s, f.len);
-		if (id < 0)
-			return id;
+		if (guessing && nids < guess.n &&
+		    frame_is(fs, guess.frames[nids], kind, f.s, f.len)) {
+			id = (int)guess.frames[nids];
+		} else {
+			guessing = false;
+			id = intern_frame(fs, kind, f.s, f.len);
+			if (id < 0)
+				return id;
+		}
 		fs->memo[i].id = id;
 		fs->memo[i].kernel = kernel;
 		fs->ids[nids++] = id;
@@ -310,15 +677,74 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 	thread = thread_of(fs, fs->spans[0].s, fs->spans[0].len);
 	if (thread < 0)
 		return thread;
-	stack = same ? fs->prev_stack : profile__stack(fs->p, fs->ids, nids);
-	if (stack < 0)
-		return stack;
+	if (same) {
+		stack = fs->prev_stack;
+	} else if (guessing && nids == guess.n) {
+		stack = guess.stack;
+	} else {
+		stack = profile__stack(fs->p, fs->ids, nids);
+		if (stack < 0)
+			return stack;
+	}
+	if (!same)
+		line_cache__put(fs, h, stack, fp, fp_len);
 	fs->prev_stack = stack;
+add:
 	err = profile__add(fs->p, thread, stack, OFFCPU_STATE_UNKNOWN, &w);
 	if (err)
 		return err;
 	st->records++;
 	return 0;
+}
+
+/*
+ * Memory latency, not work, is most of a line's time on a big profile: its
+ * line cache set, its stack's frames, the stack's record and row are cache
+ * misses, each needed to find the next. So they are fetched ahead, one step
+ * a line: two lines ahead, the set (look_ahead()); one line ahead, the frames
+ * and the record the set names (fetch_ahead()); just before the line, the row
+ * the record names (profile__prefetch_more()). Hints only: parse_line() takes
+ * a hash from here only for the bytes it was made from (same place, same
+ * length), and a wrong one would cost time, never a wrong stack.
+ */
+static void look_ahead(struct folded_state *fs, const char *line, size_t len)
+{
+	struct ahead *a = &fs->ahead[2];
+	const char *end = line + len, *sp, *fp;
+
+	a->fp = NULL;
+	a->stack = -1;
+	while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	for (sp = end; sp > line && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
+		;
+	if (sp == line)
+		return;
+	end = sp - 1;
+	fp = find_semi(line, end);
+	fp += fp < end;
+	a->fp = fp;
+	a->len = end - fp;
+	a->h = LINE_HASH(fp, end - fp);
+	if (fs->cache)
+		__builtin_prefetch(line_cache__set(fs, a->h));
+}
+
+static void fetch_ahead(struct folded_state *fs)
+{
+	struct ahead *a = &fs->ahead[1];
+	struct line_guess g;
+
+	a->stack = -1;
+	if (!a->fp)
+		return;
+	g = line_cache__get(fs, a->h);
+	a->stack = g.stack;
+	if (g.stack < 0)
+		return;
+	__builtin_prefetch(g.frames);
+	__builtin_prefetch(g.frames + g.n - !!g.n);
+	profile__prefetch(fs->p, g.stack);
 }
 
 int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
@@ -330,11 +756,10 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 		.st = stats ? stats : &local,
 		.scale = opts && opts->value_scale_ns ? opts->value_scale_ns : 1000,
 		.count_only = opts && opts->count_only,
-		.comm_thread = -1,
 	};
 	struct line_reader *lr;
-	const char *line;
-	size_t len;
+	const char *line, *next;
+	size_t len, next_len;
 	int err;
 
 	memset(fs.st, 0, sizeof(*fs.st));
@@ -343,6 +768,15 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 		return -ENOMEM;
 	while ((err = line_reader__next(lr, &line, &len)) > 0) {
 		fs.st->lines++;
+		fs.ahead[0] = fs.ahead[1];
+		fs.ahead[1] = fs.ahead[2];
+		if (fs.ahead[0].fp && fs.ahead[0].stack >= 0)
+			profile__prefetch_more(p, fs.ahead[0].stack);
+		fetch_ahead(&fs);
+		if (line_reader__peek2(lr, &next, &next_len) > 0)
+			look_ahead(&fs, next, next_len);
+		else
+			fs.ahead[2].fp = NULL;
 		err = parse_line(&fs, line, len, fs.st->lines);
 		if (err) {
 			fs.st->error_line = fs.st->lines;
@@ -355,5 +789,8 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	free(fs.comm);
 	free(fs.prev);
 	free(fs.memo);
+	free(fs.cache);
+	free(fs.fv);
+	free(fs.ring);
 	return err;
 }

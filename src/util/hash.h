@@ -10,6 +10,7 @@
 #ifndef OFFCPU_UTIL_HASH_H
 #define OFFCPU_UTIL_HASH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -60,6 +61,74 @@ static inline uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 		h = hash_add64(h, p[0] | (uint64_t)p[len / 2] << 8 | (uint64_t)end[-1] << 16);
 	}
 	return hash_mix64(h);
+}
+
+/*
+ * hash_bytes() for long inputs (a whole folded line, hundreds of bytes): four
+ * lanes of eight bytes, so that four multiplies are in flight at once instead
+ * of each waiting for the one before. Inputs shorter than 32 bytes go to
+ * hash_bytes(); the values of the two differ for the same input.
+ */
+static inline uint64_t hash_bytes_wide(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data, *end = p + len;
+	uint64_t a, b, c, d, w[4];
+
+	if (len < 32)
+		return hash_bytes(data, len, seed);
+	a = seed ^ (len * 0x9e3779b97f4a7c15ULL);
+	b = a ^ 0x243f6a8885a308d3ULL;
+	c = a ^ 0x13198a2e03707344ULL;
+	d = a ^ 0xa4093822299f31d0ULL;
+	for (;;) {
+		memcpy(w, p, 32);
+		a = hash_add64(a, w[0]);
+		b = hash_add64(b, w[1]);
+		c = hash_add64(c, w[2]);
+		d = hash_add64(d, w[3]);
+		p += 32;
+		if (p == end)
+			break;
+		/* The tail: the last 32 bytes again, overlapping; len is in the seed. */
+		if (end - p < 32)
+			p = end - 32;
+	}
+	return hash_mix64(hash_add64(hash_add64(hash_add64(a, b), c), d));
+}
+
+/*
+ * Whether a[0..n) == b[0..n): the key comparison that goes with a hash, inline
+ * because keys are short and it runs once per frame of every input line.
+ */
+static inline bool mem_eq(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	uint32_t u, v;
+
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 <= n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return false;
+		}
+		memcpy(&x, a + n - 8, 8); /* the tail, overlapping what was compared */
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
+			return false;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&v, b + n - 4, 4);
+		return u == v;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
 }
 
 #endif

@@ -21,6 +21,7 @@ struct line_reader {
 	size_t start;	/* first byte of the next line */
 	size_t end;	/* end of valid data */
 	size_t scanned; /* bytes after start known to hold no '\n' */
+	size_t scanned2; /* 0, or where the second '\n' after start is, + 1 (peek2) */
 	size_t lineno;
 	int eof;
 };
@@ -80,6 +81,47 @@ static int fill(struct line_reader *lr)
 	return 0;
 }
 
+int line_reader__peek(struct line_reader *lr, const char **line, size_t *len)
+{
+	const char *from = lr->buf + lr->start;
+	char *nl = memchr(from + lr->scanned, '\n', lr->end - lr->start - lr->scanned);
+	size_t n;
+
+	if (!nl) {
+		lr->scanned = lr->end - lr->start;
+		return 0;
+	}
+	/* line_reader__next() need not look for this '\n' again. */
+	lr->scanned = nl - from;
+	n = nl - from;
+	if (n && from[n - 1] == '\r')
+		n--;
+	*line = from;
+	*len = n;
+	return 1;
+}
+
+int line_reader__peek2(struct line_reader *lr, const char **line, size_t *len)
+{
+	const char *first, *from;
+	char *nl;
+	size_t n;
+
+	if (line_reader__peek(lr, &first, &n) <= 0)
+		return 0;
+	from = lr->buf + lr->start + lr->scanned + 1; /* after the next line's '\n' */
+	nl = memchr(from, '\n', lr->buf + lr->end - from);
+	if (!nl)
+		return 0;
+	lr->scanned2 = nl - (lr->buf + lr->start) + 1;
+	n = nl - from;
+	if (n && from[n - 1] == '\r')
+		n--;
+	*line = from;
+	*len = n;
+	return 1;
+}
+
 int line_reader__next(struct line_reader *lr, const char **line, size_t *len)
 {
 	char *nl;
@@ -105,7 +147,9 @@ int line_reader__next(struct line_reader *lr, const char **line, size_t *len)
 	*line = lr->buf + lr->start;
 	n = nl - *line;
 	lr->start += n + (nl < lr->buf + lr->end);
-	lr->scanned = 0;
+	/* A peek2 found the '\n' that ends the line now next. */
+	lr->scanned = lr->scanned2 > n + 1 ? lr->scanned2 - 1 - (n + 1) : 0;
+	lr->scanned2 = 0;
 	if (n && (*line)[n - 1] == '\r')
 		n--;
 	*len = n;

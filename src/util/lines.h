@@ -20,6 +20,15 @@ struct line_reader *line_reader__new(FILE *in);
 void line_reader__free(struct line_reader *lr);
 /* 1 and a line, 0 at EOF, -EIO on a read error, -ENOMEM. */
 int line_reader__next(struct line_reader *lr, const char **line, size_t *len);
+/*
+ * The line line_reader__next() returns next, when it is already read whole
+ * (no I/O happens here): 1 and the line, else 0. A look ahead only, for
+ * prefetching: the line is not consumed, the line number does not move, and
+ * the pointer is valid until the next call of either function.
+ */
+int line_reader__peek(struct line_reader *lr, const char **line, size_t *len);
+/* The same for the line after that one. */
+int line_reader__peek2(struct line_reader *lr, const char **line, size_t *len);
 /* 1-based number of the line last returned (0 before the first). */
 size_t line_reader__lineno(const struct line_reader *lr);
 

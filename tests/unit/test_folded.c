@@ -102,6 +102,50 @@ TEST(folded_bcc_without_delimiter_splits_at_kernel_entry)
 	profile__free(p);
 }
 
+/*
+ * Every kernel entry point turns a line without "-" to kernel frames; names
+ * that share their first bytes (the quick filter's) do not.
+ */
+TEST(folded_each_kernel_entry_and_its_near_misses)
+{
+	static const char *const entries[] = {
+		"asm_exc_page_fault", "common_startup_64", "cpu_startup_entry", "do_syscall_64",
+		"do_fast_syscall_32", "do_int80_syscall_32", "entry_SYSCALL_64", "entry_INT80_compat",
+		"entry_SYSENTER_32", "el0t_64_sync", "el0_svc", "el1h_64_irq", "ret_from_fork_asm",
+		"rest_init", "secondary_startup_64_no_verify", "start_secondary", "start_kernel",
+		"x86_64_start_kernel", "__do_fast_syscall_32",
+	};
+	static const char *const others[] = {
+		"asm", "asmx", "commit_creds", "cpuset_read", "do_sys_poll", "entry", "el0", "el1_x",
+		"ret", "return_to_handler", "restart_syscall", "sec_x", "start_thread", "x86_pmu",
+		"__do_sys_poll", "a", "do_",
+	};
+	char line[256], want[256];
+
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		struct profile *p = profile__new();
+		struct parse_stats st;
+
+		CHECK(p);
+		snprintf(line, sizeof(line), "c;main;%s;schedule 1\n", entries[i]);
+		CHECK_INT(parse_str(line, p, NULL, &st), 0);
+		snprintf(want, sizeof(want), "U:main;K:%s;K:schedule", entries[i]);
+		CHECK_STR(stack_str(p, 0), want);
+		profile__free(p);
+	}
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		struct profile *p = profile__new();
+		struct parse_stats st;
+
+		CHECK(p);
+		snprintf(line, sizeof(line), "c;main;%s;schedule 1\n", others[i]);
+		CHECK_INT(parse_str(line, p, NULL, &st), 0);
+		snprintf(want, sizeof(want), "U:main;U:%s;U:schedule", others[i]);
+		CHECK_STR(stack_str(p, 0), want);
+		profile__free(p);
+	}
+}
+
 TEST(folded_bcc_with_delimiter)
 {
 	struct profile *p = profile__new();

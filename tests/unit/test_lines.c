@@ -41,6 +41,73 @@ TEST(lines_splits_crlf_nul_and_last_line)
 	line_reader__free(NULL);
 }
 
+/* A peek sees the next whole line without taking it; a last line without '\n' is not peeked. */
+TEST(lines_peek_sees_the_next_line_and_takes_nothing)
+{
+	static const char in[] = "one\ntwo\r\nthree";
+	FILE *f = memfile(in, sizeof(in) - 1);
+	struct line_reader *lr;
+	const char *l, *pl;
+	size_t len, plen;
+
+	CHECK(f);
+	lr = line_reader__new(f);
+	CHECK(lr);
+	CHECK_INT(line_reader__peek(lr, &pl, &plen), 0); /* nothing read yet */
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK(len == 3 && !memcmp(l, "one", 3));
+	CHECK_INT(line_reader__peek(lr, &pl, &plen), 1);
+	CHECK(plen == 3 && !memcmp(pl, "two", 3));
+	CHECK_INT(line_reader__peek(lr, &pl, &plen), 1);
+	CHECK(plen == 3 && !memcmp(pl, "two", 3));
+	CHECK_INT(line_reader__lineno(lr), 1);
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK(len == 3 && !memcmp(l, "two", 3));
+	CHECK_INT(line_reader__lineno(lr), 2);
+	CHECK_INT(line_reader__peek(lr, &pl, &plen), 0);
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK(len == 5 && !memcmp(l, "three", 5));
+	CHECK_INT(line_reader__peek(lr, &pl, &plen), 0);
+	CHECK_INT(line_reader__next(lr, &l, &len), 0);
+	line_reader__free(lr);
+	fclose(f);
+}
+
+/* peek2 sees the line after the next; what it found is what next() returns then. */
+TEST(lines_peek2_sees_two_lines_ahead)
+{
+	static const char in[] = "a\nbb\r\n\nccc\nd";
+	FILE *f = memfile(in, sizeof(in) - 1);
+	struct line_reader *lr;
+	const char *l, *pl;
+	size_t len, plen;
+
+	CHECK(f);
+	lr = line_reader__new(f);
+	CHECK(lr);
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK(len == 1 && l[0] == 'a');
+	CHECK_INT(line_reader__peek2(lr, &pl, &plen), 1);
+	CHECK_INT(plen, 0);
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK(len == 2 && !memcmp(l, "bb", 2));
+	CHECK_INT(line_reader__peek2(lr, &pl, &plen), 1);
+	CHECK(plen == 3 && !memcmp(pl, "ccc", 3));
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK_INT(len, 0);
+	CHECK_INT(line_reader__peek(lr, &pl, &plen), 1);
+	CHECK(plen == 3 && !memcmp(pl, "ccc", 3));
+	CHECK_INT(line_reader__peek2(lr, &pl, &plen), 0); /* "d" has no '\n' */
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK(len == 3 && !memcmp(l, "ccc", 3));
+	CHECK_INT(line_reader__next(lr, &l, &len), 1);
+	CHECK(len == 1 && l[0] == 'd');
+	CHECK_INT(line_reader__lineno(lr), 5);
+	CHECK_INT(line_reader__next(lr, &l, &len), 0);
+	line_reader__free(lr);
+	fclose(f);
+}
+
 TEST(lines_empty_input_has_no_lines)
 {
 	FILE *f = memfile("", 0);

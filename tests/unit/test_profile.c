@@ -52,6 +52,31 @@ TEST(profile_interns_frames_by_kind_and_name)
 	profile__free(p);
 }
 
+/* The prefetch hints take any id and change nothing. */
+TEST(profile_prefetch_hints_change_nothing)
+{
+	struct profile *p = profile__new();
+	uint32_t f[2];
+	int s;
+
+	CHECK(p);
+	profile__prefetch(p, 0); /* no stacks yet */
+	profile__prefetch_more(p, 0);
+	f[0] = profile__frame(p, FRAME_USER, "a", 1);
+	f[1] = profile__frame(p, FRAME_KERNEL, "b", 1);
+	s = profile__stack(p, f, 2);
+	profile__prefetch_more(p, s); /* no row yet */
+	CHECK_INT(profile__add(p, profile__thread(p, 1, 1, "t"), s, OFFCPU_STATE_SLEEP, WP(1, 5, 0)), 0);
+	profile__prefetch(p, s);
+	profile__prefetch_more(p, s);
+	profile__prefetch(p, UINT32_MAX);
+	profile__prefetch_more(p, 7);
+	CHECK_INT(profile__nr_stacks(p), 1);
+	CHECK_INT(profile__nr_rows(p), 1);
+	CHECK_U64(profile__totals(p)->all.off_ns, 5);
+	profile__free(p);
+}
+
 TEST(profile_interns_stacks_root_first)
 {
 	struct profile *p = profile__new();

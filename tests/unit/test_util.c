@@ -7,6 +7,7 @@
 #include "collect/native_table.h"
 #include "parse/parse.h"
 #include "unit.h"
+#include "util/hash.h"
 #include "util/hmap.h"
 #include "util/procfs.h"
 #include "util/vec.h"
@@ -56,6 +57,55 @@ TEST(hmap_keeps_every_value_through_growth_and_collisions)
 	pos = hmap__first(&m, 3);
 	CHECK(!hmap__next(&m, 3, &pos));
 	CHECK(!m.slots);
+}
+
+/*
+ * The wide hash reads every byte of every length (the four lanes, the
+ * overlapping tail, the short inputs it hands to hash_bytes()), and the same
+ * bytes hash the same wherever they are in memory.
+ */
+TEST(hash_bytes_wide_sees_every_byte_and_the_length)
+{
+	static unsigned char buf[200], copy[201], zeros[200];
+	uint64_t x = 88172645463325252ULL;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (unsigned char)x;
+	}
+	memcpy(copy + 1, buf, sizeof(buf));
+	for (size_t len = 0; len <= 130; len++) {
+		uint64_t h = hash_bytes_wide(buf, len, 7);
+
+		CHECK(h == hash_bytes_wide(copy + 1, len, 7));
+		CHECK(h != hash_bytes_wide(buf, len, 8));
+		for (size_t i = 0; i < len; i++) {
+			buf[i] ^= 1u << (i % 8);
+			if (hash_bytes_wide(buf, len, 7) == h)
+				UNIT_FAIL("len %zu: byte %zu changed, the hash did not", len, i);
+			buf[i] ^= 1u << (i % 8);
+		}
+		CHECK(hash_bytes_wide(zeros, len, 0) != hash_bytes_wide(zeros, len + 1, 0));
+	}
+}
+
+/* mem_eq() compares every byte of every length, wherever the buffers are. */
+TEST(mem_eq_sees_every_byte)
+{
+	char a[48], b[49];
+
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (char)('a' + i % 26);
+	memcpy(b + 1, a, sizeof(a));
+	for (size_t n = 0; n <= sizeof(a); n++) {
+		CHECK(mem_eq(a, b + 1, n));
+		for (size_t i = 0; i < n; i++) {
+			b[1 + i] ^= 0x20;
+			if (mem_eq(a, b + 1, n))
+				UNIT_FAIL("n %zu: byte %zu differs, mem_eq says equal", n, i);
+			b[1 + i] ^= 0x20;
+		}
+	}
 }
 
 /* The native collector holds one entry while it creates the next. */
