@@ -83,12 +83,16 @@ static void usage(FILE *out)
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"top", required_argument, NULL, 't'},	 {"width", required_argument, NULL, 'w'},
-		{"color", optional_argument, NULL, 'c'}, {"colour", optional_argument, NULL, 'c'},
-		{"json", no_argument, NULL, 'j'},	 {"reasons", required_argument, NULL, 'R'},
+		{"top", required_argument, NULL, 't'},
+		{"width", required_argument, NULL, 'w'},
+		{"color", optional_argument, NULL, 'c'},
+		{"colour", optional_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"reasons", required_argument, NULL, 'R'},
 		{"pid", required_argument, NULL, CMD_FILTER_PID},
 		{"comm", required_argument, NULL, CMD_FILTER_COMM},
-		{"help", no_argument, NULL, 'h'},	 {0},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	struct filter *f = NULL;
 	struct filter_result fres;

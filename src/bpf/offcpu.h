@@ -157,7 +157,7 @@ enum offcpu_thread_flags {
 	OFFCPU_TH_NEW = 1 << 1,		 /* current interval is the wait for the first run */
 	OFFCPU_TH_FILTERED = 1 << 2,	 /* current interval is excluded by the state mask */
 	OFFCPU_TH_UNCHECKED = 1 << 3,	 /* current interval's stacks came from a cache hit */
-	OFFCPU_TH_SNAPPED = 1 << 4,	 /* ... began before start; stacks and state from the snapshot */
+	OFFCPU_TH_SNAPPED = 1 << 4, /* ... began before start; stacks and state from the snapshot */
 };
 
 #define OFFCPU_NO_SITE 0xff
@@ -430,7 +430,7 @@ struct offcpu_raw_ustack {
 struct offcpu_snap {
 	__u32 size; /* bytes of this record: through u.win[u.len / 8] */
 	__u32 tid;
-	__u32 knr; /* kernel frames in kips, innermost first; 0: none */
+	__u32 knr;   /* kernel frames in kips, innermost first; 0: none */
 	__u32 state; /* enum offcpu_bpf_state */
 	__u64 kips[OFFCPU_MAX_STACK];
 	__u64 exec_ns;	/* se.sum_exec_runtime when read: the thread has not run since if equal */

@@ -62,7 +62,7 @@ static __always_inline __u32 snap_window(struct offcpu_snap *s, struct task_stru
 
 /* The user side: registers at the system call and the top of the stack. Bytes copied. */
 static __always_inline __u32 snap_user(struct offcpu_snap *s, struct offcpu_thread *th,
-				      struct task_struct *t, __u32 tid, __u32 tgid)
+				       struct task_struct *t, __u32 tid, __u32 tgid)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	__u32 len;
@@ -130,7 +130,7 @@ int snap(struct bpf_iter__task *ctx)
 	bpf_probe_read_kernel_str(th->comm, sizeof(th->comm), t->comm);
 	th->kstack = OFFCPU_STACK_BEFORE_START;
 	th->ustack = user_stacks && !(t->flags & OFFCPU_PF_KTHREAD) ? OFFCPU_STACK_BEFORE_START
-								     : OFFCPU_STACK_NONE;
+								    : OFFCPU_STACK_NONE;
 	s->tid = tid;
 	s->state = th->state;
 	s->knr = 0;

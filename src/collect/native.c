@@ -171,8 +171,10 @@ struct native *native__start(const struct native_opts *o)
 		n->snap_refused = true;
 		err = native_load_attach(n, o, o->force_raw_tp, why, sizeof(why));
 		if (!err)
-			native_note(n, "the snapshot of the threads at start did not load (%s): "
-				       "threads asleep through the window are missing", first);
+			native_note(n,
+				    "the snapshot of the threads at start did not load (%s): "
+				    "threads asleep through the window are missing",
+				    first);
 	}
 	if (err && !o->force_raw_tp) {
 		native_note(n, "tp_btf failed (%s); falling back to raw_tp", why);
@@ -191,9 +193,10 @@ struct native *native__start(const struct native_opts *o)
 		    n->raw_tp ? "raw_tp" : "tp_btf",
 		    n->schedinfo ? " (run-queue time from sched_info)"
 				 : ", sched_wakeup, sched_wakeup_new (no sched_info)",
-		    o->timeline ? ", sched_waking, softirq/irq_handler/hrtimer_expire entry and exit "
-				  "(timeline wakers)"
-				: "");
+		    o->timeline
+			    ? ", sched_waking, softirq/irq_handler/hrtimer_expire entry and exit "
+			      "(timeline wakers)"
+			    : "");
 	return n;
 
 cleanup:

@@ -235,8 +235,8 @@ static const struct native_prog progs[] = {
 	{SKEL_PROG(hix_btf), SKEL_PROG(hix_raw), PROG_TIMELINE}, /* irq_handler_exit */
 	{SKEL_PROG(hte_btf), SKEL_PROG(hte_raw), PROG_TIMELINE}, /* hrtimer_expire_entry */
 	{SKEL_PROG(htx_btf), SKEL_PROG(htx_raw), PROG_TIMELINE}, /* hrtimer_expire_exit */
-	{SKEL_PROG(wkg_btf), SKEL_PROG(wkg_raw), PROG_TIMELINE},     /* sched_waking */
-	{SKEL_PROG(sw_btf), SKEL_PROG(sw_raw), PROG_ALWAYS},	     /* sched_switch */
+	{SKEL_PROG(wkg_btf), SKEL_PROG(wkg_raw), PROG_TIMELINE}, /* sched_waking */
+	{SKEL_PROG(sw_btf), SKEL_PROG(sw_raw), PROG_ALWAYS},	 /* sched_switch */
 };
 
 _Static_assert(sizeof(progs) / sizeof(progs[0]) == NATIVE_NR_PROGS, "one link per program");
@@ -445,7 +445,9 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	n->raw_tp = raw;
 	/* After the attach: a thread that runs before its turn in the walk is seen running. */
 	if (n->snap && (err = native_snapshot(n, o)))
-		native_note(n, "snapshot of the threads at start failed: %s: threads asleep "
-			       "through the window are missing", strerror(-err));
+		native_note(n,
+			    "snapshot of the threads at start failed: %s: threads asleep "
+			    "through the window are missing",
+			    strerror(-err));
 	return 0;
 }

@@ -93,10 +93,10 @@ struct native {
 	uint64_t start_ns, stop_ns, last_drain_ns;
 	uint64_t inserts_at_flip;
 	uint64_t tracked;
-	bool snap;	  /* the snapshot program is loaded: -p, --cgroup, -a */
-	bool snap_refused; /* ... the kernel refused it: load without it */
-	uint64_t snapped; /* threads it found off the CPU at start */
-	struct ntable snaps; /* tid -> struct native_snapped */
+	bool snap;	      /* the snapshot program is loaded: -p, --cgroup, -a */
+	bool snap_refused;    /* ... the kernel refused it: load without it */
+	uint64_t snapped;     /* threads it found off the CPU at start */
+	struct ntable snaps;  /* tid -> struct native_snapped */
 	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
 	struct ntable stacks; /* stack id -> struct native_stack */
 	struct ntable raws;   /* stack id -> struct native_raw */

@@ -211,7 +211,8 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 			/* Return addresses: look up the call instruction, not the one after. */
 			symbolizer__kernel(b->sym, ip - 1, name, sizeof(name));
 			err = part_push(pt, profile__frame(b->p, FRAME_KERNEL, name, strlen(name)));
-		} else if (b->n->unw && unwinder__signal_frame(b->n->unw, tgid, i == 0 ? ip : ip - 1)) {
+		} else if (b->n->unw &&
+			   unwinder__signal_frame(b->n->unw, tgid, i == 0 ? ip : ip - 1)) {
 			err = part_push(pt, profile__frame(b->p, FRAME_USER, FRAME_NAME_SIGNAL,
 							   strlen(FRAME_NAME_SIGNAL)));
 		} else {

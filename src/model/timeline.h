@@ -28,7 +28,7 @@ struct timeline_interval {
 	int tid;
 	uint32_t stack; /* profile stack id */
 	enum offcpu_state state;
-	int waker_tid;	   /* the thread that woke this one; 0 unknown, or an interrupt */
+	int waker_tid;	    /* the thread that woke this one; 0 unknown, or an interrupt */
 	uint32_t waker_irq; /* the interrupt context that woke it: timeline__irq_name(); 0 none */
 };
 

@@ -384,8 +384,9 @@ static uint64_t wake_len(const struct flows *f, const struct wake *w, uint64_t n
 
 static void write_meta_event(FILE *out, const char *what, int pid, int tid, const char *name)
 {
-	fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
-		what, pid, tid);
+	fprintf(out,
+		",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what,
+		pid, tid);
 	json_str(out, name);
 	fputs("}}", out);
 }
@@ -469,12 +470,14 @@ static size_t write_flows(FILE *out, const struct timeline *t, struct flows *f, 
 
 			flows++;
 			fprintf(out,
-				",\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"wakeup\",\"id\":%zu,"
+				",\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"wakeup\",\"id\":%"
+				"zu,"
 				"\"pid\":%d,\"tid\":%d",
 				flows, x->wpid, x->wtid);
 			print_us(out, "ts", x->at + len / 2 - base);
 			fprintf(out,
-				"},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"wakeup\","
+				"},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":"
+				"\"wakeup\","
 				"\"id\":%zu,\"pid\":%d,\"tid\":%d",
 				flows, x->pid, x->tid);
 			print_us(out, "ts", x->in - base);

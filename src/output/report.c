@@ -250,8 +250,8 @@ static bool banner_notes(struct ctx *c)
 		if (at_z && used < sizeof(line))
 			used += snprintf(line + used, sizeof(line) - used, "%s %s at stop",
 					 at_a ? "," : "",
-					 term__count(at_z, at_a ? "" : "wait", at_a ? "" : "waits", w,
-						     sizeof(w)));
+					 term__count(at_z, at_a ? "" : "wait", at_a ? "" : "waits",
+						     w, sizeof(w)));
 		if (both && used < sizeof(line))
 			used += snprintf(line + used, sizeof(line) - used, "%s %s the whole window",
 					 at_a || at_z ? "," : "",
@@ -323,7 +323,8 @@ static void heading(struct ctx *c, const char *title)
 static void totals_line(struct ctx *c)
 {
 	const struct budget_entry *t = &c->b->total;
-	const struct integrity_loss *nr = c->in ? integrity__loss(c->in, "threads_never_ran") : NULL;
+	const struct integrity_loss *nr =
+		c->in ? integrity__loss(c->in, "threads_never_ran") : NULL;
 	char off[16], n[3][48], line[200], never[48] = "";
 	struct term_line l;
 
@@ -595,8 +596,8 @@ static void process_rows(struct ctx *c, const struct budget_entry *pe, const cha
 static void group_rows(struct ctx *c, const struct proc_group *g, bool expand)
 {
 	int name_cols = c->o.width - BUDGET_FIXED;
-	size_t shown = g->nr_procs < (size_t)c->o.max_threads ? g->nr_procs
-							       : (size_t)c->o.max_threads;
+	size_t shown =
+		g->nr_procs < (size_t)c->o.max_threads ? g->nr_procs : (size_t)c->o.max_threads;
 	struct term_line l;
 	char name[160], more[48];
 
@@ -740,10 +741,9 @@ static void who_text(const struct ctx *c, const struct top_stack *ts, char *buf,
 	}
 	term__count(w->nr_threads, "thread", "threads", n[0], sizeof(n[0]));
 	if (procs)
-		used = (size_t)snprintf(buf, size, "%s, %s (",
-					term__count(w->nr_procs, "process", "processes", n[1],
-						    sizeof(n[1])),
-					n[0]);
+		used = (size_t)snprintf(
+			buf, size, "%s, %s (",
+			term__count(w->nr_procs, "process", "processes", n[1], sizeof(n[1])), n[0]);
 	else
 		used = (size_t)snprintf(buf, size, "%s %d: %s (", proc_comm(c, th), th->pid, n[0]);
 	for (size_t i = 0; i < shown && used < size; i++) {
@@ -751,7 +751,8 @@ static void who_text(const struct ctx *c, const struct top_stack *ts, char *buf,
 
 		thread_name(profile__thread_at(c->p, w->top[i].thread), procs, name, sizeof(name));
 		share_text(w->top[i].w.off_ns, ts->off_ns, pct, sizeof(pct));
-		used += (size_t)snprintf(buf + used, size - used, "%s%s %s", i ? ", " : "", name, pct);
+		used += (size_t)snprintf(buf + used, size - used, "%s%s %s", i ? ", " : "", name,
+					 pct);
 	}
 	if (used < size && w->nr_threads > shown)
 		used += (size_t)snprintf(buf + used, size - used, ", +%zu", w->nr_threads - shown);
@@ -882,8 +883,8 @@ static void filter_line(struct ctx *c)
 	if (!c->o.filter || !r)
 		return;
 	filter__describe(c->o.filter, what, sizeof(what));
-	snprintf(line, sizeof(line), "filtered: %s: %zu of %zu threads, %zu of %zu processes",
-		 what, r->threads, r->threads_total, r->procs, r->procs_total);
+	snprintf(line, sizeof(line), "filtered: %s: %zu of %zu threads, %zu of %zu processes", what,
+		 r->threads, r->threads_total, r->procs, r->procs_total);
 	banner_line(c, "36", line);
 }
 

@@ -161,7 +161,8 @@ void woken_by__write_text(const struct woken_by *wb, FILE *out, int width, bool 
 	if (wb->min_ns)
 		snprintf(title, sizeof(title), "Woken by (the timeline's %s of at least %s: %s)",
 			 term__count(wb->count, "wait", "waits", n, sizeof(n)),
-			 term__ns(wb->min_ns, min, sizeof(min)), term__ns(wb->off_ns, t, sizeof(t)));
+			 term__ns(wb->min_ns, min, sizeof(min)),
+			 term__ns(wb->off_ns, t, sizeof(t)));
 	else
 		snprintf(title, sizeof(title), "Woken by (the timeline's %s: %s)",
 			 term__count(wb->count, "wait", "waits", n, sizeof(n)),

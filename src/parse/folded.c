@@ -129,7 +129,7 @@ struct folded_state {
 	} comms[64];
 	/* Sets of two slots, at least as many slots as stacks: 24 to 48 bytes a stack. */
 	struct line_slot *cache;
-	size_t cache_mask; /* slots - 1 */
+	size_t cache_mask;     /* slots - 1 */
 	struct frame_view *fv; /* for every frame id below nr_fv */
 	size_t nr_fv, fv_cap;
 	/*
@@ -180,7 +180,8 @@ static bool is_kernel_entry(const struct span *sp)
 	 */
 	if (sp->len < 4)
 		return false;
-	k = (uint8_t)sp->s[0] | (uint32_t)(uint8_t)sp->s[1] << 8 | (uint32_t)(uint8_t)sp->s[2] << 16;
+	k = (uint8_t)sp->s[0] | (uint32_t)(uint8_t)sp->s[1] << 8 |
+	    (uint32_t)(uint8_t)sp->s[2] << 16;
 #define K3(a, b, c) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16)
 	if (!((k == K3('a', 's', 'm')) | (k == K3('c', 'o', 'm')) | (k == K3('c', 'p', 'u')) |
 	      (k == K3('d', 'o', '_')) | (k == K3('e', 'n', 't')) | (k == K3('e', 'l', '0')) |
@@ -335,7 +336,8 @@ static struct line_guess line_cache__get(const struct folded_state *fs, uint64_t
 	set = line_cache__set(fs, h);
 	for (int k = 0; k < 2; k++) {
 		if (set[k].stack1 && set[k].text >> 48 == h >> 48)
-			return (struct line_guess){(int)(set[k].stack1 - 1), set[k].n, set[k].frames};
+			return (struct line_guess){(int)(set[k].stack1 - 1), set[k].n,
+						   set[k].frames};
 	}
 	return (struct line_guess){.stack = -1};
 }
@@ -415,7 +417,8 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 		return;
 	if (!fs->cache || nst > fs->cache_mask + 1) {
 		size_t slots = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
-		struct line_slot *c = slots < SIZE_MAX / sizeof(*c) ? calloc(slots, sizeof(*c)) : NULL;
+		struct line_slot *c =
+			slots < SIZE_MAX / sizeof(*c) ? calloc(slots, sizeof(*c)) : NULL;
 
 		/* What the old cache held is not rehashed: it is found again as lines repeat. */
 		if (c) {
@@ -437,7 +440,8 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 		}
 	}
 	set[1] = set[0];
-	set[0] = (struct line_slot){text, frames, (uint32_t)stack + 1, (uint16_t)n, (uint16_t)fp_len};
+	set[0] = (struct line_slot){text, frames, (uint32_t)stack + 1, (uint16_t)n,
+				    (uint16_t)fp_len};
 }
 
 /* Whether frame id is (kind, name[0..len)), as profile__frame() would intern it. */
@@ -458,8 +462,7 @@ static inline bool frame_is(const struct folded_state *fs, uint32_t id, enum fra
  * from another parser would hide: a frame is known only once this parser has
  * interned it; frames that were in the profile before are not guessed till then.
  */
-static int intern_frame(struct folded_state *fs, enum frame_kind kind, const char *name,
-			size_t len)
+static int intern_frame(struct folded_state *fs, enum frame_kind kind, const char *name, size_t len)
 {
 	int id = profile__frame(fs->p, kind, name, len);
 	size_t n = profile__nr_frames(fs->p);
@@ -605,8 +608,8 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		if (i < reuse) {
 			kernel = fs->memo[i].kernel;
 			if (fs->memo[i].id >= 0) {
-				if (guessing &&
-				    (nids >= guess.n || guess.frames[nids] != (uint32_t)fs->memo[i].id))
+				if (guessing && (nids >= guess.n ||
+						 guess.frames[nids] != (uint32_t)fs->memo[i].id))
 					guessing = false;
 				fs->ids[nids++] = fs->memo[i].id;
 			}

@@ -47,7 +47,8 @@
  * parser contract of parse/parse.h: malformed lines (a bad field, an interval
  * naming an undefined stack) are counted in stats and skipped; returns 0 at
  * EOF. -EPROTO when the first line is not "offcpu-timeline V" with V from
- * TIMELINE_FORMAT_OLDEST to TIMELINE_FORMAT_VERSION (nothing is read then), -ENOMEM, -EIO. stats may be NULL.
+ * TIMELINE_FORMAT_OLDEST to TIMELINE_FORMAT_VERSION (nothing is read then), -ENOMEM, -EIO. stats
+ * may be NULL.
  */
 int timeline__parse(FILE *in, struct profile *p, struct timeline *t, struct parse_stats *stats);
 

@@ -18,9 +18,9 @@ struct line_reader {
 	FILE *in;
 	char *buf;
 	size_t cap;
-	size_t start;	/* first byte of the next line */
-	size_t end;	/* end of valid data */
-	size_t scanned; /* bytes after start known to hold no '\n' */
+	size_t start;	 /* first byte of the next line */
+	size_t end;	 /* end of valid data */
+	size_t scanned;	 /* bytes after start known to hold no '\n' */
 	size_t scanned2; /* 0, or where the second '\n' after start is, + 1 (peek2) */
 	size_t lineno;
 	int eof;

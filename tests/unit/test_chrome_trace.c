@@ -474,17 +474,16 @@ TEST(chrome_trace_draws_wakeups_as_flows)
 			continue;
 		CHECK_STR(sfield(from, "cat"), "wakeup");
 		CHECK_STR(sfield(to, "cat"), "offcpu");
-		/* The arrow leaves the waker at the wakeup: the interval's end less its run queue. */
+		/* The arrow leaves the waker at the wakeup: the interval's end less its run queue.
+		 */
 		CHECK_INT(ns(from, "ts"),
 			  ns(to, "ts") + ns(to, "dur") -
 				  json_object_get_int64(field(field(to, "args"), "runq_ns")));
 		if (ival(sv[i], "pid") == 1 << 30) {
-			CHECK_STR(sfield(from, "name"),
-				  sfield(field(to, "args"), "waker"));
+			CHECK_STR(sfield(from, "name"), sfield(field(to, "args"), "waker"));
 			want_x++;
 		} else {
-			CHECK_INT(ival(sv[i], "tid"),
-				  ival(field(to, "args"), "waker_tid"));
+			CHECK_INT(ival(sv[i], "tid"), ival(field(to, "args"), "waker_tid"));
 		}
 	}
 	CHECK_INT(want_x, 3);
@@ -504,8 +503,7 @@ TEST(chrome_trace_draws_wakeups_as_flows)
 	CHECK(irq_tid > 1 << 30);
 	/* An interrupt waker is named in the args, its tid is 0. */
 	for (size_t i = 0; i < nx; i++)
-		if (!strcmp(sfield(x[i], "cat"), "offcpu") &&
-		    ns(x[i], "ts") == 7000000)
+		if (!strcmp(sfield(x[i], "cat"), "offcpu") && ns(x[i], "ts") == 7000000)
 			CHECK_STR(sfield(field(x[i], "args"), "waker"), "irq:timer");
 	json_object_put(root);
 	free(text);

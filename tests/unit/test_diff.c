@@ -641,9 +641,11 @@ static struct profile *split_run(bool after, bool runq_known)
 			 "k:irqentry_exit_to_user_mode;k:schedule");
 	w = profile__thread(p, 100, 101, "worker");
 	m = profile__thread(p, 100, 100, "main");
-	profile__add(p, w, sl, OFFCPU_STATE_SLEEP,
-		     &(struct profile_weight){100, (after ? 400 : 300) * MS, (after ? 150 : 10) * MS});
-	profile__add(p, w, ss, OFFCPU_STATE_PREEMPT, &(struct profile_weight){10, 20 * MS, 20 * MS});
+	profile__add(
+		p, w, sl, OFFCPU_STATE_SLEEP,
+		&(struct profile_weight){100, (after ? 400 : 300) * MS, (after ? 150 : 10) * MS});
+	profile__add(p, w, ss, OFFCPU_STATE_PREEMPT,
+		     &(struct profile_weight){10, 20 * MS, 20 * MS});
 	profile__add(p, m, sk, OFFCPU_STATE_SLEEP, &(struct profile_weight){10, 500 * MS, 2 * MS});
 	return p;
 }

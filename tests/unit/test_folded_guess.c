@@ -12,7 +12,7 @@
 #include <stdint.h>
 /* 0: every line hashes the same; 1: lines of one length hash the same. */
 static int hash_by_length;
-#define LINE_HASH(s, n) ((void)(s), hash_by_length ? (uint64_t)(n) * 0x9e3779b97f4a7c15ULL : 0)
+#define LINE_HASH(s, n) ((void)(s), hash_by_length ? (uint64_t)(n)*0x9e3779b97f4a7c15ULL : 0)
 /* A ring of 1 KiB, a few dozen lines: texts are overwritten all the time. */
 #define RING_MIN 1024u
 #define RING_MAX 1024u
@@ -26,9 +26,21 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 #include "unit.h"
 
 static const char *const names[] = {
-	"main",	 "foo",	       "foo_[k]",	"foo_[i]",	       "-",
-	"",	 "[unknown]",  "0x7f00ab",	"[Missed User Stack]", "[Missed Kernel Stack]",
-	"read",	 "read_[k]",   "entry_SYSCALL_64", "do_syscall_64",     "start_thread",
+	"main",
+	"foo",
+	"foo_[k]",
+	"foo_[i]",
+	"-",
+	"",
+	"[unknown]",
+	"0x7f00ab",
+	"[Missed User Stack]",
+	"[Missed Kernel Stack]",
+	"read",
+	"read_[k]",
+	"entry_SYSCALL_64",
+	"do_syscall_64",
+	"start_thread",
 	"schedule",
 };
 

@@ -66,7 +66,9 @@ TEST(profile_prefetch_hints_change_nothing)
 	f[1] = profile__frame(p, FRAME_KERNEL, "b", 1);
 	s = profile__stack(p, f, 2);
 	profile__prefetch_more(p, s); /* no row yet */
-	CHECK_INT(profile__add(p, profile__thread(p, 1, 1, "t"), s, OFFCPU_STATE_SLEEP, WP(1, 5, 0)), 0);
+	CHECK_INT(
+		profile__add(p, profile__thread(p, 1, 1, "t"), s, OFFCPU_STATE_SLEEP, WP(1, 5, 0)),
+		0);
 	profile__prefetch(p, s);
 	profile__prefetch_more(p, s);
 	profile__prefetch(p, UINT32_MAX);

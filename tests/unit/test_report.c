@@ -389,7 +389,8 @@ TEST(report_counts_a_wait_through_the_window_once)
 	integrity__add_loss(&in, "inflight_at_stop", 2, 1500 * MS);
 	integrity__add_loss(&in, "threads_never_ran", 1, 1000 * MS);
 	out = render(p, &in, &o, &err);
-	CHECK(!strncmp(out, "edges: 2 waits at start, 1 at stop, 1 the whole window: 3.00s counted\n",
+	CHECK(!strncmp(out,
+		       "edges: 2 waits at start, 1 at stop, 1 the whole window: 3.00s counted\n",
 		       70));
 	CHECK_CONTAINS(out, ", 1 never ran\n");
 	CHECK(!strstr(out, "!!"));
