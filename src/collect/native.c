@@ -136,6 +136,7 @@ struct native *native__start(const struct native_opts *o)
 {
 	struct native *n = NULL;
 	char why[256] = "";
+	uint64_t t[3];
 	int err;
 
 	if (!o) {
@@ -155,8 +156,11 @@ struct native *native__start(const struct native_opts *o)
 	libbpf_set_print(libbpf_print);
 	if ((err = set_target(n, o, why, sizeof(why))) || (err = prepare(n, o, why, sizeof(why))))
 		goto cleanup;
+	t[0] = native_mono_ns();
 	native_kernel_text(n, o->timeline != NULL);
+	t[1] = native_mono_ns();
 	native_kernel_features(n);
+	t[2] = native_mono_ns();
 	if (!n->sched_lo)
 		native_note(n, "__schedule not found in /proc/kallsyms: tracer frames are not "
 			       "stripped in the kernel");
@@ -181,6 +185,9 @@ struct native *native__start(const struct native_opts *o)
 	}
 	if (err)
 		goto cleanup;
+	if (native_vstats_on())
+		native_note(n, "start-up: kallsyms %.1f ms, kernel BTF %.1f ms, load and attach %.1f ms",
+			    (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6, (native_mono_ns() - t[2]) / 1e6);
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
 		err = -errno;

@@ -380,6 +380,81 @@ static int unwind_setup(struct native *n, const struct native_opts *o, char *why
 	return 0;
 }
 
+/*
+ * OFFCPU_VERIFIER_STATS=1 in the environment: each program loads with the
+ * verifier's statistics (log level 4), and the diagnostics get a line per
+ * program: its size, the instructions the verifier processed, its states and
+ * the time it took. What start-up costs is mostly this (bench/verifier.sh).
+ */
+#define VSTATS_LOG 1024
+
+struct vstats {
+	char log[NATIVE_NR_PROGS + 1][VSTATS_LOG];
+};
+
+bool native_vstats_on(void)
+{
+	const char *env = getenv("OFFCPU_VERIFIER_STATS");
+
+	return env && *env && strcmp(env, "0");
+}
+
+static struct vstats *vstats_arm(struct offcpu_bpf *s)
+{
+	struct bpf_program *p;
+	struct vstats *v;
+	size_t i = 0;
+
+	if (!native_vstats_on())
+		return NULL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	bpf_object__for_each_program(p, s->obj)
+	{
+		if (!bpf_program__autoload(p) || i == NATIVE_NR_PROGS + 1)
+			continue;
+		bpf_program__set_log_buf(p, v->log[i++], VSTATS_LOG);
+		bpf_program__set_log_level(p, 4);
+	}
+	return v;
+}
+
+/* The number after key in the verifier's statistics, or -1. */
+static long long vstats_num(const char *log, const char *key)
+{
+	const char *at = strstr(log, key);
+
+	return at ? strtoll(at + strlen(key), NULL, 10) : -1;
+}
+
+static void vstats_report(struct native *n, struct offcpu_bpf *s, struct vstats *v)
+{
+	struct bpf_program *p;
+	size_t i = 0;
+
+	if (!v)
+		return;
+	bpf_object__for_each_program(p, s->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		const char *log;
+
+		if (!bpf_program__autoload(p) || i == NATIVE_NR_PROGS + 1)
+			continue;
+		log = v->log[i++];
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			info.verified_insns = 0;
+		native_note(n,
+			    "verifier: %s: %zu insns, %u processed, %lld states (peak %lld), "
+			    "%.1f ms",
+			    bpf_program__name(p), bpf_program__insn_cnt(p), info.verified_insns,
+			    vstats_num(log, "total_states "), vstats_num(log, "peak_states "),
+			    vstats_num(log, "verification time ") / 1000.0);
+	}
+}
+
 static int attach_all(struct native *n, bool raw, char *why, size_t whylen)
 {
 	for (size_t i = 0; i < NATIVE_NR_PROGS; i++) {
@@ -406,6 +481,9 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		       size_t whylen)
 {
 	struct offcpu_bpf *s;
+	struct vstats *vs;
+	uint64_t t[2];
+	bool timed;
 	int err;
 
 	s = n->skel = offcpu_bpf__open();
@@ -428,13 +506,21 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	/* A command's threads are all new: only attach targets have threads asleep at start. */
 	n->snap = !raw && o->follow_pid <= 0 && !n->snap_refused;
 	bpf_program__set_autoload(s->progs.snap, n->snap);
-	if ((err = offcpu_bpf__load(s))) {
+	vs = vstats_arm(s);
+	t[0] = native_mono_ns();
+	err = offcpu_bpf__load(s);
+	if (err) {
+		free(vs);
 		snprintf(why, whylen, "the kernel refused the %s programs: %s",
 			 raw ? "raw_tp" : "tp_btf", strerror(-err));
 		return err;
 	}
+	vstats_report(n, s, vs);
+	timed = vs != NULL;
+	free(vs);
 	if (n->target == OFFCPU_TARGET_TGIDS && (err = add_pids(n, o, why, whylen)))
 		return err;
+	t[1] = native_mono_ns();
 	if (n->dwarf && (err = unwind_setup(n, o, why, whylen)))
 		return err;
 	n->start_ns = n->last_drain_ns = native_mono_ns();
@@ -442,6 +528,10 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	s->bss->held_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
 	if ((err = attach_all(n, raw, why, whylen)))
 		return err;
+	if (timed)
+		native_note(n, "start-up: load %.1f ms, maps and unwinder %.1f ms, attach %.1f ms",
+			    (t[1] - t[0]) / 1e6, (n->start_ns - t[1]) / 1e6,
+			    (native_mono_ns() - n->start_ns) / 1e6);
 	n->raw_tp = raw;
 	/* After the attach: a thread that runs before its turn in the walk is seen running. */
 	if (n->snap && (err = native_snapshot(n, o)))

@@ -119,6 +119,8 @@ int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
 int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen);
 void native_destroy_skel(struct native *n);
+/* OFFCPU_VERIFIER_STATS is set: verifier statistics and start-up times in the diagnostics. */
+bool native_vstats_on(void);
 
 /* native_snap.c: run the snapshot once, after the attach. 0 or -errno. */
 int native_snapshot(struct native *n, const struct native_opts *o);
