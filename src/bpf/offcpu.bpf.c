@@ -76,6 +76,8 @@ const volatile bool dwarf_unwind = false;
 const volatile __u32 check_max = 64;	     /* longest check period, partly verified site */
 const volatile __u32 check_max_exact = 1024; /* ... fully verified site */
 const volatile bool kmem_direct = false;     /* bpf_rdonly_cast exists (6.2+) */
+/* bpf_loop exists (5.17+): loops the verifier checks one step of, not every pass. */
+const volatile bool have_loop = false;
 /* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
 const volatile bool runq_schedinfo = true;
 const volatile __u64 sched_lo = 0;
@@ -186,6 +188,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kernel_sig);
 } ksig SEC(".maps");
+
+/* The call-site key of the thread leaving now (site_key()), for the cache's global functions. */
+struct site_keybuf {
+	__u64 k[OFFCPU_KEY_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct site_keybuf);
+} sitekey SEC(".maps");
 
 /* The waker's kernel stack, walked to tell an interrupt from a thread (see waker_tid()). */
 struct {

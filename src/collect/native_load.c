@@ -83,7 +83,7 @@ void native_kernel_features(struct native *n)
 	int id;
 
 	n->switch_state = true;
-	n->rdonly_cast = n->schedinfo = false;
+	n->rdonly_cast = n->schedinfo = n->loop = false;
 	if (!btf)
 		return;
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
@@ -96,7 +96,8 @@ void native_kernel_features(struct native *n)
 	}
 	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	/* The unwinder needs bpf_loop (5.17) and is written for x86-64. */
-	n->dwarf = OFFCPU_DWARF_ARCH && btf__find_by_name_kind(btf, "bpf_loop", BTF_KIND_FUNC) > 0;
+	n->loop = btf__find_by_name_kind(btf, "bpf_loop", BTF_KIND_FUNC) > 0;
+	n->dwarf = OFFCPU_DWARF_ARCH && n->loop;
 	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
 		       has_member(btf, "sched_entity", "cfs_rq") &&
 		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
@@ -303,6 +304,7 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	s->rodata->sched_hi = n->sched_hi;
 	s->rodata->switch_has_state = n->switch_state;
 	s->rodata->kmem_direct = n->rdonly_cast;
+	s->rodata->have_loop = n->loop;
 	s->rodata->runq_schedinfo = n->schedinfo;
 	s->rodata->cgroup_id = n->cgroup_id;
 	s->rodata->cgroup_level = n->cgroup_level;
