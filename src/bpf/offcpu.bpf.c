@@ -80,16 +80,11 @@ const volatile bool kmem_direct = false;     /* bpf_rdonly_cast exists (6.2+) */
 const volatile bool have_loop = false;
 /* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
 const volatile bool runq_schedinfo = true;
-const volatile __u64 sched_lo = 0;
-const volatile __u64 sched_hi = 0;
 const volatile bool switch_has_state = true;
 const volatile __u64 track_gap_ns = 10000000ULL;
 /* Timeline: send each interval at least timeline_min_ns long (when timeline is set). */
 const volatile bool timeline = false;
 const volatile __u64 timeline_min_ns = 0;
-/* The kernel's interrupt entry code, [irq_lo[i], irq_hi[i]); irq_lo[0] 0: unknown. */
-const volatile __u64 irq_lo[OFFCPU_IRQ_RANGES] = {};
-const volatile __u64 irq_hi[OFFCPU_IRQ_RANGES] = {};
 
 /*
  * Written by user space: start_ns just before attaching, gen to switch
@@ -108,6 +103,15 @@ __u64 start_ns = 0;
 __u64 stop_ns = 0;
 __u32 gen = 0;
 __u32 held_tgid = 0;
+/*
+ * From kallsyms, which user space reads while the programs load, written
+ * before the attach: __schedule, [sched_lo, sched_hi) (0: unknown), and the
+ * kernel's interrupt entry code, [irq_lo[i], irq_hi[i]) (irq_lo[0] 0: unknown).
+ */
+__u64 sched_lo = 0;
+__u64 sched_hi = 0;
+__u64 irq_lo[OFFCPU_IRQ_RANGES] = {};
+__u64 irq_hi[OFFCPU_IRQ_RANGES] = {};
 
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 

@@ -157,13 +157,10 @@ struct native *native__start(const struct native_opts *o)
 	if ((err = set_target(n, o, why, sizeof(why))) || (err = prepare(n, o, why, sizeof(why))))
 		goto cleanup;
 	t[0] = native_mono_ns();
-	native_kernel_text(n, o->timeline != NULL);
+	native_kernel_text_start(n);
 	t[1] = native_mono_ns();
 	native_kernel_features(n);
 	t[2] = native_mono_ns();
-	if (!n->sched_lo)
-		native_note(n, "__schedule not found in /proc/kallsyms: tracer frames are not "
-			       "stripped in the kernel");
 
 	err = native_load_attach(n, o, o->force_raw_tp, why, sizeof(why));
 	if (err && n->snap) {
@@ -186,7 +183,7 @@ struct native *native__start(const struct native_opts *o)
 	if (err)
 		goto cleanup;
 	if (native_vstats_on())
-		native_note(n, "start-up: kallsyms %.1f ms, kernel BTF %.1f ms, load and attach %.1f ms",
+		native_note(n, "start-up: kallsyms thread %.1f ms, kernel BTF %.1f ms, load and attach %.1f ms",
 			    (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6, (native_mono_ns() - t[2]) / 1e6);
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
@@ -254,6 +251,8 @@ void native__free(struct native *n)
 
 	if (!n)
 		return;
+	if (n->ktext_pending)
+		pthread_join(n->ktext_thread, NULL);
 	ring_buffer__free(n->rb);
 	if (n->skel)
 		native_destroy_skel(n);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,33 +27,62 @@
 /*
  * The kernel text from /proc/kallsyms, in one read: the range of __schedule
  * (the BPF side drops the tracer frames above it) and, for a timeline, the
- * interrupt entry code (a wakeup from an interrupt names no waker).
+ * interrupt entry code (a wakeup from an interrupt names no waker). Reading
+ * kallsyms takes tens of milliseconds of the kernel's time, so it runs in a
+ * thread while the verifier checks the programs: what it finds goes into the
+ * BPF side's .bss after the load, before the attach.
  */
-void native_kernel_text(struct native *n, bool timeline)
+static void *kernel_text_read(void *arg)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	struct ktext k;
-	int err = f ? ktext__read(f, &k) : -errno;
+	struct native *n = arg;
+	FILE *f = fopen("/proc/kallsyms", "re");
 
+	n->ktext_err = f ? ktext__read(f, &n->ktext) : -errno;
 	if (f)
 		fclose(f);
+	return NULL;
+}
+
+void native_kernel_text_start(struct native *n)
+{
+	n->ktext_pending = !pthread_create(&n->ktext_thread, NULL, kernel_text_read, n);
+	if (!n->ktext_pending)
+		kernel_text_read(n);
+}
+
+/* Wait for the read (once), and take what it found. */
+void native_kernel_text(struct native *n, bool timeline)
+{
+	struct ktext *k = &n->ktext;
+	int err;
+
+	if (!n->ktext_pending && n->ktext_done)
+		return;
+	if (n->ktext_pending)
+		pthread_join(n->ktext_thread, NULL);
+	n->ktext_pending = false;
+	n->ktext_done = true;
+	err = n->ktext_err;
 	if (err)
-		memset(&k, 0, sizeof(k));
-	n->sched_lo = k.sched.lo;
-	n->sched_hi = k.sched.hi;
-	n->sched_text = k.sched_text;
+		memset(k, 0, sizeof(*k));
+	n->sched_lo = k->sched.lo;
+	n->sched_hi = k->sched.hi;
+	n->sched_text = k->sched_text;
+	if (!n->sched_lo)
+		native_note(n, "__schedule not found in /proc/kallsyms: tracer frames are not "
+			       "stripped in the kernel");
 	if (!timeline)
 		return;
-	if (!err && !k.irq_err && k.nr_irq) {
-		memcpy(n->irq, k.irq, sizeof(n->irq));
+	if (!err && !k->irq_err && k->nr_irq) {
+		memcpy(n->irq, k->irq, sizeof(n->irq));
 		return;
 	}
 	native_note(
 		n,
 		"timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
-		err	    ? strerror(-err)
-		: k.irq_err ? strerror(-k.irq_err)
-			    : "addresses hidden or names missing");
+		err	     ? strerror(-err)
+		: k->irq_err ? strerror(-k->irq_err)
+			     : "addresses hidden or names missing");
 }
 
 /*
@@ -300,8 +330,6 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	s->rodata->stack_cache = !o->no_stack_cache;
 	n->dwarf = n->dwarf && !o->fp_unwind && !o->no_user_stacks;
 	s->rodata->dwarf_unwind = n->dwarf;
-	s->rodata->sched_lo = n->sched_lo;
-	s->rodata->sched_hi = n->sched_hi;
 	s->rodata->switch_has_state = n->switch_state;
 	s->rodata->kmem_direct = n->rdonly_cast;
 	s->rodata->have_loop = n->loop;
@@ -310,10 +338,6 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	s->rodata->cgroup_level = n->cgroup_level;
 	s->rodata->timeline = o->timeline != NULL;
 	s->rodata->timeline_min_ns = o->timeline_min_ns;
-	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {
-		s->rodata->irq_lo[i] = n->irq[i].lo;
-		s->rodata->irq_hi[i] = n->irq[i].hi;
-	}
 }
 
 static int size_maps(struct native *n, const struct native_opts *o)
@@ -520,6 +544,13 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	vstats_report(n, s, vs);
 	timed = vs != NULL;
 	free(vs);
+	native_kernel_text(n, o->timeline != NULL);
+	s->bss->sched_lo = n->sched_lo;
+	s->bss->sched_hi = n->sched_hi;
+	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {
+		s->bss->irq_lo[i] = n->irq[i].lo;
+		s->bss->irq_hi[i] = n->irq[i].hi;
+	}
 	if (n->target == OFFCPU_TARGET_TGIDS && (err = add_pids(n, o, why, whylen)))
 		return err;
 	t[1] = native_mono_ns();

@@ -15,6 +15,7 @@
 #define OFFCPU_COLLECT_NATIVE_PRIV_H
 
 #include <linux/types.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +90,11 @@ struct native {
 	uint64_t sched_lo, sched_hi;
 	struct addr_range sched_text; /* left out of a sleeping task's stack by the kernel */
 	struct addr_range irq[KTEXT_IRQ_RANGES]; /* interrupt entry code, for wakers */
+	/* The kallsyms read behind those, in a thread while the programs load. */
+	pthread_t ktext_thread;
+	bool ktext_pending, ktext_done;
+	int ktext_err;
+	struct ktext ktext;
 	uint64_t cgroup_id;
 	uint32_t cgroup_level;
 	uint64_t start_ns, stop_ns, last_drain_ns;
@@ -114,6 +120,8 @@ void native_note(struct native *n, const char *fmt, ...);
 uint64_t native_mono_ns(void);
 
 /* native_load.c */
+/* Start reading kallsyms in a thread; native_kernel_text() waits for it and takes the result. */
+void native_kernel_text_start(struct native *n);
 void native_kernel_text(struct native *n, bool timeline);
 void native_kernel_features(struct native *n);
 int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
