@@ -20,6 +20,7 @@
 #include "collect/probe.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
+#include "symbolize/symbolize.h"
 
 _Static_assert(OFFCPU_ST_UNKNOWN == (int)OFFCPU_STATE_UNKNOWN, "state numbering");
 _Static_assert(OFFCPU_ST_SLEEP == (int)OFFCPU_STATE_SLEEP, "state numbering");
@@ -183,7 +184,7 @@ struct native *native__start(const struct native_opts *o)
 	if (err)
 		goto cleanup;
 	if (native_vstats_on())
-		native_note(n, "start-up: kallsyms thread %.1f ms, kernel BTF %.1f ms, load and attach %.1f ms",
+		native_note(n, "start-up: kallsyms thread started in %.1f ms, kernel BTF %.1f ms, load and attach %.1f ms",
 			    (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6, (native_mono_ns() - t[2]) / 1e6);
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
@@ -253,6 +254,7 @@ void native__free(struct native *n)
 		return;
 	if (n->ktext_pending)
 		pthread_join(n->ktext_thread, NULL);
+	ksyms__free(n->ksyms);
 	ring_buffer__free(n->rb);
 	if (n->skel)
 		native_destroy_skel(n);

@@ -23,6 +23,7 @@
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
+#include "symbolize/symbolize.h"
 
 /*
  * The kernel text from /proc/kallsyms, in one read: the range of __schedule
@@ -35,11 +36,50 @@
 static void *kernel_text_read(void *arg)
 {
 	struct native *n = arg;
-	FILE *f = fopen("/proc/kallsyms", "re");
+	size_t len = 0, cap = 8 << 20;
+	char *text = malloc(cap);
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	ssize_t got = 0;
+	FILE *f;
 
-	n->ktext_err = f ? ktext__read(f, &n->ktext) : -errno;
-	if (f)
-		fclose(f);
+	n->ktext_err = 0;
+	if (fd < 0 || !text) {
+		n->ktext_err = fd < 0 ? -errno : -ENOMEM;
+		goto cleanup;
+	}
+	/* All of it, once: the symbolizer keeps the core kernel's part (see native_kernel_text()). */
+	while ((got = read(fd, text + len, cap - len)) > 0) {
+		len += (size_t)got;
+		if (len == cap) {
+			char *more = realloc(text, cap * 2);
+
+			if (!more) {
+				n->ktext_err = -ENOMEM;
+				goto cleanup;
+			}
+			text = more;
+			cap *= 2;
+		}
+	}
+	if (got < 0) {
+		n->ktext_err = -errno;
+		goto cleanup;
+	}
+	f = fmemopen(text, len, "r");
+	if (!f) {
+		n->ktext_err = -errno;
+		goto cleanup;
+	}
+	n->ktext_err = ktext__read(f, &n->ktext);
+	if (!n->ktext_err && n->sym && n->ktext.text.lo) {
+		rewind(f);
+		n->ksyms = ksyms__load(f);
+	}
+	fclose(f);
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(text);
 	return NULL;
 }
 
@@ -68,6 +108,10 @@ void native_kernel_text(struct native *n, bool timeline)
 	n->sched_lo = k->sched.lo;
 	n->sched_hi = k->sched.hi;
 	n->sched_text = k->sched_text;
+	/* The stacks' kernel frames then need no second read of kallsyms at stop. */
+	if (n->ksyms)
+		symbolizer__kernel_core(n->sym, n->ksyms, k->text.lo, k->text.hi);
+	n->ksyms = NULL;
 	if (!n->sched_lo)
 		native_note(n, "__schedule not found in /proc/kallsyms: tracer frames are not "
 			       "stripped in the kernel");

@@ -64,6 +64,7 @@ struct native_raw {
 };
 
 struct offcpu_bpf;
+struct ksyms;
 struct unwinder;
 struct bpf_link;
 struct bpf_map;
@@ -95,6 +96,7 @@ struct native {
 	bool ktext_pending, ktext_done;
 	int ktext_err;
 	struct ktext ktext;
+	struct ksyms *ksyms; /* ... and its symbols, for sym */
 	uint64_t cgroup_id;
 	uint32_t cgroup_level;
 	uint64_t start_ns, stop_ns, last_drain_ns;
