@@ -665,7 +665,20 @@ static __always_inline __u64 queued_ns(struct task_struct *next, const bool btf)
 
 	if (!q)
 		return 0;
-	now = btf ? next->se.cfs_rq->rq->clock : BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	/*
+	 * Through an untrusted copy of next where bpf_rdonly_cast exists: each
+	 * pointer the verifier follows from a trusted one costs it searches of
+	 * the kernel's BTF by name, on every path of a switch-in it explores.
+	 * The loads stay plain loads.
+	 */
+	if (btf && kmem_direct) {
+		const struct task_struct *t =
+			bpf_rdonly_cast(next, bpf_core_type_id_kernel(struct task_struct));
+
+		now = t->se.cfs_rq->rq->clock;
+	} else {
+		now = btf ? next->se.cfs_rq->rq->clock : BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	}
 	return now > q ? now - q : 0;
 }
 
