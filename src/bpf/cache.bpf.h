@@ -189,12 +189,8 @@ __noinline int site_uslots(__u32 tid, __u32 way)
 	s = &th->sites[way & (OFFCPU_CACHE_WAYS - 1)];
 	n = st->nslots < OFFCPU_USLOTS ? st->nslots : OFFCPU_USLOTS;
 	__builtin_memcpy(s->uslot, st->slot, sizeof(s->uslot));
-	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
-		if (i >= n)
-			break;
-		if (st->slot[i] > s->umax)
-			s->umax = st->slot[i];
-	}
+	/* Kept by unote() as the walk went: no loop here for the verifier to walk. */
+	s->umax = st->umax;
 	s->nu = n;
 	s->uhash = st->hash;
 	/* Every word the unwind read is verified at each hit: the site is exact. */

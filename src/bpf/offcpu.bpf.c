@@ -231,6 +231,7 @@ struct unwind_state {
 	__u8 transient;	 /* the walk ended for a reason that may not hold next time */
 	__u8 bp_pending; /* bp came from the stack and no frame has used it yet */
 	__u8 pad;
+	__u16 umax; /* the largest of slot[] */
 	__u16 slot[OFFCPU_USLOTS];
 	/* The registers at switch-out and the window: sent as is when user space must unwind. */
 	struct offcpu_raw_ustack raw;
