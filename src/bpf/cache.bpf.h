@@ -77,19 +77,16 @@ static __always_inline __u32 key_tag(const __u64 *k)
 }
 
 /*
- * Whether the kernel return addresses of way of thread tid's cache still sit
- * where they sat (base: the tracepoint's ctx as a number). A global
- * function: verified once, not for every way and every state of its caller.
+ * Whether the kernel return addresses of site s still sit where they sat
+ * (base: the tracepoint's ctx as a number). A global function: verified
+ * once, not for every way and every state of its caller.
  */
-__noinline int kslots_match(__u32 tid, __u32 way, __u64 base)
+__noinline int kslots_match(const struct offcpu_site *s, __u64 base)
 {
-	const struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	const struct offcpu_site *s;
 	__u64 h = 0x9e3779b97f4a7c15ULL;
 
-	if (!th)
+	if (!s)
 		return 0;
-	s = &th->sites[way & (OFFCPU_CACHE_WAYS - 1)];
 	for (__u32 i = 0; i < OFFCPU_KSLOTS; i++) {
 		if (i >= s->nk)
 			break;
@@ -111,23 +108,21 @@ static __always_inline void site_flush(struct offcpu_thread *th, __u32 tid, stru
 }
 
 /*
- * The way of thread tid's cache whose key is this CPU's sitekey and whose
- * kernel frames sit where they sat (base: the tracepoint's ctx as a number),
- * or OFFCPU_CACHE_WAYS. A global function, verified once.
+ * The way of thread th's cache (tid) whose key is kb's and whose kernel
+ * frames sit where they sat (base: the tracepoint's ctx as a number), or
+ * OFFCPU_CACHE_WAYS. A global function, verified once.
  */
-__noinline __u32 cache_lookup(__u32 tid, __u32 tag, __u64 base)
+__noinline __u32 cache_lookup(const struct offcpu_thread *th, __u32 tid,
+			      const struct site_keybuf *kb, __u32 tag, __u64 base)
 {
-	const struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	struct site_keybuf *kb;
-	__u32 hit = OFFCPU_CACHE_WAYS, zero = 0;
+	__u32 hit = OFFCPU_CACHE_WAYS;
 
-	kb = bpf_map_lookup_elem(&sitekey, &zero);
 	if (!th || !kb)
 		return hit;
 	for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++) {
 		if (th->tag[w] != tag || !key_eq(th->sites[w].key, kb->k))
 			continue;
-		if (!kslots_match(tid, w, base))
+		if (!kslots_match(&th->sites[w], base))
 			STAT(kslot_rejects, 1);
 #if OFFCPU_HAVE_DWARF_UNWIND
 		else if (dwarf_unwind && !uslots_match(tid, w, kb->k[OFFCPU_KEY_SP]))
@@ -135,10 +130,6 @@ __noinline __u32 cache_lookup(__u32 tid, __u32 tag, __u64 base)
 #endif
 		else
 			hit = w;
-		/* The verifier forgets th across the calls. */
-		th = bpf_map_lookup_elem(&threads, &tid);
-		if (!th)
-			return OFFCPU_CACHE_WAYS;
 	}
 	return hit;
 }
@@ -300,7 +291,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 		site_key(ctx, t, prev_state, kthread, key, btf);
 		tag = key_tag(key);
 		base = ptr_value(ctx);
-		hit = cache_lookup(tid, tag, base);
+		hit = cache_lookup(th, tid, kb, tag, base);
 		if (hit < OFFCPU_CACHE_WAYS) {
 			s = &th->sites[hit];
 			if (++s->hits < s->period) {
