@@ -90,8 +90,8 @@ __noinline int kslots_match(const struct offcpu_site *s, __u64 base)
 	for (__u32 i = 0; i < OFFCPU_KSLOTS; i++) {
 		if (i >= s->nk)
 			break;
-		h = mix(h, kword((const void *)base,
-				 (__u64)(s->kslot[i] & (OFFCPU_KSCAN - 1)) * 8));
+		h = mix(h,
+			kword((const void *)base, (__u64)(s->kslot[i] & (OFFCPU_KSCAN - 1)) * 8));
 	}
 	return h == s->khash;
 }

@@ -47,7 +47,7 @@ static void *kernel_text_read(void *arg)
 		n->ktext_err = fd < 0 ? -errno : -ENOMEM;
 		goto cleanup;
 	}
-	/* All of it, once: the symbolizer keeps the core kernel's part (see native_kernel_text()). */
+	/* Whole, once: native_kernel_text() hands the symbols to the symbolizer. */
 	while ((got = read(fd, text + len, cap - len)) > 0) {
 		len += (size_t)got;
 		if (len == cap) {

@@ -81,7 +81,7 @@ struct native {
 	bool stopped;
 	bool membarrier_broken;
 	bool switch_state, rdonly_cast, schedinfo;
-	bool loop; /* the kernel has bpf_loop (5.17+) */
+	bool loop;	      /* the kernel has bpf_loop (5.17+) */
 	bool dwarf;	      /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
 	struct unwinder *unw; /* its tables and mappings, when dwarf */
 	struct native_stats stats;
