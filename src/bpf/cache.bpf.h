@@ -76,14 +76,22 @@ static __always_inline __u32 key_tag(const __u64 *k)
 	return (__u32)(h >> 32) | 1;
 }
 
-static __always_inline bool kslots_match(void *ctx, const struct offcpu_site *s)
+/*
+ * Whether the kernel return addresses of site s still sit where they sat
+ * (base: the tracepoint's ctx as a number). A global function: verified
+ * once, not for every way and every state of its caller.
+ */
+__noinline int kslots_match(const struct offcpu_site *s, __u64 base)
 {
 	__u64 h = 0x9e3779b97f4a7c15ULL;
 
+	if (!s)
+		return 0;
 	for (__u32 i = 0; i < OFFCPU_KSLOTS; i++) {
 		if (i >= s->nk)
 			break;
-		h = mix(h, kword(ctx, (__u64)(s->kslot[i] & (OFFCPU_KSCAN - 1)) * 8));
+		h = mix(h,
+			kword((const void *)base, (__u64)(s->kslot[i] & (OFFCPU_KSCAN - 1)) * 8));
 	}
 	return h == s->khash;
 }
@@ -99,20 +107,25 @@ static __always_inline void site_flush(struct offcpu_thread *th, __u32 tid, stru
 	s->runq_ns = 0;
 }
 
-/* The cache entry whose key is key and whose kernel frames sit where they sat. */
-static __always_inline __u32 cache_lookup(void *ctx, struct offcpu_thread *th, __u32 tid,
-					  const __u64 *key, __u32 tag)
+/*
+ * The way of thread th's cache (tid) whose key is kb's and whose kernel
+ * frames sit where they sat (base: the tracepoint's ctx as a number), or
+ * OFFCPU_CACHE_WAYS. A global function, verified once.
+ */
+__noinline __u32 cache_lookup(const struct offcpu_thread *th, __u32 tid,
+			      const struct site_keybuf *kb, __u32 tag, __u64 base)
 {
 	__u32 hit = OFFCPU_CACHE_WAYS;
 
-#pragma unroll
+	if (!th || !kb)
+		return hit;
 	for (__u32 w = 0; w < OFFCPU_CACHE_WAYS; w++) {
-		if (th->tag[w] != tag || !key_eq(th->sites[w].key, key))
+		if (th->tag[w] != tag || !key_eq(th->sites[w].key, kb->k))
 			continue;
-		if (!kslots_match(ctx, &th->sites[w]))
+		if (!kslots_match(&th->sites[w], base))
 			STAT(kslot_rejects, 1);
 #if OFFCPU_HAVE_DWARF_UNWIND
-		else if (dwarf_unwind && !uslots_match(tid, w, key[OFFCPU_KEY_SP]))
+		else if (dwarf_unwind && !uslots_match(tid, w, kb->k[OFFCPU_KEY_SP]))
 			STAT(uslot_rejects, 1);
 #endif
 		else
@@ -149,31 +162,39 @@ static __always_inline void site_check(struct offcpu_thread *th, __u32 tid, stru
 	s->unchecked_ns = 0;
 }
 
-/* The user stack words the unwind just read (this CPU's ustate), to verify hits by. */
-static __always_inline void site_uslots(struct offcpu_site *s)
-{
+/*
+ * The user stack words the unwind just read (this CPU's ustate), to verify
+ * hits of way of thread tid's cache by. A global function, verified once.
+ */
 #if OFFCPU_HAVE_DWARF_UNWIND
+__noinline int site_uslots(__u32 tid, __u32 way)
+{
+	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	struct unwind_state *st;
+	struct offcpu_site *s;
 	__u32 zero = 0, n;
 
 	st = bpf_map_lookup_elem(&ustate, &zero);
-	if (!st)
-		return;
+	if (!th || !st)
+		return 0;
+	s = &th->sites[way & (OFFCPU_CACHE_WAYS - 1)];
 	n = st->nslots < OFFCPU_USLOTS ? st->nslots : OFFCPU_USLOTS;
 	__builtin_memcpy(s->uslot, st->slot, sizeof(s->uslot));
-	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
-		if (i >= n)
-			break;
-		if (st->slot[i] > s->umax)
-			s->umax = st->slot[i];
-	}
+	/* Kept by unote() as the walk went: no loop here for the verifier to walk. */
+	s->umax = st->umax;
 	s->nu = n;
 	s->uhash = st->hash;
 	/* Every word the unwind read is verified at each hit: the site is exact. */
 	if (!st->overflow)
 		s->exact |= OFFCPU_SITE_USER_EXACT;
-#endif
+	return 0;
 }
+#else
+static __always_inline int site_uslots(__u32 tid, __u32 way)
+{
+	return 0;
+}
+#endif
 
 /*
  * A new call site for key, with the walks k and u and the kernel frames'
@@ -219,13 +240,12 @@ static __always_inline __u32 site_make(struct offcpu_thread *th, __u32 tid, cons
 	s->nu = 0;
 	s->umax = 0;
 	s->uhash = 0x9e3779b97f4a7c15ULL;
-	if (!user_stacks || kthread) {
+	if (!user_stacks || kthread)
 		s->exact |= OFFCPU_SITE_USER_EXACT;
-	} else if (OFFCPU_HAVE_DWARF_UNWIND && dwarf_unwind) {
-		site_uslots(s);
-	} else if (key[OFFCPU_KEY_CHAIN] & OFFCPU_CHAIN_WHOLE) {
+	else if (OFFCPU_HAVE_DWARF_UNWIND && dwarf_unwind)
+		site_uslots(tid, way);
+	else if (key[OFFCPU_KEY_CHAIN] & OFFCPU_CHAIN_WHOLE)
 		s->exact |= OFFCPU_SITE_USER_EXACT;
-	}
 	STAT(sites_made, 1);
 	if (s->exact & OFFCPU_SITE_KERNEL_EXACT)
 		STAT(sites_kernel_exact, 1);
@@ -254,19 +274,24 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 {
 	bool kthread = RD(btf, t, flags) & OFFCPU_PF_KTHREAD;
 	bool cache = stack_cache && !preempt && th->state != OFFCPU_ST_OTHER;
-	__u64 key[OFFCPU_KEY_WORDS] = {};
 	struct offcpu_site *s = NULL;
 	__u32 hit = OFFCPU_CACHE_WAYS, zero = 0, tag = 0;
+	struct site_keybuf *kb = NULL;
 	bool transient = false;
-	__u64 k, u;
+	__u64 k, u, base = 0, *key = NULL;
 
 	th->site = OFFCPU_NO_SITE;
 	th->switches++;
 	STAT(switches, 1);
-	if (cache) {
+	if (cache)
+		kb = bpf_map_lookup_elem(&sitekey, &zero);
+	if (kb) {
+		key = kb->k;
+		__builtin_memset(key, 0, sizeof(kb->k));
 		site_key(ctx, t, prev_state, kthread, key, btf);
 		tag = key_tag(key);
-		hit = cache_lookup(ctx, th, tid, key, tag);
+		base = ptr_value(ctx);
+		hit = cache_lookup(th, tid, kb, tag, base);
 		if (hit < OFFCPU_CACHE_WAYS) {
 			s = &th->sites[hit];
 			if (++s->hits < s->period) {
@@ -283,8 +308,8 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 
 	k = kernel_stacks ? walk(ctx, false) : OFFCPU_STACK_NONE;
 	/* Locate the frames while the kernel walk is still in the scratch buffer. */
-	if (cache && !s && kernel_stacks)
-		kernel_sig(ptr_value(ctx), key[OFFCPU_KEY_ENTRY_RET]);
+	if (key && !s && kernel_stacks)
+		kernel_sig(base, key[OFFCPU_KEY_ENTRY_RET]);
 	if (!user_stacks || kthread)
 		u = OFFCPU_STACK_NONE;
 #if OFFCPU_HAVE_DWARF_UNWIND
@@ -308,7 +333,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 
 		notify_track(tgid, now, buf && buf->pad);
 	}
-	if (!cache)
+	if (!key)
 		return;
 	/* A stack cut by what may change (maps not loaded yet) is not remembered. */
 	if (!stack_ok(k) || !stack_ok(u) || transient) {

@@ -76,18 +76,15 @@ const volatile bool dwarf_unwind = false;
 const volatile __u32 check_max = 64;	     /* longest check period, partly verified site */
 const volatile __u32 check_max_exact = 1024; /* ... fully verified site */
 const volatile bool kmem_direct = false;     /* bpf_rdonly_cast exists (6.2+) */
+/* bpf_loop exists (5.17+): loops the verifier checks one step of, not every pass. */
+const volatile bool have_loop = false;
 /* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
 const volatile bool runq_schedinfo = true;
-const volatile __u64 sched_lo = 0;
-const volatile __u64 sched_hi = 0;
 const volatile bool switch_has_state = true;
 const volatile __u64 track_gap_ns = 10000000ULL;
 /* Timeline: send each interval at least timeline_min_ns long (when timeline is set). */
 const volatile bool timeline = false;
 const volatile __u64 timeline_min_ns = 0;
-/* The kernel's interrupt entry code, [irq_lo[i], irq_hi[i]); irq_lo[0] 0: unknown. */
-const volatile __u64 irq_lo[OFFCPU_IRQ_RANGES] = {};
-const volatile __u64 irq_hi[OFFCPU_IRQ_RANGES] = {};
 
 /*
  * Written by user space: start_ns just before attaching, gen to switch
@@ -106,6 +103,15 @@ __u64 start_ns = 0;
 __u64 stop_ns = 0;
 __u32 gen = 0;
 __u32 held_tgid = 0;
+/*
+ * From kallsyms, which user space reads while the programs load, written
+ * before the attach: __schedule, [sched_lo, sched_hi) (0: unknown), and the
+ * kernel's interrupt entry code, [irq_lo[i], irq_hi[i]) (irq_lo[0] 0: unknown).
+ */
+__u64 sched_lo = 0;
+__u64 sched_hi = 0;
+__u64 irq_lo[OFFCPU_IRQ_RANGES] = {};
+__u64 irq_hi[OFFCPU_IRQ_RANGES] = {};
 
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
@@ -187,6 +193,18 @@ struct {
 	__type(value, struct kernel_sig);
 } ksig SEC(".maps");
 
+/* The call-site key of the thread leaving now (site_key()), for the cache's global functions. */
+struct site_keybuf {
+	__u64 k[OFFCPU_KEY_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct site_keybuf);
+} sitekey SEC(".maps");
+
 /* The waker's kernel stack, walked to tell an interrupt from a thread (see waker_tid()). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -213,6 +231,7 @@ struct unwind_state {
 	__u8 transient;	 /* the walk ended for a reason that may not hold next time */
 	__u8 bp_pending; /* bp came from the stack and no frame has used it yet */
 	__u8 pad;
+	__u16 umax; /* the largest of slot[] */
 	__u16 slot[OFFCPU_USLOTS];
 	/* The registers at switch-out and the window: sent as is when user space must unwind. */
 	struct offcpu_raw_ustack raw;
@@ -647,7 +666,20 @@ static __always_inline __u64 queued_ns(struct task_struct *next, const bool btf)
 
 	if (!q)
 		return 0;
-	now = btf ? next->se.cfs_rq->rq->clock : BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	/*
+	 * Through an untrusted copy of next where bpf_rdonly_cast exists: each
+	 * pointer the verifier follows from a trusted one costs it searches of
+	 * the kernel's BTF by name, on every path of a switch-in it explores.
+	 * The loads stay plain loads.
+	 */
+	if (btf && kmem_direct) {
+		const struct task_struct *t =
+			bpf_rdonly_cast(next, bpf_core_type_id_kernel(struct task_struct));
+
+		now = t->se.cfs_rq->rq->clock;
+	} else {
+		now = btf ? next->se.cfs_rq->rq->clock : BPF_CORE_READ(next, se.cfs_rq, rq, clock);
+	}
 	return now > q ? now - q : 0;
 }
 

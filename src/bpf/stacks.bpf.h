@@ -11,21 +11,60 @@
 #ifndef OFFCPU_BPF_STACKS_BPF_H
 #define OFFCPU_BPF_STACKS_BPF_H
 
-/* 64-bit hash of frames [first, nr); bit 63 set marks a real stack id. */
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+struct hash_ctx {
+	__u64 h;
+	__u32 first, nr;
+};
+
+/* One frame of stack_hash(), from this CPU's scratch buffer. */
+static long hash_step(__u32 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+	struct offcpu_stack *buf;
+	__u32 zero = 0, j = c->first + i;
+
+	if (j >= c->nr)
+		return 1;
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return 1;
+	c->h = mix(c->h, buf->ips[j & 127]);
+	return 0;
+}
+
+/*
+ * 64-bit hash of frames [first, nr); bit 63 set marks a real stack id. A
+ * bpf_loop() where the kernel has it: the verifier checks one step, where it
+ * walks a loop in line once per frame and per state.
+ */
 static __always_inline __u64 stack_hash(const struct offcpu_stack *s, __u64 seed)
 {
-	__u64 h = seed ^ ((__u64)(s->nr - s->first) * 0x9e3779b97f4a7c15ULL);
+	struct hash_ctx c = {
+		.h = seed ^ ((__u64)(s->nr - s->first) * 0x9e3779b97f4a7c15ULL),
+		.first = s->first,
+		.nr = s->nr,
+	};
+	__u64 h;
 
-	for (__u32 i = 0; i < OFFCPU_MAX_STACK; i++) {
-		if (i >= s->nr)
-			break;
-		if (i < s->first)
-			continue;
-		h ^= s->ips[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 33;
+	if (have_loop) {
+		bpf_loop(OFFCPU_MAX_STACK, hash_step, &c, 0);
+	} else {
+		for (__u32 i = 0; i < OFFCPU_MAX_STACK; i++) {
+			if (i >= s->nr)
+				break;
+			if (i < s->first)
+				continue;
+			c.h = mix(c.h, s->ips[i]);
+		}
 	}
-	h *= 0xc4ceb9fe1a85ec53ULL;
+	h = c.h * 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 33;
 	return h | OFFCPU_STACK_REAL;
 }
@@ -164,13 +203,6 @@ static __always_inline void notify_track(__u32 tgid, __u64 now, bool new_stack)
 	p->notified_ns = now;
 }
 
-static __always_inline __u64 mix(__u64 h, __u64 v)
-{
-	h ^= v;
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
-}
-
 /* The kernel word at p + off (0 if unreadable): a plain load where the kernel allows it. */
 static __always_inline __u64 kword(const void *p, __u64 off)
 {
@@ -263,8 +295,41 @@ __noinline __u64 user_chain(__u64 bp)
  * the entry code were found, and the last one is the word below the user
  * pt_regs (entry_ret, part of the key). Runs on cache misses only.
  */
+struct ksig_ctx {
+	__u64 base;
+	__u32 last;
+};
+
+/* One word of kernel_sig()'s scan: 1 when every frame is found or nothing can be. */
+static long ksig_step(__u32 w, void *arg)
+{
+	struct ksig_ctx *c = arg;
+	struct offcpu_stack *buf;
+	struct kernel_sig *sig;
+	__u32 zero = 0, j, n;
+	__u64 v;
+
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	sig = bpf_map_lookup_elem(&ksig, &zero);
+	if (!buf || !sig)
+		return 1;
+	j = sig->j;
+	n = sig->n;
+	if (j >= c->last || n >= OFFCPU_KSLOTS)
+		return 1;
+	v = kword((const void *)c->base, (__u64)(w & (OFFCPU_KSCAN - 1)) * 8);
+	if (v != buf->ips[j & 127])
+		return 0;
+	sig->slot[n & (OFFCPU_KSLOTS - 1)] = w;
+	sig->hash = mix(sig->hash, v);
+	sig->n = n + 1;
+	sig->j = j + 1;
+	return 0;
+}
+
 __noinline int kernel_sig(__u64 base, __u64 entry_ret)
 {
+	struct ksig_ctx c = {.base = base};
 	struct offcpu_stack *buf;
 	struct kernel_sig *sig;
 	__u32 zero = 0, last;
@@ -280,20 +345,19 @@ __noinline int kernel_sig(__u64 base, __u64 entry_ret)
 	last = buf->nr - 1;
 	if (last >= OFFCPU_MAX_STACK)
 		return 0;
-	for (__u32 w = 0; w < OFFCPU_KSCAN; w++) {
-		__u32 j = sig->j, n = sig->n;
-		__u64 v;
-
-		if (j >= last || n >= OFFCPU_KSLOTS)
-			break;
-		v = kword((const void *)base, (__u64)w * 8);
-		if (v != buf->ips[j & 127])
-			continue;
-		sig->slot[n & (OFFCPU_KSLOTS - 1)] = w;
-		sig->hash = mix(sig->hash, v);
-		sig->n = n + 1;
-		sig->j = j + 1;
+	c.last = last;
+	if (have_loop) {
+		bpf_loop(OFFCPU_KSCAN, ksig_step, &c, 0);
+	} else {
+		for (__u32 w = 0; w < OFFCPU_KSCAN; w++)
+			if (ksig_step(w, &c))
+				break;
 	}
+	/* Looked up again: the verifier forgets what it knew of sig across the loop. */
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	sig = bpf_map_lookup_elem(&ksig, &zero);
+	if (!buf || !sig)
+		return 0;
 	sig->exact = sig->j == last && buf->ips[last & 127] == entry_ret;
 	return 0;
 }

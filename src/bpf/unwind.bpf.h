@@ -70,6 +70,8 @@ static __always_inline void unote(struct unwind_state *st, __u64 addr, __u64 v)
 
 	if (!(off & 7) && off < (1ULL << 19) && st->nslots < OFFCPU_USLOTS) {
 		st->slot[st->nslots & (OFFCPU_USLOTS - 1)] = off >> 3;
+		if ((off >> 3) > st->umax)
+			st->umax = off >> 3;
 		st->nslots++;
 		st->hash = mix(st->hash, v);
 	} else {
@@ -482,6 +484,7 @@ __noinline __u64 unwind_user(__u32 tgid)
 	st->tgid = tgid;
 	st->n = 0;
 	st->nslots = 0;
+	st->umax = 0;
 	st->hash = 0x9e3779b97f4a7c15ULL;
 	st->bp_ok = 1;
 	st->exact_ip = 1;

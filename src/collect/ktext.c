@@ -71,6 +71,10 @@ int ktext__read(FILE *in, struct ktext *k)
 			k->sched_text.lo = addr;
 		if (len == 16 && !strncmp(name, "__sched_text_end", 16))
 			k->sched_text.hi = addr;
+		if (len == 6 && !strncmp(name, "_stext", 6))
+			k->text.lo = addr;
+		if (len == 6 && !strncmp(name, "_etext", 6))
+			k->text.hi = addr;
 		if (sched_open && addr > k->sched.lo) {
 			k->sched.hi = addr;
 			sched_open = false;
@@ -93,5 +97,7 @@ int ktext__read(FILE *in, struct ktext *k)
 		k->sched.lo = 0;
 	if (k->sched_text.hi <= k->sched_text.lo)
 		k->sched_text = (struct addr_range){0, 0};
+	if (k->text.hi <= k->text.lo)
+		k->text = (struct addr_range){0, 0};
 	return ferror(in) ? -EIO : 0;
 }

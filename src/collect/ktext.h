@@ -20,6 +20,8 @@
  *          thread that happened to be interrupted. Exception entries (page
  *          faults, int3, ...) are not interrupts: they run for the current
  *          thread.
+ *   text   the core kernel's text (_stext to _etext): its symbols never
+ *          change while the kernel runs, unlike modules' and BPF programs'.
  *
  * Ranges are zero when kallsyms hides its addresses or lacks the names.
  */
@@ -40,6 +42,7 @@ struct addr_range {
 struct ktext {
 	struct addr_range sched;
 	struct addr_range sched_text;
+	struct addr_range text;
 	struct addr_range irq[KTEXT_IRQ_RANGES]; /* lowest first */
 	size_t nr_irq;
 	int irq_err; /* -E2BIG: more ranges than KTEXT_IRQ_RANGES (irq holds the first) */

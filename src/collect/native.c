@@ -20,6 +20,7 @@
 #include "collect/probe.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
+#include "symbolize/symbolize.h"
 
 _Static_assert(OFFCPU_ST_UNKNOWN == (int)OFFCPU_STATE_UNKNOWN, "state numbering");
 _Static_assert(OFFCPU_ST_SLEEP == (int)OFFCPU_STATE_SLEEP, "state numbering");
@@ -136,6 +137,7 @@ struct native *native__start(const struct native_opts *o)
 {
 	struct native *n = NULL;
 	char why[256] = "";
+	uint64_t t[3];
 	int err;
 
 	if (!o) {
@@ -155,11 +157,11 @@ struct native *native__start(const struct native_opts *o)
 	libbpf_set_print(libbpf_print);
 	if ((err = set_target(n, o, why, sizeof(why))) || (err = prepare(n, o, why, sizeof(why))))
 		goto cleanup;
-	native_kernel_text(n, o->timeline != NULL);
+	t[0] = native_mono_ns();
+	native_kernel_text_start(n);
+	t[1] = native_mono_ns();
 	native_kernel_features(n);
-	if (!n->sched_lo)
-		native_note(n, "__schedule not found in /proc/kallsyms: tracer frames are not "
-			       "stripped in the kernel");
+	t[2] = native_mono_ns();
 
 	err = native_load_attach(n, o, o->force_raw_tp, why, sizeof(why));
 	if (err && n->snap) {
@@ -183,6 +185,12 @@ struct native *native__start(const struct native_opts *o)
 	}
 	if (err)
 		goto cleanup;
+	if (native_vstats_on())
+		native_note(n,
+			    "start-up: kallsyms thread started in %.1f ms, kernel BTF %.1f ms, "
+			    "load and attach %.1f ms",
+			    (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
+			    (native_mono_ns() - t[2]) / 1e6);
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
 		err = -errno;
@@ -250,6 +258,9 @@ void native__free(struct native *n)
 
 	if (!n)
 		return;
+	if (n->ktext_pending)
+		pthread_join(n->ktext_thread, NULL);
+	ksyms__free(n->ksyms);
 	ring_buffer__free(n->rb);
 	if (n->skel)
 		native_destroy_skel(n);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,37 +23,110 @@
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
+#include "symbolize/symbolize.h"
 
 /*
  * The kernel text from /proc/kallsyms, in one read: the range of __schedule
  * (the BPF side drops the tracer frames above it) and, for a timeline, the
- * interrupt entry code (a wakeup from an interrupt names no waker).
+ * interrupt entry code (a wakeup from an interrupt names no waker). Reading
+ * kallsyms takes tens of milliseconds of the kernel's time, so it runs in a
+ * thread while the verifier checks the programs: what it finds goes into the
+ * BPF side's .bss after the load, before the attach.
  */
+static void *kernel_text_read(void *arg)
+{
+	struct native *n = arg;
+	size_t len = 0, cap = 8 << 20;
+	char *text = malloc(cap);
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	ssize_t got = 0;
+	FILE *f;
+
+	n->ktext_err = 0;
+	if (fd < 0 || !text) {
+		n->ktext_err = fd < 0 ? -errno : -ENOMEM;
+		goto cleanup;
+	}
+	/* Whole, once: native_kernel_text() hands the symbols to the symbolizer. */
+	while ((got = read(fd, text + len, cap - len)) > 0) {
+		len += (size_t)got;
+		if (len == cap) {
+			char *more = realloc(text, cap * 2);
+
+			if (!more) {
+				n->ktext_err = -ENOMEM;
+				goto cleanup;
+			}
+			text = more;
+			cap *= 2;
+		}
+	}
+	if (got < 0) {
+		n->ktext_err = -errno;
+		goto cleanup;
+	}
+	f = fmemopen(text, len, "r");
+	if (!f) {
+		n->ktext_err = -errno;
+		goto cleanup;
+	}
+	n->ktext_err = ktext__read(f, &n->ktext);
+	if (!n->ktext_err && n->sym && n->ktext.text.lo) {
+		rewind(f);
+		n->ksyms = ksyms__load(f);
+	}
+	fclose(f);
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return NULL;
+}
+
+void native_kernel_text_start(struct native *n)
+{
+	n->ktext_pending = !pthread_create(&n->ktext_thread, NULL, kernel_text_read, n);
+	if (!n->ktext_pending)
+		kernel_text_read(n);
+}
+
+/* Wait for the read (once), and take what it found. */
 void native_kernel_text(struct native *n, bool timeline)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	struct ktext k;
-	int err = f ? ktext__read(f, &k) : -errno;
+	struct ktext *k = &n->ktext;
+	int err;
 
-	if (f)
-		fclose(f);
+	if (!n->ktext_pending && n->ktext_done)
+		return;
+	if (n->ktext_pending)
+		pthread_join(n->ktext_thread, NULL);
+	n->ktext_pending = false;
+	n->ktext_done = true;
+	err = n->ktext_err;
 	if (err)
-		memset(&k, 0, sizeof(k));
-	n->sched_lo = k.sched.lo;
-	n->sched_hi = k.sched.hi;
-	n->sched_text = k.sched_text;
+		memset(k, 0, sizeof(*k));
+	n->sched_lo = k->sched.lo;
+	n->sched_hi = k->sched.hi;
+	n->sched_text = k->sched_text;
+	/* The stacks' kernel frames then need no second read of kallsyms at stop. */
+	if (n->ksyms)
+		symbolizer__kernel_core(n->sym, n->ksyms, k->text.lo, k->text.hi);
+	n->ksyms = NULL;
+	if (!n->sched_lo)
+		native_note(n, "__schedule not found in /proc/kallsyms: tracer frames are not "
+			       "stripped in the kernel");
 	if (!timeline)
 		return;
-	if (!err && !k.irq_err && k.nr_irq) {
-		memcpy(n->irq, k.irq, sizeof(n->irq));
+	if (!err && !k->irq_err && k->nr_irq) {
+		memcpy(n->irq, k->irq, sizeof(n->irq));
 		return;
 	}
 	native_note(
 		n,
 		"timeline: interrupt entry code not found in /proc/kallsyms (%s): wakers unknown",
-		err	    ? strerror(-err)
-		: k.irq_err ? strerror(-k.irq_err)
-			    : "addresses hidden or names missing");
+		err	     ? strerror(-err)
+		: k->irq_err ? strerror(-k->irq_err)
+			     : "addresses hidden or names missing");
 }
 
 /*
@@ -83,7 +157,7 @@ void native_kernel_features(struct native *n)
 	int id;
 
 	n->switch_state = true;
-	n->rdonly_cast = n->schedinfo = false;
+	n->rdonly_cast = n->schedinfo = n->loop = false;
 	if (!btf)
 		return;
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
@@ -96,7 +170,8 @@ void native_kernel_features(struct native *n)
 	}
 	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	/* The unwinder needs bpf_loop (5.17) and is written for x86-64. */
-	n->dwarf = OFFCPU_DWARF_ARCH && btf__find_by_name_kind(btf, "bpf_loop", BTF_KIND_FUNC) > 0;
+	n->loop = btf__find_by_name_kind(btf, "bpf_loop", BTF_KIND_FUNC) > 0;
+	n->dwarf = OFFCPU_DWARF_ARCH && n->loop;
 	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
 		       has_member(btf, "sched_entity", "cfs_rq") &&
 		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
@@ -299,19 +374,14 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	s->rodata->stack_cache = !o->no_stack_cache;
 	n->dwarf = n->dwarf && !o->fp_unwind && !o->no_user_stacks;
 	s->rodata->dwarf_unwind = n->dwarf;
-	s->rodata->sched_lo = n->sched_lo;
-	s->rodata->sched_hi = n->sched_hi;
 	s->rodata->switch_has_state = n->switch_state;
 	s->rodata->kmem_direct = n->rdonly_cast;
+	s->rodata->have_loop = n->loop;
 	s->rodata->runq_schedinfo = n->schedinfo;
 	s->rodata->cgroup_id = n->cgroup_id;
 	s->rodata->cgroup_level = n->cgroup_level;
 	s->rodata->timeline = o->timeline != NULL;
 	s->rodata->timeline_min_ns = o->timeline_min_ns;
-	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {
-		s->rodata->irq_lo[i] = n->irq[i].lo;
-		s->rodata->irq_hi[i] = n->irq[i].hi;
-	}
 }
 
 static int size_maps(struct native *n, const struct native_opts *o)
@@ -380,6 +450,81 @@ static int unwind_setup(struct native *n, const struct native_opts *o, char *why
 	return 0;
 }
 
+/*
+ * OFFCPU_VERIFIER_STATS=1 in the environment: each program loads with the
+ * verifier's statistics (log level 4), and the diagnostics get a line per
+ * program: its size, the instructions the verifier processed, its states and
+ * the time it took. What start-up costs is mostly this (bench/verifier.sh).
+ */
+#define VSTATS_LOG 1024
+
+struct vstats {
+	char log[NATIVE_NR_PROGS + 1][VSTATS_LOG];
+};
+
+bool native_vstats_on(void)
+{
+	const char *env = getenv("OFFCPU_VERIFIER_STATS");
+
+	return env && *env && strcmp(env, "0");
+}
+
+static struct vstats *vstats_arm(struct offcpu_bpf *s)
+{
+	struct bpf_program *p;
+	struct vstats *v;
+	size_t i = 0;
+
+	if (!native_vstats_on())
+		return NULL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	bpf_object__for_each_program(p, s->obj)
+	{
+		if (!bpf_program__autoload(p) || i == NATIVE_NR_PROGS + 1)
+			continue;
+		bpf_program__set_log_buf(p, v->log[i++], VSTATS_LOG);
+		bpf_program__set_log_level(p, 4);
+	}
+	return v;
+}
+
+/* The number after key in the verifier's statistics, or -1. */
+static long long vstats_num(const char *log, const char *key)
+{
+	const char *at = strstr(log, key);
+
+	return at ? strtoll(at + strlen(key), NULL, 10) : -1;
+}
+
+static void vstats_report(struct native *n, struct offcpu_bpf *s, struct vstats *v)
+{
+	struct bpf_program *p;
+	size_t i = 0;
+
+	if (!v)
+		return;
+	bpf_object__for_each_program(p, s->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		const char *log;
+
+		if (!bpf_program__autoload(p) || i == NATIVE_NR_PROGS + 1)
+			continue;
+		log = v->log[i++];
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			info.verified_insns = 0;
+		native_note(n,
+			    "verifier: %s: %zu insns, %u processed, %lld states (peak %lld), "
+			    "%.1f ms",
+			    bpf_program__name(p), bpf_program__insn_cnt(p), info.verified_insns,
+			    vstats_num(log, "total_states "), vstats_num(log, "peak_states "),
+			    vstats_num(log, "verification time ") / 1000.0);
+	}
+}
+
 static int attach_all(struct native *n, bool raw, char *why, size_t whylen)
 {
 	for (size_t i = 0; i < NATIVE_NR_PROGS; i++) {
@@ -406,6 +551,9 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		       size_t whylen)
 {
 	struct offcpu_bpf *s;
+	struct vstats *vs;
+	uint64_t t[2];
+	bool timed;
 	int err;
 
 	s = n->skel = offcpu_bpf__open();
@@ -428,13 +576,28 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	/* A command's threads are all new: only attach targets have threads asleep at start. */
 	n->snap = !raw && o->follow_pid <= 0 && !n->snap_refused;
 	bpf_program__set_autoload(s->progs.snap, n->snap);
-	if ((err = offcpu_bpf__load(s))) {
+	vs = vstats_arm(s);
+	t[0] = native_mono_ns();
+	err = offcpu_bpf__load(s);
+	if (err) {
+		free(vs);
 		snprintf(why, whylen, "the kernel refused the %s programs: %s",
 			 raw ? "raw_tp" : "tp_btf", strerror(-err));
 		return err;
 	}
+	vstats_report(n, s, vs);
+	timed = vs != NULL;
+	free(vs);
+	native_kernel_text(n, o->timeline != NULL);
+	s->bss->sched_lo = n->sched_lo;
+	s->bss->sched_hi = n->sched_hi;
+	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {
+		s->bss->irq_lo[i] = n->irq[i].lo;
+		s->bss->irq_hi[i] = n->irq[i].hi;
+	}
 	if (n->target == OFFCPU_TARGET_TGIDS && (err = add_pids(n, o, why, whylen)))
 		return err;
+	t[1] = native_mono_ns();
 	if (n->dwarf && (err = unwind_setup(n, o, why, whylen)))
 		return err;
 	n->start_ns = n->last_drain_ns = native_mono_ns();
@@ -442,6 +605,10 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	s->bss->held_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
 	if ((err = attach_all(n, raw, why, whylen)))
 		return err;
+	if (timed)
+		native_note(n, "start-up: load %.1f ms, maps and unwinder %.1f ms, attach %.1f ms",
+			    (t[1] - t[0]) / 1e6, (n->start_ns - t[1]) / 1e6,
+			    (native_mono_ns() - n->start_ns) / 1e6);
 	n->raw_tp = raw;
 	/* After the attach: a thread that runs before its turn in the walk is seen running. */
 	if (n->snap && (err = native_snapshot(n, o)))

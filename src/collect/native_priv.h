@@ -15,6 +15,7 @@
 #define OFFCPU_COLLECT_NATIVE_PRIV_H
 
 #include <linux/types.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ struct native_raw {
 };
 
 struct offcpu_bpf;
+struct ksyms;
 struct unwinder;
 struct bpf_link;
 struct bpf_map;
@@ -79,6 +81,7 @@ struct native {
 	bool stopped;
 	bool membarrier_broken;
 	bool switch_state, rdonly_cast, schedinfo;
+	bool loop;	      /* the kernel has bpf_loop (5.17+) */
 	bool dwarf;	      /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
 	struct unwinder *unw; /* its tables and mappings, when dwarf */
 	struct native_stats stats;
@@ -88,6 +91,12 @@ struct native {
 	uint64_t sched_lo, sched_hi;
 	struct addr_range sched_text; /* left out of a sleeping task's stack by the kernel */
 	struct addr_range irq[KTEXT_IRQ_RANGES]; /* interrupt entry code, for wakers */
+	/* The kallsyms read behind those, in a thread while the programs load. */
+	pthread_t ktext_thread;
+	bool ktext_pending, ktext_done;
+	int ktext_err;
+	struct ktext ktext;
+	struct ksyms *ksyms; /* ... and its symbols, for sym */
 	uint64_t cgroup_id;
 	uint32_t cgroup_level;
 	uint64_t start_ns, stop_ns, last_drain_ns;
@@ -113,12 +122,16 @@ void native_note(struct native *n, const char *fmt, ...);
 uint64_t native_mono_ns(void);
 
 /* native_load.c */
+/* Start reading kallsyms in a thread; native_kernel_text() waits for it and takes the result. */
+void native_kernel_text_start(struct native *n);
 void native_kernel_text(struct native *n, bool timeline);
 void native_kernel_features(struct native *n);
 int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
 int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen);
 void native_destroy_skel(struct native *n);
+/* OFFCPU_VERIFIER_STATS is set: verifier statistics and start-up times in the diagnostics. */
+bool native_vstats_on(void);
 
 /* native_snap.c: run the snapshot once, after the attach. 0 or -errno. */
 int native_snapshot(struct native *n, const struct native_opts *o);

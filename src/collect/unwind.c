@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/types.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -64,6 +65,13 @@ struct unwinder {
 	struct uchunk *chunks;	  /* chunk id - 1 -> chunk */
 	size_t nchunks, cap_chunks;
 	struct ntable procs; /* pid -> struct uproc */
+	struct chunk_job *first; /* the first chunk, made in a thread (unwinder__new()) */
+};
+
+struct chunk_job {
+	pthread_t thread;
+	bool pending;
+	int err;
 };
 
 static uint64_t mono_ns(void)
@@ -91,6 +99,31 @@ const char *unwind_mark__reason(unsigned int why)
 
 static int chunk_new(struct unwinder *u, size_t cap);
 
+static void *first_chunk_make(void *arg)
+{
+	struct unwinder *u = arg;
+
+	u->first->err = chunk_new(u, CHUNK_ROWS);
+	return NULL;
+}
+
+/*
+ * Every entry point waits for the first chunk: the thread writes what they
+ * read. A chunk that could not be made is made again when a table needs it.
+ */
+static void first_chunk_wait(const struct unwinder *u)
+{
+	struct chunk_job *j = u->first;
+
+	if (!j || !j->pending)
+		return;
+	pthread_join(j->thread, NULL);
+	j->pending = false;
+	if (j->err && u->diag)
+		fprintf(u->diag, "offcpu native: unwind tables: the first chunk: %s\n",
+			strerror(-j->err));
+}
+
 struct unwinder *unwinder__new(const struct unwinder_opts *o)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -112,14 +145,23 @@ struct unwinder *unwinder__new(const struct unwinder_opts *o)
 		return NULL;
 	}
 	/*
-	 * The first chunk now, before tracing: adding it to cfi_files waits
-	 * for an RCU grace period, which the first process's tables should not.
+	 * The first chunk in a thread, started before tracing: adding it to
+	 * cfi_files waits for an RCU grace period (15 ms here), which neither
+	 * the attach nor the first process's tables should wait for.
 	 */
-	if (u->budget >= CHUNK_ROWS * sizeof(struct offcpu_cfi_row) &&
-	    (err = chunk_new(u, CHUNK_ROWS))) {
-		unwinder__free(u);
-		errno = -err;
-		return NULL;
+	if (u->budget >= CHUNK_ROWS * sizeof(struct offcpu_cfi_row)) {
+		u->first = calloc(1, sizeof(*u->first));
+		if (!u->first) {
+			unwinder__free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+		u->first->pending = !pthread_create(&u->first->thread, NULL, first_chunk_make, u);
+		if (!u->first->pending && (err = chunk_new(u, CHUNK_ROWS))) {
+			unwinder__free(u);
+			errno = -err;
+			return NULL;
+		}
 	}
 	return u;
 }
@@ -128,6 +170,8 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	first_chunk_wait(u);
+	free(u->first);
 	const void *key;
 	void *val;
 
@@ -325,6 +369,8 @@ int unwinder__track(struct unwinder *u, int pid)
 	FILE *in;
 	int err;
 
+	first_chunk_wait(u);
+
 	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
 	in = fopen(path, "re");
 	if (!in)
@@ -390,6 +436,7 @@ out:
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)
 {
+	first_chunk_wait(u);
 	*st = u->stats;
 }
 
@@ -398,6 +445,7 @@ const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t 
 	struct unwinder *w = (struct unwinder *)u;
 	struct unwind_binary *pub = realloc(w->pub, (u->nfiles ? u->nfiles : 1) * sizeof(*pub));
 
+	first_chunk_wait(u);
 	*n = 0;
 	if (!pub)
 		return NULL;
@@ -560,6 +608,8 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 
 	if (max < 2)
 		return 0;
+	if (u)
+		first_chunk_wait(u);
 	if (!up || !up->maps)
 		mark = OFFCPU_UMARK_NO_MAPS;
 	while (!mark && w.ip) {
@@ -596,7 +646,11 @@ bool unwinder__signal_frame(const struct unwinder *u, uint32_t tgid, uint64_t pc
 {
 	const struct uproc *up = u ? ntable_find(&u->procs, &tgid) : NULL;
 	const struct offcpu_umap *m = up && up->maps ? raw_umap(up->maps, pc) : NULL;
-	const struct offcpu_cfi_row *row = m ? raw_row(u, m, pc - m->base) : NULL;
+	const struct offcpu_cfi_row *row;
 
+	if (!m)
+		return false;
+	first_chunk_wait(u);
+	row = raw_row(u, m, pc - m->base);
 	return row && OFFCPU_CFI_CFA(row->rule) == OFFCPU_CFA_SIGNAL;
 }

@@ -128,6 +128,8 @@ struct symbolizer {
 	char *kallsyms_path, *proc_root, *perf_map_dir;
 
 	struct ksyms *ksyms;
+	struct ksyms *kcore; /* answers for [kcore_lo, kcore_hi) without a read */
+	uint64_t kcore_lo, kcore_hi;
 	bool ksyms_tried;
 	int ksyms_err;
 
@@ -1040,6 +1042,13 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, char *buf, size_t le
 	if (!s || !buf || !len)
 		return -EINVAL;
 	s->stats.kernel_lookups++;
+	if (s->kcore && addr >= s->kcore_lo && addr < s->kcore_hi) {
+		name = ksyms__resolve(s->kcore, addr, NULL);
+		if (name) {
+			snprintf(buf, len, "%s", name);
+			return 0;
+		}
+	}
 	if (!s->ksyms_tried) {
 		s->ksyms_tried = true;
 		f = fopen(s->kallsyms_path, "re");
@@ -1058,6 +1067,19 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, char *buf, size_t le
 	else
 		snprintf(buf, len, "0x%" PRIx64, addr);
 	return s->ksyms ? 0 : s->ksyms_err;
+}
+
+int symbolizer__kernel_core(struct symbolizer *s, struct ksyms *k, uint64_t lo, uint64_t hi)
+{
+	if (!s || !k || lo >= hi) {
+		ksyms__free(k);
+		return -EINVAL;
+	}
+	ksyms__free(s->kcore);
+	s->kcore = k;
+	s->kcore_lo = lo;
+	s->kcore_hi = hi;
+	return 0;
 }
 
 /* ---- the object ---- */
@@ -1091,6 +1113,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	ksyms__free(s->ksyms);
+	ksyms__free(s->kcore);
 	for (size_t i = 0; i < s->nprocs; i++)
 		proc__free(s->procs[i]);
 	free(s->procs);

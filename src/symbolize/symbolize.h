@@ -90,6 +90,16 @@ int symbolizer__track(struct symbolizer *s, int pid);
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, char *buf, size_t len);
 
 /*
+ * A kallsyms table read already (the native collector reads it at start)
+ * answers symbolizer__kernel() for addresses in [lo, hi), the core kernel's
+ * text, whose symbols never change: kallsyms is then read again only for an
+ * address outside it (a module's, a BPF program's). s takes k, even on error.
+ * 0 or -EINVAL.
+ */
+struct ksyms;
+int symbolizer__kernel_core(struct symbolizer *s, struct ksyms *k, uint64_t lo, uint64_t hi);
+
+/*
  * A user address of pid to frames, outermost first (with inlines: the caller
  * of an inlined function comes before it, every level of a nest of them, as
  * addr2line -i gives them; at most max frames, the outermost). Inlines cost

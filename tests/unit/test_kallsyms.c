@@ -211,6 +211,28 @@ TEST(symbolizer_kernel_without_kallsyms_says_why)
 	symbolizer__free(s);
 }
 
+/*
+ * A table read at start answers the core kernel's addresses (their symbols
+ * never change) without reading kallsyms again; others still read it then.
+ */
+TEST(symbolizer_kernel_core_table_spares_a_read_inside_its_range)
+{
+	struct symbolizer_opts o = {.kallsyms_path = "/nonexistent/kallsyms"};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct ksyms *k = load_fixture();
+	char buf[64];
+
+	CHECK(s && k);
+	CHECK_INT(symbolizer__kernel_core(s, k, 0xffffffff81000000, 0xffffffff81004000), 0);
+	CHECK_INT(symbolizer__kernel(s, 0xffffffff81003010, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "futex_wait");
+	/* A module's address is not the table's to answer: kallsyms is read (and missing). */
+	CHECK_INT(symbolizer__kernel(s, 0xffffffffc0a01010, buf, sizeof(buf)), -ENOENT);
+	CHECK_STR(buf, "0xffffffffc0a01010");
+	CHECK_INT(symbolizer__kernel_core(s, NULL, 1, 2), -EINVAL);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	return unit_run();

@@ -110,6 +110,28 @@ TEST(ktext_too_many_irq_ranges_is_e2big)
 	CHECK_U64(k.irq[KTEXT_IRQ_RANGES - 1].lo, 0xffffffff81070000);
 }
 
+/* The core kernel's text, whose symbols the symbolizer may keep from start. */
+TEST(ktext_core_text_is_stext_to_etext)
+{
+	struct ktext k;
+	FILE *f = unit_memfile("ffffffff81000000 T _stext\n"
+			       "ffffffff81000000 T startup_64\n"
+			       "ffffffff81001000 T schedule\n"
+			       "ffffffff82278000 T _etext\n"
+			       "ffffffffc0000000 t helper\t[somemod]\n");
+
+	CHECK_INT(ktext__read(f, &k), 0);
+	fclose(f);
+	CHECK_U64(k.text.lo, 0xffffffff81000000);
+	CHECK_U64(k.text.hi, 0xffffffff82278000);
+	/* Without _etext (an older or odd kernel): unknown, not half a range. */
+	f = unit_memfile("ffffffff81000000 T _stext\nffffffff81001000 T schedule\n");
+	CHECK_INT(ktext__read(f, &k), 0);
+	fclose(f);
+	CHECK_U64(k.text.lo, 0);
+	CHECK_U64(k.text.hi, 0);
+}
+
 /* The running kernel's, when it shows addresses: found, ordered, disjoint. */
 TEST(ktext_of_this_kernel)
 {
