@@ -4,7 +4,7 @@
 #
 #   bench/run.sh [--no-update] [BUILD [BENCHMARK...]]     (make bench)
 #
-# BENCHMARK is any of: overhead collectors startup postproc scaling unwind cfi-tables (default: all
+# BENCHMARK is any of: overhead collectors startup postproc scaling unwind cfi-tables services (default: all
 # of these, or $BENCH), or soak (about 11 minutes, so only when named). Each writes
 # its section to BUILD/bench/results/NAME.md; BENCHMARKS.md is then put together
 # from bench/BENCHMARKS.md.in and every section present (those not run this time
@@ -15,7 +15,7 @@
 # BENCH_REPS, BENCH_SECS (per benchmark; see each script). Never part of make check.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ALL="overhead collectors startup postproc scaling unwind cfi-tables"
+ALL="overhead collectors startup postproc scaling unwind cfi-tables services"
 # Known but not in the default set: too long for make bench's 15-minute budget.
 EXTRA="soak"
 update=1
@@ -63,6 +63,7 @@ title()
 	unwind) echo "User stack unwinding: pinned pipe ping-pong without frame pointers" ;;
 	soak) echo "Load: a 256-thread stress and a long host-wide capture" ;;
 	cfi-tables) echo "Unwind tables: build time and size" ;;
+	services) echo "Real services: PostgreSQL (pgbench) and Redis (redis-benchmark)" ;;
 	esac
 }
 
