@@ -123,12 +123,15 @@ int native_on_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(*ev))
 		return 0;
 	if (ev->type == OFFCPU_EV_TRACK) {
+		n->tracked++;
+		/* most requests are only new call paths (collect/mmstamp.h) */
+		if (!mmstamps__changed(&n->mm, ev->tgid))
+			return 0;
 		/* Tables first: until they are in, the process's stacks end early. */
 		if (n->unw && !unwinder__track(n->unw, ev->tgid))
 			raw_resolve(n, ev->tgid);
 		if (n->sym)
 			symbolizer__track(n->sym, ev->tgid);
-		n->tracked++;
 		return 0;
 	}
 	if (ev->type != OFFCPU_EV_EXIT)
