@@ -5,6 +5,9 @@
 #
 #   bench/services.sh [BUILD]    (root; env BENCH_REPS=3, BENCH_SECS=5, BENCH_REDIS_N=100000)
 #
+# BENCH_OFFCPU_BASE=PATH adds a variant: that offcpu binary with -p (an earlier build,
+# to measure a change before and after in the same run).
+#
 # A private PostgreSQL cluster (initdb in a temporary directory, 127.0.0.1 on a free
 # port) under pgbench TPC-B and select-only, and a private redis-server under
 # redis-benchmark, all started and stopped here by pid. Every run is bare or under
@@ -26,6 +29,12 @@ is_root || die "the service benchmarks need root (BPF, perf, the postgres user)"
 # offcpu -a is there to compare with them like for like.
 PG_MODES="bare offcpu offcpu-a bcc-a bpftrace perf-a"
 REDIS_MODES="bare offcpu bcc bpftrace perf"
+BASE=${BENCH_OFFCPU_BASE:-}
+if [ -n "$BASE" ]; then
+	[ -x "$BASE" ] || die "BENCH_OFFCPU_BASE=$BASE is not an executable"
+	PG_MODES="$PG_MODES offcpu-base"
+	REDIS_MODES="$REDIS_MODES offcpu-base"
+fi
 
 STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
 PGDIR=
@@ -54,7 +63,7 @@ ctxt()
 	awk '$1 == "ctxt" { print $2 }' /proc/stat
 }
 
-# bpf_snapshot PID: "RUN_TIME_NS RUN_CNT" summed over the BPF programs the process
+# bpf_snapshot PID: "ID NAME RUN_TIME_NS RUN_CNT" for each BPF program the process
 # tree under PID holds (through program or link descriptors).
 bpf_snapshot()
 {
@@ -63,11 +72,11 @@ bpf_snapshot()
 	ids=$(for p in $(tree "$1"); do
 		grep -h '^prog_id:' /proc/"$p"/fdinfo/* 2>/dev/null
 	done | awk '{ print $2 }' | sort -u | paste -sd, -)
-	[ -n "$ids" ] || { echo "0 0"; return; }
+	[ -n "$ids" ] || return 0
 	bpftool -j prog show 2>/dev/null | jq -r --arg ids "$ids" \
 		'($ids | split(",") | map(tonumber)) as $w |
-		[.[] | select(.id as $i | $w | index($i))] |
-		"\(map(.run_time_ns // 0) | add) \(map(.run_cnt // 0) | add)"'
+		.[] | select(.id as $i | $w | index($i)) |
+		"\(.id) \(.name // "?") \(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
 
 # attached PID: whether the tree under PID holds a BPF link or perf events.
@@ -92,6 +101,7 @@ start_recorder()
 	case $mode in
 	offcpu) argv=("$OFFCPU" record -q --json -o "$TMP/rec" -p "$pid") ;;
 	offcpu-a) argv=("$OFFCPU" record -q --json -o "$TMP/rec" -a) ;;
+	offcpu-base) argv=("$BASE" record -q --json -o "$TMP/rec" -p "$pid") ;;
 	bcc) argv=("$BCC" -p "$pid") ;;
 	bcc-a) argv=("$BCC") ;;
 	bpftrace) argv=(env BPFTRACE_MAP_KEYS_MAX=65536 bpftrace -o "$TMP/rec.bt" "$BT" "$pid") ;;
@@ -157,14 +167,18 @@ one()
 		return
 	fi
 	start_recorder "$mode" "$target" || return 0
-	b0=$(bpf_snapshot $REC)
+	bpf_snapshot $REC >"$TMP/b0"
 	c0=$(ctxt)
 	rate=$(client "$w")
 	c1=$(ctxt)
-	b1=$(bpf_snapshot $REC)
+	bpf_snapshot $REC >"$TMP/b1"
 	stop_recorder
-	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $(echo "$b0 $b1" |
-		awk '{ print $3 - $1, $4 - $2 }') $REC_CPU $REC_RSS" >>"$TMP/results"
+	# Per program: what it ran between attached and the clients' end.
+	awk -v p="$w $mode $rep" -v sw=$((c1 - c0)) 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
+		{ print p, $2, $3 - t[$1], $4 - c[$1], sw }' "$TMP/b0" "$TMP/b1" >>"$TMP/progs"
+	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $(awk -v p="$w $mode $rep" \
+		'$1 " " $2 " " $3 == p { t += $5; c += $6 } END { print t + 0, c + 0 }' "$TMP/progs") \
+		$REC_CPU $REC_RSS" >>"$TMP/results"
 }
 
 # --- the services ---
@@ -220,6 +234,7 @@ usable()
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$TMP/results"
+: >"$TMP/progs"
 for rep in $(seq 1 "$REPS"); do
 	for w in tpcb select redis; do
 		case $w in
@@ -241,7 +256,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 cat <<EOF
 ### Real services: PostgreSQL (pgbench) and Redis (redis-benchmark)
 
-Command: \`bench/services.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS, BENCH_REDIS_N=$REDIS_N), as root.
+Command: \`${BASE:+BENCH_OFFCPU_BASE=$BASE }bench/services.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS, BENCH_REDIS_N=$REDIS_N), as root.
 Load average at the start: $load0; at the end: $load1 (the machine is shared).
 
 Method. A private PostgreSQL ${PGVER:-} cluster (initdb in a temporary directory,
@@ -292,6 +307,7 @@ name_of()
 	case $1 in
 	offcpu) [ "$2" = redis ] && echo "offcpu -p redis" || echo "offcpu -p postmaster" ;;
 	offcpu-a) echo "offcpu -a" ;;
+	offcpu-base) echo "offcpu -p (base build)" ;;
 	bcc) echo "offcputime -p redis" ;;
 	bcc-a) echo "offcputime (host)" ;;
 	bpftrace) echo "bpftrace offcpu.bt" ;;
@@ -360,6 +376,24 @@ awk '
 			print ""
 		}
 	}' "$TMP/med"
+
+echo "BPF time per switch by program (medians; only programs that ran):"
+echo
+echo "| workload | variant | program | ns/switch | runs/switch |"
+echo "|---|---|---|---:|---:|"
+for w in tpcb select redis; do
+	for m in $PG_MODES $REDIS_MODES; do
+		awk -v w=$w -v m=$m '$1 == w && $2 == m && $7 > 0 && $6 > 0 { print $4 }' "$TMP/progs" |
+			sort -u | while read -r prog; do
+			a=$(awk -v w=$w -v m=$m -v g="$prog" '$1 == w && $2 == m && $4 == g { print $5 / $7 }' \
+				"$TMP/progs" | median)
+			r=$(awk -v w=$w -v m=$m -v g="$prog" '$1 == w && $2 == m && $4 == g { print $6 / $7 }' \
+				"$TMP/progs" | median)
+			echo "| $w | $(name_of $m $w) | $prog | $(fmt "$a" 0) | $(fmt "$r" 3) |"
+		done
+	done
+done | awk '!seen[$0]++'
+echo
 
 echo "Raw runs (workload, variant, repetition, rate, host switches, BPF run_time_ns, BPF run_cnt, CPU-s, max RSS KB):"
 echo
