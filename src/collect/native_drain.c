@@ -137,8 +137,12 @@ int native_on_event(void *ctx, void *data, size_t len)
 		 * exec deletes the process's mappings from the kernel's side:
 		 * without them there, read them whatever the stamp says.
 		 */
-		if (!mmstamps__changed(&n->mm, ev->tgid) && (!n->unw || umaps_present(n, ev->tgid)))
+		if (!mmstamps__changed(&n->mm, ev->tgid) && (!n->unw || umaps_present(n, ev->tgid))) {
+			/* stacks sent before the tables were in: the tables read before do */
+			if (n->unw)
+				raw_resolve(n, ev->tgid);
 			return 0;
+		}
 		/* Tables first: until they are in, the process's stacks end early. */
 		if (n->unw && !unwinder__track(n->unw, ev->tgid))
 			raw_resolve(n, ev->tgid);
