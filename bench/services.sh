@@ -154,7 +154,7 @@ client()
 # one WORKLOAD MODE REP: one run; appends a line to $TMP/results.
 one()
 {
-	local w=$1 mode=$2 rep=$3 target rate b0 b1 c0 c1
+	local w=$1 mode=$2 rep=$3 target rate bpf c0 c1
 
 	case $w in redis) target=$RPID ;; *) target=$PM ;; esac
 	say "services: rep $rep/$REPS $w $mode"
@@ -176,9 +176,9 @@ one()
 	# Per program: what it ran between attached and the clients' end.
 	awk -v p="$w $mode $rep" -v sw=$((c1 - c0)) 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
 		{ print p, $2, $3 - t[$1], $4 - c[$1], sw }' "$TMP/b0" "$TMP/b1" >>"$TMP/progs"
-	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $(awk -v p="$w $mode $rep" \
-		'$1 " " $2 " " $3 == p { t += $5; c += $6 } END { print t + 0, c + 0 }' "$TMP/progs") \
-		$REC_CPU $REC_RSS" >>"$TMP/results"
+	bpf=$(awk -v p="$w $mode $rep" '$1 " " $2 " " $3 == p { t += $5; c += $6 }
+		END { print t + 0, c + 0 }' "$TMP/progs")
+	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $bpf $REC_CPU $REC_RSS" >>"$TMP/results"
 }
 
 # --- the services ---
