@@ -5,7 +5,7 @@
 #   bench/run.sh [--no-update] [BUILD [BENCHMARK...]]     (make bench)
 #
 # BENCHMARK is any of: overhead collectors startup postproc scaling unwind cfi-tables (default: all
-# of these, or $BENCH), or soak (about 11 minutes, so only when named). Each writes
+# of these, or $BENCH), or soak (about 11 minutes) or services (about 8), only when named. Each writes
 # its section to BUILD/bench/results/NAME.md; BENCHMARKS.md is then put together
 # from bench/BENCHMARKS.md.in and every section present (those not run this time
 # keep their last result and say when it was taken), and the plots are copied to
@@ -17,7 +17,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ALL="overhead collectors startup postproc scaling unwind cfi-tables"
 # Known but not in the default set: too long for make bench's 15-minute budget.
-EXTRA="soak"
+EXTRA="soak services"
 update=1
 if [ "${1:-}" = --no-update ]; then
 	update=0
@@ -63,6 +63,7 @@ title()
 	unwind) echo "User stack unwinding: pinned pipe ping-pong without frame pointers" ;;
 	soak) echo "Load: a 256-thread stress and a long host-wide capture" ;;
 	cfi-tables) echo "Unwind tables: build time and size" ;;
+	services) echo "Real services: PostgreSQL (pgbench) and Redis (redis-benchmark)" ;;
 	esac
 }
 

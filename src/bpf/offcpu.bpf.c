@@ -129,6 +129,30 @@ struct {
 	__type(value, struct offcpu_proc);
 } procs SEC(".maps");
 
+/*
+ * -p: the last few tgids each CPU switched, and whether procs has them, so
+ * that a switch costs no hash lookup in procs or threads when it is another
+ * process's (most switches on a server: its clients, other services). The
+ * answers hold while procs_gen does: every change to procs's members from the
+ * programs bumps it after the change (user space fills procs before attach).
+ */
+#define OFFCPU_TGID_CACHE 4
+struct offcpu_tgid_cache {
+	__u32 gen;
+	__u32 next;
+	__u32 tgid[OFFCPU_TGID_CACHE];
+	__u8 yes[OFFCPU_TGID_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_tgid_cache);
+} tgid_cache SEC(".maps");
+
+__u32 procs_gen = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_AGG);
@@ -330,6 +354,31 @@ static __always_inline bool in_cgroup(struct task_struct *t)
 		bpf_core_read(&id, sizeof(id), &old->ancestor_ids[cgroup_level]);
 	}
 	return id == cgroup_id;
+}
+
+/* Whether procs has tgid (a -p target), through this CPU's tgid_cache. */
+static __always_inline bool target_tgid(__u32 tgid)
+{
+	__u32 zero = 0, gen = *(volatile __u32 *)&procs_gen, slot;
+	struct offcpu_tgid_cache *c = bpf_map_lookup_elem(&tgid_cache, &zero);
+	bool yes;
+
+	if (!c)
+		return bpf_map_lookup_elem(&procs, &tgid) != NULL;
+	if (c->gen == gen) {
+		/* tgid is never 0 here (the idle task is not looked up): empty slots never match */
+		for (int i = 0; i < OFFCPU_TGID_CACHE; i++)
+			if (c->tgid[i] == tgid)
+				return c->yes[i];
+	} else {
+		__builtin_memset(c, 0, sizeof(*c));
+		c->gen = gen;
+	}
+	yes = bpf_map_lookup_elem(&procs, &tgid) != NULL;
+	slot = c->next++ & (OFFCPU_TGID_CACHE - 1);
+	c->tgid[slot] = tgid;
+	c->yes[slot] = yes;
+	return yes;
 }
 
 /* Whether task t (tgid) is one we trace; decided once per thread, then its map entry says. */
@@ -602,6 +651,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	tgid = RD(btf, prev, tgid);
 	if (tgid == held_tgid)
 		return;
+	if (target == OFFCPU_TARGET_TGIDS && !target_tgid(tgid))
+		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	if (th && th->held)
 		return;
@@ -833,10 +884,17 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now,
 				      const bool btf)
 {
-	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct offcpu_thread *th;
 	__u64 exec, queued = 0;
 	bool first = false;
+	__u32 tgid;
 
+	if (target == OFFCPU_TARGET_TGIDS) {
+		tgid = RD(btf, next, tgid);
+		if (tgid != held_tgid && !target_tgid(tgid))
+			return;
+	}
+	th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th) {
 		th = switch_in_new(next, tid, now, btf);
 		if (!th)
@@ -894,6 +952,7 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 		return;
 	if (bpf_map_update_elem(&procs, &ctgid, &zero_proc, BPF_NOEXIST) == -E2BIG)
 		STAT(map_full_procs, 1);
+	__sync_fetch_and_add(&procs_gen, 1); /* after the change: see tgid_cache */
 }
 
 static __always_inline void on_exec(struct task_struct *p, const bool btf)
@@ -928,6 +987,7 @@ static __always_inline void on_exit(struct task_struct *p, const bool btf)
 	/* The last thread of the process: its pid may be reused by a stranger. */
 	if (live == 0) {
 		bpf_map_delete_elem(&procs, &tgid);
+		__sync_fetch_and_add(&procs_gen, 1); /* after the change: see tgid_cache */
 		bpf_map_delete_elem(&umaps, &tgid);
 	}
 }

@@ -273,6 +273,7 @@ void native__free(struct native *n)
 		free(((struct native_raw *)val)->r);
 	ntable_free(&n->raws);
 	ntable_free(&n->snaps);
+	mmstamps__free(&n->mm);
 	free(n->exits);
 	free(n->ivs);
 	if (libbpf_diag == n->diag) {

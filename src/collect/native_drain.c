@@ -60,6 +60,14 @@ static void raw_resolve(struct native *n, uint32_t tgid)
 	}
 }
 
+/* Whether the unwinder's mappings of tgid are in the kernel's map. */
+static bool umaps_present(struct native *n, uint32_t tgid)
+{
+	static struct offcpu_umaps v; /* 10 KiB: not on the stack; one drainer */
+
+	return !bpf_map_lookup_elem(bpf_map__fd(n->skel->maps.umaps), &tgid, &v);
+}
+
 /* One record of the events ring buffer (enum offcpu_event_type). */
 int native_on_event(void *ctx, void *data, size_t len)
 {
@@ -123,12 +131,23 @@ int native_on_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(*ev))
 		return 0;
 	if (ev->type == OFFCPU_EV_TRACK) {
+		n->tracked++;
+		/*
+		 * Most requests are only new call paths (collect/mmstamp.h). An
+		 * exec deletes the process's mappings from the kernel's side:
+		 * without them there, read them whatever the stamp says.
+		 */
+		if (!mmstamps__changed(&n->mm, ev->tgid) && (!n->unw || umaps_present(n, ev->tgid))) {
+			/* stacks sent before the tables were in: the tables read before do */
+			if (n->unw)
+				raw_resolve(n, ev->tgid);
+			return 0;
+		}
 		/* Tables first: until they are in, the process's stacks end early. */
 		if (n->unw && !unwinder__track(n->unw, ev->tgid))
 			raw_resolve(n, ev->tgid);
 		if (n->sym)
 			symbolizer__track(n->sym, ev->tgid);
-		n->tracked++;
 		return 0;
 	}
 	if (ev->type != OFFCPU_EV_EXIT)

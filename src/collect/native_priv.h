@@ -22,6 +22,7 @@
 
 #include "bpf/offcpu.h"
 #include "collect/ktext.h"
+#include "collect/mmstamp.h"
 #include "collect/native.h"
 #include "collect/native_table.h"
 
@@ -102,6 +103,7 @@ struct native {
 	uint64_t start_ns, stop_ns, last_drain_ns;
 	uint64_t inserts_at_flip;
 	uint64_t tracked;
+	struct mmstamps mm;   /* track requests answered without re-reading the maps */
 	bool snap;	      /* the snapshot program is loaded: -p, --cgroup, -a */
 	bool snap_refused;    /* ... the kernel refused it: load without it */
 	uint64_t snapped;     /* threads it found off the CPU at start */

@@ -566,9 +566,11 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 		    " kernel stacks without __schedule, %" PRIu64
 		    " truncated at %d frames, %" PRIu64 " wakeups while running, %" PRIu64
 		    " sleeps without a seen wakeup, %" PRIu64
-		    " processes tracked, %zu threads exited",
+		    " requests to track a process (%" PRIu64 " with its address space unchanged), "
+		    "%zu threads exited",
 		    st->tracer_frames + b->stripped, st->unanchored, st->stack_truncated,
-		    OFFCPU_MAX_STACK, st->wakeup_running, st->no_wakeup, n->tracked, n->nr_exits);
+		    OFFCPU_MAX_STACK, st->wakeup_running, st->no_wakeup, n->tracked, n->mm.same,
+		    n->nr_exits);
 	if (b->unresolved)
 		native_note(n, "%" PRIu64 " stack ids whose frames never arrived", b->unresolved);
 }

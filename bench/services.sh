@@ -1,0 +1,402 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Real services: what each collector costs PostgreSQL and Redis, and what the
+# collector itself uses while it traces them.
+#
+#   bench/services.sh [BUILD]    (root; env BENCH_REPS=3, BENCH_SECS=5, BENCH_REDIS_N=100000)
+#
+# BENCH_OFFCPU_BASE=PATH adds a variant: that offcpu binary with -p (an earlier build,
+# to measure a change before and after in the same run).
+#
+# A private PostgreSQL cluster (initdb in a temporary directory, 127.0.0.1 on a free
+# port) under pgbench TPC-B and select-only, and a private redis-server under
+# redis-benchmark, all started and stopped here by pid. Every run is bare or under
+# one recorder, started (and attached: it holds its BPF link or perf events) before
+# the clients connect and stopped after they are done.
+. "$(dirname "$0")/lib.sh"
+bench_init "${1:-build}"
+REPS=${BENCH_REPS:-3}
+SECS=${BENCH_SECS:-5}
+REDIS_N=${BENCH_REDIS_N:-100000}
+BT=$ROOT/share/offcpu.bt
+PGBIN=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+
+is_root || die "the service benchmarks need root (BPF, perf, the postgres user)"
+
+# Variants per service. PostgreSQL forks a backend for each client after the
+# recorder started: offcpu -p and the bpftrace script follow forks from the
+# postmaster; offcputime -p and perf -p cannot, so they trace the host, and
+# offcpu -a is there to compare with them like for like.
+PG_MODES="bare offcpu offcpu-a bcc-a bpftrace perf-a"
+REDIS_MODES="bare offcpu bcc bpftrace perf"
+BASE=${BENCH_OFFCPU_BASE:-}
+if [ -n "$BASE" ]; then
+	[ -x "$BASE" ] || die "BENCH_OFFCPU_BASE=$BASE is not an executable"
+	PG_MODES="$PG_MODES offcpu-base"
+	REDIS_MODES="$REDIS_MODES offcpu-base"
+fi
+
+STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
+PGDIR=
+services_cleanup()
+{
+	[ -n "${RPID:-}" ] && kill "$RPID" 2>/dev/null
+	if [ -n "${PM:-}" ]; then
+		kill -INT "$PM" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$PM" 2>/dev/null || break; sleep 0.1; done
+	fi
+	[ -n "$PGDIR" ] && rm -rf "$PGDIR"
+	echo "$STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
+	bench_cleanup
+}
+trap services_cleanup EXIT
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+
+free_port()
+{
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# ctxt: context switches of the whole host so far.
+ctxt()
+{
+	awk '$1 == "ctxt" { print $2 }' /proc/stat
+}
+
+# bpf_snapshot PID: "ID NAME RUN_TIME_NS RUN_CNT" for each BPF program the process
+# tree under PID holds (through program or link descriptors).
+bpf_snapshot()
+{
+	local ids p
+
+	ids=$(for p in $(tree "$1"); do
+		grep -h '^prog_id:' /proc/"$p"/fdinfo/* 2>/dev/null
+	done | awk '{ print $2 }' | sort -u | paste -sd, -)
+	[ -n "$ids" ] || return 0
+	bpftool -j prog show 2>/dev/null | jq -r --arg ids "$ids" \
+		'($ids | split(",") | map(tonumber)) as $w |
+		.[] | select(.id as $i | $w | index($i)) |
+		"\(.id) \(.name // "?") \(.run_time_ns // 0) \(.run_cnt // 0)"'
+}
+
+# attached PID: whether the tree under PID holds a BPF link or perf events.
+attached()
+{
+	local p
+
+	for p in $(tree "$1"); do
+		ls -l /proc/"$p"/fd 2>/dev/null | grep -q 'bpf[-_]link\|perf_event' && return 0
+	done
+	return 1
+}
+
+# start_recorder MODE TARGET_PID: starts the recorder under /usr/bin/time, waits
+# until it is attached; sets REC (the time process).
+start_recorder()
+{
+	local mode=$1 pid=$2 n=0
+	local -a argv
+
+	rm -rf "$TMP/rec" "$TMP/rec.out" "$TMP/time"
+	case $mode in
+	offcpu) argv=("$OFFCPU" record -q --json -o "$TMP/rec" -p "$pid") ;;
+	offcpu-a) argv=("$OFFCPU" record -q --json -o "$TMP/rec" -a) ;;
+	offcpu-base) argv=("$BASE" record -q --json -o "$TMP/rec" -p "$pid") ;;
+	bcc) argv=("$BCC" -p "$pid") ;;
+	bcc-a) argv=("$BCC") ;;
+	bpftrace) argv=(env BPFTRACE_MAP_KEYS_MAX=65536 bpftrace -o "$TMP/rec.bt" "$BT" "$pid") ;;
+	perf) argv=(perf record -q -e sched:sched_switch -g -o "$TMP/perf.data" -p "$pid") ;;
+	perf-a) argv=(perf record -q -e sched:sched_switch -g -o "$TMP/perf.data" -a) ;;
+	esac
+	/usr/bin/time -f '%U %S %M' -o "$TMP/time" "${argv[@]}" >"$TMP/rec.out" 2>"$TMP/rec.err" &
+	REC=$!
+	BG_PIDS="$REC"
+	while ! attached $REC; do
+		n=$((n + 1))
+		if [ $n -gt 3000 ] || ! kill -0 $REC 2>/dev/null; then
+			say "$mode did not attach: $(tail -n 2 "$TMP/rec.err" | tr '\n' ' ')"
+			return 1
+		fi
+		sleep 0.01
+	done
+	# bpftrace attaches its probes one after another; let every recorder finish.
+	sleep 0.3
+}
+
+# stop_recorder: interrupts the recorder, waits for it; sets REC_CPU, REC_RSS.
+stop_recorder()
+{
+	kill -INT "$(child_of $REC)" 2>/dev/null
+	wait $REC
+	BG_PIDS=
+	read -r u s m <"$TMP/time" 2>/dev/null || { u=nan s=0 m=nan; }
+	# /usr/bin/time prints "Command exited with non-zero status" first when it does.
+	if [ "$(wc -l <"$TMP/time")" -gt 1 ]; then
+		read -r u s m < <(tail -n 1 "$TMP/time")
+	fi
+	REC_CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+	REC_RSS=$m
+}
+
+# client WORKLOAD: runs the clients once; prints their throughput.
+client()
+{
+	case $1 in
+	tpcb) "$PGBIN/pgbench" "${PGC[@]}" -c 8 -j 2 -T "$SECS" postgres 2>&1 |
+		awk '/^tps = / { print $3; exit }' ;;
+	select) "$PGBIN/pgbench" "${PGC[@]}" -S -c 8 -j 2 -T "$SECS" postgres 2>&1 |
+		awk '/^tps = / { print $3; exit }' ;;
+	redis) redis-benchmark -h 127.0.0.1 -p "$RPORT" -q -c 50 -n "$REDIS_N" -t get,set 2>/dev/null |
+		tr '\r' '\n' | awk '/requests per second/ { s += $2; n++ } END { if (n) print s / n }' ;;
+	esac
+}
+
+# one WORKLOAD MODE REP: one run; appends a line to $TMP/results.
+one()
+{
+	local w=$1 mode=$2 rep=$3 target rate bpf c0 c1
+
+	case $w in redis) target=$RPID ;; *) target=$PM ;; esac
+	say "services: rep $rep/$REPS $w $mode"
+	REC_CPU=nan REC_RSS=nan
+	if [ "$mode" = bare ]; then
+		c0=$(ctxt)
+		rate=$(client "$w")
+		c1=$(ctxt)
+		echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) nan nan nan nan" >>"$TMP/results"
+		return
+	fi
+	start_recorder "$mode" "$target" || return 0
+	bpf_snapshot $REC >"$TMP/b0"
+	c0=$(ctxt)
+	rate=$(client "$w")
+	c1=$(ctxt)
+	bpf_snapshot $REC >"$TMP/b1"
+	stop_recorder
+	# Per program: what it ran between attached and the clients' end.
+	awk -v p="$w $mode $rep" -v sw=$((c1 - c0)) 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
+		{ print p, $2, $3 - t[$1], $4 - c[$1], sw }' "$TMP/b0" "$TMP/b1" >>"$TMP/progs"
+	bpf=$(awk -v p="$w $mode $rep" '$1 " " $2 " " $3 == p { t += $5; c += $6 }
+		END { print t + 0, c + 0 }' "$TMP/progs")
+	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $bpf $REC_CPU $REC_RSS" >>"$TMP/results"
+}
+
+# --- the services ---
+avail_pg=yes
+avail_redis=yes
+if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/pgbench" ] || ! id postgres >/dev/null 2>&1; then
+	avail_pg="no postgres, pgbench or user postgres (Debian: postgresql)"
+fi
+command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
+	avail_redis="no redis-server or redis-benchmark (Debian: redis-server, redis-tools)"
+
+if [ "$avail_pg" = yes ]; then
+	PGDIR=$(mktemp -d /tmp/offcpu-bench-pg.XXXXXX)
+	chown postgres: "$PGDIR"
+	PGPORT=$(free_port)
+	PGC=(-h 127.0.0.1 -p "$PGPORT" -U postgres)
+	runuser -u postgres -- "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres --no-sync \
+		>"$TMP/initdb" 2>&1 || die "initdb: $(tail -n 2 "$TMP/initdb")"
+	runuser -u postgres -- "$PGBIN/postgres" -D "$PGDIR/data" -k "$PGDIR" -p "$PGPORT" \
+		-c listen_addresses=127.0.0.1 -c shared_buffers=64MB -c fsync=off \
+		-c synchronous_commit=off >"$TMP/pg.log" 2>&1 &
+	for _ in $(seq 100); do
+		"$PGBIN/pg_isready" -q "${PGC[@]}" && break
+		sleep 0.1
+	done
+	PM=$(head -n 1 "$PGDIR/data/postmaster.pid" 2>/dev/null)
+	[ -n "$PM" ] || die "postgres did not start: $(tail -n 3 "$TMP/pg.log")"
+	"$PGBIN/pgbench" "${PGC[@]}" -i -s 8 -q postgres >"$TMP/pg.init" 2>&1 ||
+		die "pgbench -i: $(tail -n 2 "$TMP/pg.init")"
+	PGVER=$("$PGBIN/postgres" --version | awk '{ print $NF }')
+fi
+if [ "$avail_redis" = yes ]; then
+	RPORT=$(free_port)
+	mkdir -p "$TMP/redis"
+	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$TMP/redis" --daemonize no --logfile "$TMP/redis/log" &
+	RPID=$!
+	for _ in $(seq 100); do
+		redis-cli -h 127.0.0.1 -p "$RPORT" ping 2>/dev/null | grep -q PONG && break
+		sleep 0.05
+	done
+	RVER=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
+fi
+
+# Recorders this host lacks are left out and said.
+for m in offcpu bcc bpftrace perf; do
+	why=$(mode_available $m) || echo "$m $why" >>"$TMP/skipped"
+done
+usable()
+{
+	! grep -q "^${1%-a} " "$TMP/skipped" 2>/dev/null
+}
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+: >"$TMP/results"
+: >"$TMP/progs"
+for rep in $(seq 1 "$REPS"); do
+	for w in tpcb select redis; do
+		case $w in
+		redis) [ "$avail_redis" = yes ] || continue; modes=$REDIS_MODES ;;
+		*) [ "$avail_pg" = yes ] || continue; modes=$PG_MODES ;;
+		esac
+		m2=
+		for m in $modes; do usable $m && m2="$m2 $m"; done
+		# Rotate the order each repetition so that no variant always runs first.
+		order=$(echo $m2 | awk -v r=$((rep - 1)) \
+			'{ for (i = 0; i < NF; i++) printf "%s ", $((i + r) % NF + 1) }')
+		for m in $order; do
+			one $w $m $rep
+		done
+	done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+cat <<EOF
+### Real services: PostgreSQL (pgbench) and Redis (redis-benchmark)
+
+Command: \`${BASE:+BENCH_OFFCPU_BASE=$BASE }bench/services.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS, BENCH_REDIS_N=$REDIS_N), as root.
+Load average at the start: $load0; at the end: $load1 (the machine is shared).
+
+Method. A private PostgreSQL ${PGVER:-} cluster (initdb in a temporary directory,
+127.0.0.1, fsync off, scale 8) runs \`pgbench -c 8 -j 2 -T $SECS\` (TPC-B) and
+\`pgbench -S -c 8 -j 2 -T $SECS\` (select-only); a private redis-server ${RVER:-}
+(no persistence) runs \`redis-benchmark -c 50 -n $REDIS_N -t get,set\` (neither
+pinned: the clients and the server share the machine's $(nproc) CPUs). Both are
+started and stopped by the script, by pid. Each run is bare or under one recorder,
+started before the clients connect and attached (its BPF link or perf events are
+in place) before they start, stopped (SIGINT) after they end. Each repetition runs
+every variant once, in an order that rotates; tables show medians over $REPS
+repetitions. PostgreSQL forks a backend per client after the recorder started:
+\`offcpu record -p POSTMASTER\` and the project's bpftrace script share/offcpu.bt
+(run as \`bpftrace share/offcpu.bt POSTMASTER\`) follow forks; BCC's
+\`offcputime\` (libbpf-tools) takes one pid and does not follow children, and
+\`perf record -p\` does not either, so for PostgreSQL they trace the whole host
+(\`offcputime\`, \`perf record -a\`), and \`offcpu record -a\` is measured too, to
+compare with them like for like. For Redis every recorder gets redis-server's pid.
+Columns: *rate* is the clients' own throughput (pgbench's tps, redis-benchmark's
+requests/s averaged over GET and SET); *loss* is 1 - rate/bare; *BPF ns/switch* is
+the run time of the recorder's own BPF programs (\`kernel.bpf_stats_enabled=1\`,
+run_time_ns of the programs its processes hold, from attached to the clients' end)
+over the host's context switches in that window (/proc/stat ctxt, counted the same
+way for every variant; bpf_stats' own clock reads included); *BPF runs/switch* is
+their run_cnt over the same switches; *CPU-s* is the recorder's own user+system
+time from start to exit (its process tree, through \`/usr/bin/time\`; the
+workload is not in it) and *RSS* its peak resident set (the largest process of
+its tree). perf has no BPF programs: its cost is in the kernel's perf buffer
+writes, seen in the rate only.
+
+EOF
+if [ -s "$TMP/skipped" ]; then
+	while read -r m why; do echo "- $m: not measured ($why)"; done <"$TMP/skipped"
+	echo
+fi
+[ "$avail_pg" = yes ] || echo "- PostgreSQL: not measured ($avail_pg)"
+[ "$avail_redis" = yes ] || echo "- Redis: not measured ($avail_redis)"
+
+# col W M N: the median of column N of workload W's runs under variant M.
+col()
+{
+	awk -v w="$1" -v m="$2" -v n="$3" '$1 == w && $2 == m && $n != "nan" { print $n }' \
+		"$TMP/results" | median
+}
+
+name_of()
+{
+	case $1 in
+	offcpu) [ "$2" = redis ] && echo "offcpu -p redis" || echo "offcpu -p postmaster" ;;
+	offcpu-a) echo "offcpu -a" ;;
+	offcpu-base) echo "offcpu -p (base build)" ;;
+	bcc) echo "offcputime -p redis" ;;
+	bcc-a) echo "offcputime (host)" ;;
+	bpftrace) echo "bpftrace offcpu.bt" ;;
+	perf) echo "perf -p redis" ;;
+	perf-a) echo "perf -a" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+: >"$TMP/med"
+for w in tpcb select redis; do
+	grep -q "^$w " "$TMP/results" || continue
+	case $w in
+	tpcb) echo "pgbench TPC-B (8 clients, tps):"; modes=$PG_MODES ;;
+	select) echo "pgbench select-only (8 clients, tps):"; modes=$PG_MODES ;;
+	redis) echo "redis-benchmark GET/SET (50 clients, requests/s):"; modes=$REDIS_MODES ;;
+	esac
+	echo
+	echo "| variant | rate | loss | switches/s | BPF ns/switch | BPF runs/switch | CPU-s | peak RSS MB |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	bare=$(col $w bare 4)
+	for m in $modes; do
+		grep -q "^$w $m " "$TMP/results" || continue
+		# Per-run ratios first, then their median: one slow run does not skew a column.
+		ns=$(awk -v w=$w -v m=$m '$1 == w && $2 == m && $6 != "nan" && $5 > 0 { print $6 / $5 }' \
+			"$TMP/results" | median)
+		runs=$(awk -v w=$w -v m=$m '$1 == w && $2 == m && $7 != "nan" && $5 > 0 { print $7 / $5 }' \
+			"$TMP/results" | median)
+		rate=$(col $w $m 4)
+		sw=$(awk -v w=$w -v m=$m -v s=$SECS '$1 == w && $2 == m { print $5 / s }' "$TMP/results" |
+			median)
+		cpu=$(col $w $m 8)
+		rss=$(col $w $m 9)
+		loss=$(awk -v r="$rate" -v b="$bare" 'BEGIN { if (b > 0 && r != "nan") printf "%.1f%%", 100 * (1 - r / b); else print "n/a" }')
+		echo "$w $m $rate $loss $ns $cpu $rss" >>"$TMP/med"
+		case $m in perf*) ns=nan runs=nan ;; esac
+		if [ "$m" = bare ]; then
+			echo "| bare | $(fmt "$rate" 0) | | $(fmt "$sw" 0) | | | | |"
+		else
+			echo "| $(name_of $m $w) | $(fmt "$rate" 0) | $loss | $(fmt "$sw" 0) |" \
+				"$(fmt "$ns" 0) | $(fmt "$runs" 2) | $(fmt "$cpu" 2) |" \
+				"$(awk -v k="$rss" 'BEGIN { if (k ~ /^[0-9]+$/) printf "%.0f", k / 1024; else print "n/a" }') |"
+		fi
+	done
+	echo
+done
+
+# Targets of issue #12: offcpu against offcputime on the same footing (redis: both
+# -p; PostgreSQL: both host-wide), and offcpu -p postmaster against host-wide
+# offcputime as the setup a user would pick.
+awk '
+	function num(x) { return x != "" && x != "nan" }
+	{ rate[$1, $2] = $3; loss[$1, $2] = $4; ns[$1, $2] = $5; cpu[$1, $2] = $6; rss[$1, $2] = $7 }
+	END {
+		split("tpcb select redis", W, " ")
+		for (i = 1; i <= 3; i++) {
+			w = W[i]; o = (w == "redis") ? "offcpu" : "offcpu-a"; b = (w == "redis") ? "bcc" : "bcc-a"
+			if (!num(rate[w, o]) || !num(rate[w, b]))
+				continue
+			lo = loss[w, o]; lb = loss[w, b]; sub(/%/, "", lo); sub(/%/, "", lb)
+			printf "Target (%s, %s vs %s): BPF ns/switch at most bcc'"'"'s: %s (%.0f vs %.0f); loss at most bcc'"'"'s: %s (%s vs %s); CPU-s at most 2x: %s (%.2f vs %.2f); peak RSS at most 2x: %s (%.0f vs %.0f MB).\n",
+				w, o, b, ns[w, o] <= ns[w, b] ? "met" : "NOT met", ns[w, o], ns[w, b],
+				lo + 0 <= lb + 0 ? "met" : "NOT met", loss[w, o], loss[w, b],
+				cpu[w, o] <= 2 * cpu[w, b] ? "met" : "NOT met", cpu[w, o], cpu[w, b],
+				rss[w, o] <= 2 * rss[w, b] ? "met" : "NOT met", rss[w, o] / 1024, rss[w, b] / 1024
+			print ""
+		}
+	}' "$TMP/med"
+
+echo "BPF time per switch by program (medians; only programs that ran):"
+echo
+echo "| workload | variant | program | ns/switch | runs/switch |"
+echo "|---|---|---|---:|---:|"
+for w in tpcb select redis; do
+	for m in $PG_MODES $REDIS_MODES; do
+		awk -v w=$w -v m=$m '$1 == w && $2 == m && $7 > 0 && $6 > 0 { print $4 }' "$TMP/progs" |
+			sort -u | while read -r prog; do
+			a=$(awk -v w=$w -v m=$m -v g="$prog" '$1 == w && $2 == m && $4 == g { print $5 / $7 }' \
+				"$TMP/progs" | median)
+			r=$(awk -v w=$w -v m=$m -v g="$prog" '$1 == w && $2 == m && $4 == g { print $6 / $7 }' \
+				"$TMP/progs" | median)
+			echo "| $w | $(name_of $m $w) | $prog | $(fmt "$a" 0) | $(fmt "$r" 3) |"
+		done
+	done
+done | awk '!seen[$0]++'
+echo
+
+echo "Raw runs (workload, variant, repetition, rate, host switches, BPF run_time_ns, BPF run_cnt, CPU-s, max RSS KB):"
+echo
+echo '```'
+cat "$TMP/results"
+echo '```'
