@@ -137,7 +137,8 @@ int native_on_event(void *ctx, void *data, size_t len)
 		 * exec deletes the process's mappings from the kernel's side:
 		 * without them there, read them whatever the stamp says.
 		 */
-		if (!mmstamps__changed(&n->mm, ev->tgid) && (!n->unw || umaps_present(n, ev->tgid))) {
+		if (!mmstamps__changed(&n->mm, ev->tgid) &&
+		    (!n->unw || umaps_present(n, ev->tgid))) {
 			/* stacks sent before the tables were in: the tables read before do */
 			if (n->unw)
 				raw_resolve(n, ev->tgid);

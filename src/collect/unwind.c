@@ -64,7 +64,7 @@ struct unwinder {
 	struct offcpu_umaps *val; /* scratch for one process's mappings */
 	struct uchunk *chunks;	  /* chunk id - 1 -> chunk */
 	size_t nchunks, cap_chunks;
-	struct ntable procs; /* pid -> struct uproc */
+	struct ntable procs;	 /* pid -> struct uproc */
 	struct chunk_job *first; /* the first chunk, made in a thread (unwinder__new()) */
 };
 
