@@ -9,6 +9,7 @@
  * follow_pid, released and then execs, as offcpu record does it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -675,7 +676,13 @@ TEST(native_pids_edges_are_flagged_and_accounted)
 	CHECK(tt != NULL);
 	all = sum_rows(c.p, pid, pid, -1, FRAME_KERNEL, NULL);
 	CHECK(tt->wall_ns > 290 * MS);
-	CHECK(off_agrees(&c, tt, all.off_ns));
+	if (!off_agrees(&c, tt, all.off_ns))
+		UNIT_FAIL("rows %" PRIu64 " ns off the CPU, schedstat wall %" PRIu64
+			  " - on-CPU %" PRIu64 " ns (steal %" PRIu64 " ns); edges %" PRIu64
+			  " + %" PRIu64 ", never ran %" PRIu64 "; diag: %s",
+			  all.off_ns, tt->wall_ns, tt->oncpu_ns, c.steal_ns,
+			  loss(&c.in, "inflight_at_start"), loss(&c.in, "inflight_at_stop"),
+			  loss(&c.in, "threads_never_ran"), c.diag);
 	capture_free(&c);
 }
 
