@@ -106,8 +106,11 @@ rx=$(woken "$du/offcpu.timeline.txt" receiver softirq:NET_RX)
 tx=$(woken "$du/offcpu.timeline.txt" sender irq:timer)
 rd=$(woken "$dp/offcpu.timeline.txt" reader "$writer")
 wr=$(woken "$dp/offcpu.timeline.txt" writer irq:timer)
-if [ "$rx" != "10 10" ]; then
-	fail $t "receiver's waits over 10 ms / woken by softirq:NET_RX: $rx (want 10 10)"
+# The receiver sleeps once per datagram, or once per two when it reaches recv()
+# late (seen once in CI: 5 waits of 40 ms): its waits are counted, not assumed.
+set -- $rx
+if [ "${1:-0}" -lt 5 ] || [ "${1:-0}" != "${2:-}" ]; then
+	fail $t "receiver's waits over 10 ms / woken by softirq:NET_RX: $rx (want 5 to 10, all)"
 elif [ "$tx" != "10 10" ]; then
 	fail $t "sender's sleeps over 10 ms / woken by irq:timer: $tx (want 10 10)"
 elif [ -z "$writer" ] || [ "$rd" != "8 8" ]; then
@@ -142,12 +145,12 @@ else
 			select(.pid == 1073741824 and track(.) == "softirq:NET_RX")] | length)]
 		| map(tostring) | join(" ")' "$ct")
 	set -- $got
-	if [ "$#" != 6 ] || [ "$1" -lt 20 ] || [ "$1" != "$2" ]; then
-		fail $t "flow starts/ends: ${1:-?}/${2:-?} (want 20 or more, paired)"
+	if [ "$#" != 6 ] || [ "$1" -lt 15 ] || [ "$1" != "$2" ]; then
+		fail $t "flow starts/ends: ${1:-?}/${2:-?} (want 15 or more, paired)"
 	elif [ "$3" != 0 ] || [ "$4" != 0 ] || [ "$5" != 0 ]; then
 		fail $t "$3 ids not paired once, $4 starts and $5 ends outside their slices"
-	elif [ "$6" -lt 10 ]; then
-		fail $t "$6 flows into the receiver from softirq:NET_RX (want 10)"
+	elif [ "$6" -lt "${rx%% *}" ]; then
+		fail $t "$6 flows into the receiver from softirq:NET_RX (want ${rx%% *}, its waits)"
 	elif [ "$(jq '.otherData.flows' "$ct")" != "$1" ]; then
 		fail $t "otherData.flows $(jq '.otherData.flows' "$ct"), $1 flows drawn"
 	else
@@ -158,7 +161,7 @@ fi
 t=report_says_what_woke_the_waits
 if ! "$OFFCPU_BIN" report --width 100 "$du" >"$SCRATCH/rep" 2>"$SCRATCH/err"; then
 	fail $t "report: $(head -c 300 "$SCRATCH/err")"
-elif ! sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  softirq:NET_RX .* 10 waits$' ||
+elif ! sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -Eq "^  softirq:NET_RX .* ${rx%% *} waits?\$" ||
 	! sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  irq:timer .* 10 waits$'; then
 	fail $t "no NET_RX and timer wakers in: $(sed -n '/^Woken by/,$p' "$SCRATCH/rep" | head -5 | tr '\n' '|')"
 elif [ "$("$OFFCPU_BIN" report --json "$du" | jq -r '[.woken_by.wakers[] | select(.kind == "interrupt") | .name] | sort | join(",")')" != "irq:timer,softirq:NET_RX" ]; then
