@@ -279,33 +279,36 @@ static long snap_complete_kernel(struct native *n)
  * walked a user stack since start, so nothing asked for their mappings) are
  * read now, while they live, so that those stacks unwind.
  */
-static void snap_track(struct native *n, struct symbolizer *sym)
+static int snap_track(struct native *n, struct symbolizer *sym)
 {
-	uint32_t done[64];
-	size_t nr_done = 0;
+	struct ntable done; /* tgids read here: each once, however many threads it has */
 	const void *key;
 	void *val;
 
+	if (ntable_init(&done, sizeof(uint32_t), sizeof(uint8_t)))
+		return -ENOMEM;
 	for (size_t pos = 0; n->raws.slots && ntable_next(&n->raws, &pos, &key, &val);) {
 		const struct native_raw *raw = val;
 		uint64_t id = *(const uint64_t *)key;
 		uint32_t tgid;
-		size_t i;
+		bool created;
 
 		if (!raw->r || id != OFFCPU_SNAP_USTACK((uint32_t)id))
 			continue;
 		tgid = raw->r->tgid;
-		for (i = 0; i < nr_done && done[i] != tgid; i++)
-			;
-		if (i < nr_done)
+		if (!ntable_get(&done, &tgid, &created)) {
+			ntable_free(&done);
+			return -ENOMEM;
+		}
+		if (!created)
 			continue;
-		if (nr_done < sizeof(done) / sizeof(done[0]))
-			done[nr_done++] = tgid;
 		if (n->unw)
 			unwinder__track(n->unw, tgid);
 		if (sym)
 			symbolizer__track(sym, tgid);
 	}
+	ntable_free(&done);
+	return 0;
 }
 
 int native_snap_finish(struct native *n, struct symbolizer *sym)
@@ -318,6 +321,5 @@ int native_snap_finish(struct native *n, struct symbolizer *sym)
 		    "snapshot: %ld kernel stacks of threads asleep at start completed with the "
 		    "scheduler frames of the same wait walked at a switch-out",
 		    done);
-	snap_track(n, sym);
-	return 0;
+	return snap_track(n, sym);
 }
