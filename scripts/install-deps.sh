@@ -15,7 +15,7 @@ clang_major=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
 [ -n "$clang_major" ] || clang_major=14 # bookworm's
 
 build_pkgs="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev \
-libjson-c-dev zlib1g-dev"
+libjson-c-dev zlib1g-dev libcurl4-openssl-dev"
 # Collectors and the real consumers the tests check outputs with.
 test_pkgs="bpftrace bpfcc-tools libbpf-tools jq linux-perf golang-go chromium \
 libxml2-utils util-linux procps python3-jsonschema nodejs libclang-rt-$clang_major-dev clang-format \
