@@ -101,6 +101,13 @@ __u64 start_ns = 0;
  * or an interval would run past the window its ground truth covers.
  */
 __u64 stop_ns = 0;
+/*
+ * The last period boundary (record --every, native__cut); 0 before the
+ * first. An interval that spans it was split there by user space: its part
+ * after is counted as carried, and its stacks are those user space gave the
+ * part before (so the two halves fall on one row).
+ */
+__u64 cut_ns = 0;
 __u32 gen = 0;
 __u32 held_tgid = 0;
 /*
@@ -594,8 +601,14 @@ static __always_inline void timeline_send(struct offcpu_thread *th, __u32 tid, _
 static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 start,
 					   __u64 off, __u64 runq, __u64 kbefore, __u64 ubefore)
 {
+	__u64 cut = *(volatile __u64 *)&cut_ns;
+
 	if (runq > off)
 		runq = off;
+	if (cut && start < cut && !(th->flags & OFFCPU_TH_FILTERED)) {
+		STAT(carried, 1);
+		STAT(carried_ns, start + off > cut ? start + off - cut : 0);
+	}
 	if (th->flags & OFFCPU_TH_FILTERED) {
 		STAT(filtered, 1);
 	} else if (th->flags & OFFCPU_TH_BEFORE_START) {
@@ -871,8 +884,11 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 			/* Asleep at start: the stacks it slept in, read then. */
 			k = th->kstack;
 			u = th->ustack;
-		} else if (btf && kernel_stacks) {
-			/* A bonus, not owed: a failed walk keeps the "before start" placeholder. */
+		} else if (btf && kernel_stacks && !*(volatile __u64 *)&cut_ns) {
+			/*
+			 * A bonus, not owed: a failed walk keeps the "before start"
+			 * placeholder; so does a wait split at a period boundary.
+			 */
 			k = walk_task(next);
 			if (!(k & OFFCPU_STACK_REAL))
 				k = OFFCPU_STACK_BEFORE_START;

@@ -328,6 +328,8 @@ struct offcpu_stats {
 	__u64 track_sent;	   /* requests to read a process's mappings */
 	__u64 track_lost;	   /* ... the ring buffer had no room for */
 	__u64 umarks[8];	   /* ... stacks ended by each enum offcpu_umark (index) */
+	__u64 carried;		   /* intervals ended that began before the last period boundary */
+	__u64 carried_ns;	   /* ... their part after it */
 };
 
 /*

@@ -121,7 +121,12 @@ static int prepare(struct native *n, const struct native_opts *o, char *why, siz
 	if (ntable_init(&n->agg, sizeof(struct offcpu_agg_key), sizeof(struct offcpu_agg_val)) ||
 	    ntable_init(&n->stacks, sizeof(uint64_t), sizeof(struct native_stack)) ||
 	    ntable_init(&n->raws, sizeof(uint64_t), sizeof(struct native_raw)) ||
-	    ntable_init(&n->snaps, sizeof(uint32_t), sizeof(struct native_snapped)))
+	    ntable_init(&n->snaps, sizeof(uint32_t), sizeof(struct native_snapped)) ||
+	    ntable_init(&n->credits, sizeof(uint32_t), sizeof(struct native_credit)) ||
+	    ntable_init(&n->site_given, sizeof(struct offcpu_agg_key),
+			sizeof(struct offcpu_agg_val)) ||
+	    ntable_init(&n->debts, sizeof(struct offcpu_agg_key), sizeof(struct offcpu_agg_val)) ||
+	    ntable_init(&n->sofar, sizeof(uint32_t), sizeof(struct native_sofar)))
 		return -ENOMEM;
 	if (access(btf, R_OK)) {
 		snprintf(why, whylen,
@@ -273,6 +278,10 @@ void native__free(struct native *n)
 		free(((struct native_raw *)val)->r);
 	ntable_free(&n->raws);
 	ntable_free(&n->snaps);
+	ntable_free(&n->credits);
+	ntable_free(&n->site_given);
+	ntable_free(&n->debts);
+	ntable_free(&n->sofar);
 	mmstamps__free(&n->mm);
 	free(n->exits);
 	free(n->ivs);

@@ -184,6 +184,22 @@ int native__fd(const struct native *n);
  * Symbolizes with sym (which may be NULL: addresses then stay hex).
  */
 int native__stop(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym);
+/*
+ * Periods (record --every): hand over what happened since the last cut (or
+ * start) without detaching, into a new profile p and integrity in, and set
+ * *at_ns to the boundary (CLOCK_MONOTONIC). A wait in progress there is
+ * split: its part before goes to this period (an "inflight_at_stop" edge),
+ * the rest to the next (an "inflight_at_start" edge there); a thread off the
+ * CPU for a whole period "never ran" in it. Ground truth per thread is its
+ * share of the period; losses are the counters' growth over it. The sum of
+ * the periods (and the final native__stop's part) is the profile one stop
+ * would have given: a period may get a part of a row that ended just after
+ * its boundary, never one counted twice. Not with a timeline (-EOPNOTSUPP).
+ * After a cut, n holds only what the next one needs: rows given are freed,
+ * threads that exited are forgotten.
+ */
+int native__cut(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym,
+		uint64_t *at_ns);
 void native__free(struct native *n);
 
 /*

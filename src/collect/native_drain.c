@@ -159,6 +159,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 	memset(t, 0, sizeof(*t));
 	t->tgid = ev->tgid;
 	t->tid = ev->tid;
+	t->first_ns = ev->first_ns;
 	memcpy(t->comm, ev->comm, sizeof(t->comm));
 	t->comm[sizeof(t->comm) - 1] = '\0';
 	t->have_time = true;
@@ -261,17 +262,31 @@ cleanup:
 	return err;
 }
 
-/* Switch the BPF side to the other aggregation map and empty the one it left. */
-int native_drain(struct native *n)
+/* Switch the BPF side to the other aggregation map; the one it left. */
+uint32_t native_flip(struct native *n)
 {
 	uint32_t old = n->skel->bss->gen & 1;
 	struct offcpu_stats st;
 
 	__atomic_store_n(&n->skel->bss->gen, old ^ 1, __ATOMIC_SEQ_CST);
-	native_quiesce(n);
 	if (!native_read_stats(n, &st))
 		n->inserts_at_flip = st.agg_inserts;
+	return old;
+}
+
+/* Empty the map native_flip() left, once native_quiesce() has let its writers finish. */
+int native_drain_left(struct native *n, uint32_t old)
+{
 	n->last_drain_ns = native_mono_ns();
 	n->stats.drains++;
 	return native_drain_map(n, old ? n->skel->maps.agg1 : n->skel->maps.agg0);
+}
+
+/* Switch the BPF side to the other aggregation map and empty the one it left. */
+int native_drain(struct native *n)
+{
+	uint32_t old = native_flip(n);
+
+	native_quiesce(n);
+	return native_drain_left(n, old);
 }

@@ -41,6 +41,7 @@
 struct native_thread {
 	uint32_t tgid;
 	uint32_t tid;
+	uint64_t first_ns; /* its first sight: with tid, which thread this is */
 	char comm[OFFCPU_COMM_LEN];
 	bool have_time;
 	struct profile_thread_time time;
@@ -117,6 +118,32 @@ struct native {
 	uint64_t timeline_min_ns;
 	struct offcpu_interval *ivs; /* the timeline's intervals as the kernel sent them */
 	size_t nr_ivs, cap_ivs;
+	/*
+	 * Periods (native__cut): what the cuts so far gave away, so that the
+	 * next one gives only what is new. n->agg starts empty after each cut.
+	 */
+	uint64_t cuts;		    /* cuts made */
+	uint64_t cut_ns;	    /* the last one (monotonic); 0: none */
+	struct ntable credits;	    /* tid -> struct native_credit: open intervals split there */
+	struct ntable site_given;   /* agg key -> agg val: live call-site weight given */
+	struct ntable debts;	    /* agg key -> agg val: given ahead of its arrival */
+	struct ntable sofar;	    /* tid -> struct profile_thread_time: ground truth given */
+	struct offcpu_stats cut_st; /* the counters at the last cut */
+	uint64_t cut_misses;
+	bool snap_finished;
+};
+
+/* A thread's ground truth up to the last cut, since its first sight. */
+struct native_sofar {
+	uint64_t first_ns;
+	struct profile_thread_time time;
+};
+
+/* An interval open at a cut: the part up to the cut was given to that period. */
+struct native_credit {
+	uint64_t since; /* its switch-out (the thread's off_ns) */
+	struct offcpu_agg_key key;
+	struct offcpu_agg_val val;
 };
 
 /* native.c */
@@ -156,6 +183,8 @@ int native_agg_merge(struct native *n, const struct offcpu_agg_key *k,
 		     const struct offcpu_agg_val *v);
 int native_drain_map(struct native *n, struct bpf_map *map);
 int native_drain(struct native *n);
+uint32_t native_flip(struct native *n);
+int native_drain_left(struct native *n, uint32_t old);
 void native_quiesce(struct native *n);
 
 /* ---- stop: from BPF maps to the profile (native_stacks.c, native_stop.c) ---- */
@@ -184,6 +213,13 @@ struct build {
 	struct ntable threads;		/* thread_key -> native_thread */
 	struct ntable parts;		/* part_key -> part */
 	struct ntable at_stop;		/* tid -> schedstat's two first fields at stop */
+	bool final;			/* native__stop (detached), not a cut */
+	uint64_t end_ns;		/* the window's end: stop, or the cut */
+	struct ntable minus;		/* agg key -> agg val: given by earlier cuts */
+	struct ntable credits;		/* a cut's open intervals (native->credits next) */
+	struct ntable site_now;		/* live call-site weight now */
+	struct ntable sofar;		/* ground truth given up to end_ns */
+	uint64_t carried, carried_ns;	/* open at the last cut and still open */
 	uint64_t stripped;		/* kernel stacks whose tracer frames were dropped here */
 	uint64_t unresolved;		/* stack ids whose frames never arrived */
 	uint64_t inflight, inflight_ns; /* intervals open at stop */

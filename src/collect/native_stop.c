@@ -48,6 +48,23 @@ static void read_comm(uint32_t tgid, uint32_t tid, char *comm)
 	fclose(f);
 }
 
+static void val_add(struct offcpu_agg_val *d, const struct offcpu_agg_val *v)
+{
+	d->count += v->count;
+	d->off_ns += v->off_ns;
+	d->runq_ns += v->runq_ns;
+}
+
+static int table_add(struct ntable *t, const void *key, const struct offcpu_agg_val *v)
+{
+	struct offcpu_agg_val *d = ntable_get(t, key, NULL);
+
+	if (!d)
+		return -ENOMEM;
+	val_add(d, v);
+	return 0;
+}
+
 /* Weight accumulated in a live thread's call-site cache, not yet flushed. */
 static int live_sites(struct build *b, const struct offcpu_thread *th, uint32_t tid)
 {
@@ -64,8 +81,41 @@ static int live_sites(struct build *b, const struct offcpu_thread *th, uint32_t 
 		};
 		struct offcpu_agg_val v = {site->count, site->off_ns, site->runq_ns};
 
-		if (site->count && (err = native_agg_merge(b->n, &k, &v)))
+		if (!site->count)
+			continue;
+		/* A cut gives it now; the next one subtracts it (it stays in the site, or is
+		 * flushed). */
+		if ((err = native_agg_merge(b->n, &k, &v)) ||
+		    (!b->final && (err = table_add(&b->site_now, &k, &v))))
 			return err;
+	}
+	return 0;
+}
+
+/*
+ * A thread's ground truth in this period: since first sight, minus what the
+ * earlier cuts gave (the same thread: same tid and first sight). A cut keeps
+ * what it gives for the next one.
+ */
+static int thread_since_cut(struct build *b, struct native_thread *t, bool live)
+{
+	const struct native_sofar *prev = ntable_find(&b->n->sofar, &t->tid);
+
+	if (!b->final && live) {
+		struct native_sofar *now = ntable_get(&b->sofar, &t->tid, NULL);
+
+		if (!now)
+			return -ENOMEM;
+		now->first_ns = t->first_ns;
+		now->time = t->time;
+	}
+	if (prev && prev->first_ns == t->first_ns) {
+		struct profile_thread_time *x = &t->time;
+
+		x->wall_ns = x->wall_ns > prev->time.wall_ns ? x->wall_ns - prev->time.wall_ns : 0;
+		x->oncpu_ns =
+			x->oncpu_ns > prev->time.oncpu_ns ? x->oncpu_ns - prev->time.oncpu_ns : 0;
+		x->runq_ns = x->runq_ns > prev->time.runq_ns ? x->runq_ns - prev->time.runq_ns : 0;
 	}
 	return 0;
 }
@@ -74,7 +124,6 @@ static int live_sites(struct build *b, const struct offcpu_thread *th, uint32_t 
 static int live_identity(struct build *b, const struct offcpu_thread *th, uint32_t tid)
 {
 	struct thread_key tk = {th->tgid, tid};
-	struct native *n = b->n;
 	struct native_thread *t;
 	char path[96];
 	uint64_t ss[2];
@@ -85,6 +134,7 @@ static int live_identity(struct build *b, const struct offcpu_thread *th, uint32
 		return -ENOMEM;
 	t->tgid = th->tgid;
 	t->tid = tid;
+	t->first_ns = th->first_ns;
 	memcpy(t->comm, th->comm, sizeof(t->comm));
 	t->comm[sizeof(t->comm) - 1] = '\0';
 	read_comm(th->tgid, tid, t->comm);
@@ -94,9 +144,10 @@ static int live_identity(struct build *b, const struct offcpu_thread *th, uint32
 		memcpy(ss, at, sizeof(ss));
 	if (at || !read_u64s(path, ss, 2)) {
 		t->have_time = true;
-		t->time.wall_ns = n->stop_ns > th->first_ns ? n->stop_ns - th->first_ns : 0;
+		t->time.wall_ns = b->end_ns > th->first_ns ? b->end_ns - th->first_ns : 0;
 		t->time.oncpu_ns = ss[0] > th->base_exec_ns ? ss[0] - th->base_exec_ns : 0;
 		t->time.runq_ns = ss[1] > th->base_delay_ns ? ss[1] - th->base_delay_ns : 0;
+		return thread_since_cut(b, t, true);
 	}
 	return 0;
 }
@@ -129,23 +180,42 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 		.state = th->state,
 	};
 	struct offcpu_agg_val v = {.count = 1};
+	const struct native_credit *c;
 	int err;
 
-	if (!th->off_ns || (th->flags & OFFCPU_TH_FILTERED) || n->stop_ns <= th->off_ns)
+	if (!th->off_ns || (th->flags & OFFCPU_TH_FILTERED) || b->end_ns <= th->off_ns)
 		return 0;
-	v.off_ns = n->stop_ns - th->off_ns;
+	v.off_ns = b->end_ns - th->off_ns;
 	if (th->state == OFFCPU_ST_PREEMPT || (th->flags & OFFCPU_TH_NEW))
 		v.runq_ns = v.off_ns;
-	else if (th->wake_ns && th->wake_ns < n->stop_ns)
-		v.runq_ns = n->stop_ns - th->wake_ns;
+	else if (th->wake_ns && th->wake_ns < b->end_ns)
+		v.runq_ns = b->end_ns - th->wake_ns;
 	if (v.runq_ns > v.off_ns)
 		v.runq_ns = v.off_ns;
-	if (th->flags & OFFCPU_TH_BEFORE_START) {
-		/* The snapshot's stacks and state (snapshot.bpf.h), else placeholders. */
-		if (!(th->flags & OFFCPU_TH_SNAPPED)) {
-			k.kstack = k.ustack = OFFCPU_STACK_BEFORE_START;
-			k.state = OFFCPU_ST_UNKNOWN;
-		}
+	if ((th->flags & OFFCPU_TH_BEFORE_START) && !(th->flags & OFFCPU_TH_SNAPPED)) {
+		k.kstack = k.ustack = OFFCPU_STACK_BEFORE_START;
+		k.state = OFFCPU_ST_UNKNOWN;
+	}
+	/*
+	 * Split at each cut: this period gets the part after the last one
+	 * (the credit it left is subtracted from the rows), the next gets the
+	 * rest. Open at the last cut and still open: off the CPU all period.
+	 */
+	c = n->cuts ? ntable_find(&n->credits, &tid) : NULL;
+	if (c && c->since == th->off_ns && b->end_ns > n->cut_ns) {
+		b->carried++;
+		b->carried_ns += b->end_ns - n->cut_ns;
+		b->never_ran++;
+	}
+	if (!b->final) {
+		struct native_credit *nc = ntable_get(&b->credits, &tid, NULL);
+
+		if (!nc)
+			return -ENOMEM;
+		*nc = (struct native_credit){.since = th->off_ns, .key = k, .val = v};
+	}
+	if ((th->flags & OFFCPU_TH_BEFORE_START) && !n->cuts) {
+		/* The snapshot's stacks and state (snapshot.bpf.h), else placeholders (above). */
 		b->both++;
 		b->both_ns += v.off_ns;
 		/* Off the CPU from start to stop: asleep, or runnable and never given a CPU. */
@@ -194,10 +264,12 @@ static int read_live_threads(struct build *b)
 		tid = next;
 		if (bpf_map_lookup_elem(fd, &tid, &th))
 			continue;
-		n->stats.switches += th.switches;
-		n->stats.cache_hits += th.hits;
-		n->stats.intervals += th.intervals;
-		n->stats.interval_ns += th.interval_ns;
+		if (b->final) {
+			n->stats.switches += th.switches;
+			n->stats.cache_hits += th.hits;
+			n->stats.intervals += th.intervals;
+			n->stats.interval_ns += th.interval_ns;
+		}
 		if ((err = live_sites(b, &th, tid)) || (err = live_identity(b, &th, tid)) ||
 		    (err = live_interval(b, &th, tid)))
 			return err;
@@ -324,6 +396,25 @@ static void add_loss(struct integrity *in, const char *name, uint64_t count, uin
 		integrity__add_loss(in, name, count, ns);
 }
 
+/* The exited threads' ground truth, in the window (or the period). */
+static int take_exits(struct build *b)
+{
+	struct native *n = b->n;
+	int err;
+
+	for (size_t i = 0; i < n->nr_exits; i++) {
+		struct thread_key tk = {n->exits[i].tgid, n->exits[i].tid};
+		struct native_thread *t = ntable_get(&b->threads, &tk, NULL);
+
+		if (!t)
+			return -ENOMEM;
+		*t = n->exits[i];
+		if (n->cuts && (err = thread_since_cut(b, t, false)))
+			return err;
+	}
+	return 0;
+}
+
 /*
  * Detach, then take in what the BPF side still holds: the ring buffer, both
  * aggregation maps, the counters, the exited and the live threads.
@@ -334,6 +425,7 @@ static int stop_collect(struct build *b, struct offcpu_stats *st, uint64_t *miss
 	int err;
 
 	n->stop_ns = native_mono_ns();
+	b->end_ns = n->stop_ns;
 	n->skel->bss->stop_ns = n->stop_ns;
 	err = snapshot_live(n, &b->at_stop);
 	*misses = missed_events(n);
@@ -347,17 +439,89 @@ static int stop_collect(struct build *b, struct offcpu_stats *st, uint64_t *miss
 	if ((err = native_drain_map(n, n->skel->maps.agg0)) ||
 	    (err = native_drain_map(n, n->skel->maps.agg1)))
 		return err;
-	if ((err = native_read_stats(n, st)))
+	if ((err = native_read_stats(n, st)) || (err = take_exits(b)))
 		return err;
-	for (size_t i = 0; i < n->nr_exits; i++) {
-		struct thread_key tk = {n->exits[i].tgid, n->exits[i].tid};
-		struct native_thread *t = ntable_get(&b->threads, &tk, NULL);
-
-		if (!t)
-			return -ENOMEM;
-		*t = n->exits[i];
-	}
 	return read_live_threads(b);
+}
+
+/*
+ * A cut, attached: the boundary first (the BPF side splits what spans it
+ * the way read_live_threads() does), the aggregation map flipped, the
+ * threads read at once (an interval that ends between the flip and the read
+ * of its thread goes whole to the next period: microseconds, not the grace
+ * period the drain waits for), then the map left drained. Credits given
+ * ahead of their rows wait as debts (cut_minus()).
+ */
+static int cut_collect(struct build *b, struct offcpu_stats *st, uint64_t *misses)
+{
+	struct native *n = b->n;
+	uint32_t old;
+	int err;
+
+	b->end_ns = native_mono_ns();
+	__atomic_store_n(&n->skel->bss->cut_ns, b->end_ns, __ATOMIC_SEQ_CST);
+	if ((err = snapshot_live(n, &b->at_stop)))
+		return err;
+	*misses = missed_events(n);
+	ring_buffer__consume(n->rb);
+	old = native_flip(n);
+	if ((err = read_live_threads(b)))
+		return err;
+	native_quiesce(n);
+	if ((err = native_drain_left(n, old)))
+		return err;
+	ring_buffer__consume(n->rb);
+	if ((err = native_read_stats(n, st)) || (err = take_exits(b)))
+		return err;
+	return 0;
+}
+
+/*
+ * What the cuts before gave that is in n->agg now, subtracted from it: the
+ * open intervals' parts (now ended or grown), the call-site weight read
+ * live, and the debts of the last cut. What is not there yet stays a debt.
+ */
+static int cut_minus(struct build *b, struct ntable *debts)
+{
+	struct native *n = b->n;
+	const void *key;
+	void *val;
+	int err;
+
+	for (size_t pos = 0; ntable_next(&n->credits, &pos, &key, &val);) {
+		const struct native_credit *c = val;
+
+		if ((err = table_add(&b->minus, &c->key, &c->val)))
+			return err;
+	}
+	for (size_t pos = 0; ntable_next(&n->site_given, &pos, &key, &val);)
+		if ((err = table_add(&b->minus, key, val)))
+			return err;
+	for (size_t pos = 0; ntable_next(&n->debts, &pos, &key, &val);)
+		if ((err = table_add(&b->minus, key, val)))
+			return err;
+	for (size_t pos = 0; ntable_next(&b->minus, &pos, &key, &val);) {
+		struct offcpu_agg_val *m = val, *a = ntable_find(&n->agg, key);
+		struct offcpu_agg_val take = {0};
+
+		if (a) {
+			take.count = a->count < m->count ? a->count : m->count;
+			take.off_ns = a->off_ns < m->off_ns ? a->off_ns : m->off_ns;
+			take.runq_ns = a->runq_ns < m->runq_ns ? a->runq_ns : m->runq_ns;
+			a->count -= take.count;
+			a->off_ns -= take.off_ns;
+			a->runq_ns -= take.runq_ns;
+		}
+		if (m->count == take.count && m->off_ns == take.off_ns &&
+		    m->runq_ns == take.runq_ns)
+			continue;
+		m->count -= take.count;
+		m->off_ns -= take.off_ns;
+		m->runq_ns -= take.runq_ns;
+		if ((err = table_add(debts, key, m)))
+			return err;
+	}
+	return 0;
 }
 
 /* A row's failed stack captures: losses named by side and errno, or lost stacks. */
@@ -402,6 +566,8 @@ static int stop_rows(struct build *b, struct integrity *in)
 		struct profile_weight w = {v->count, v->off_ns, v->runq_ns};
 		int tid, sid;
 
+		if (!v->count && !v->off_ns && !v->runq_ns)
+			continue; /* all given by an earlier cut */
 		tid = profile__thread(b->p, k->tgid, k->tid, t ? t->comm : NULL);
 		if (tid < 0)
 			return tid;
@@ -438,13 +604,23 @@ static int stop_thread_times(struct build *b)
 	return 0;
 }
 
+/*
+ * The window's losses; after a cut, the period's: counters since the cut,
+ * and at its start the waits that the cut split (ended since, or still open).
+ */
 static void stop_losses(struct build *b, struct integrity *in, const struct offcpu_stats *st,
 			uint64_t misses)
 {
-	add_loss(in, "inflight_at_start", st->inflight_start + b->both,
-		 st->inflight_start_ns + b->both_ns);
+	if (b->n->cuts) {
+		add_loss(in, "inflight_at_start", st->carried + b->carried,
+			 st->carried_ns + b->carried_ns);
+		add_loss(in, "threads_never_ran", b->never_ran, b->carried_ns);
+	} else {
+		add_loss(in, "inflight_at_start", st->inflight_start + b->both,
+			 st->inflight_start_ns + b->both_ns);
+		add_loss(in, "threads_never_ran", b->never_ran, b->both_ns);
+	}
 	add_loss(in, "inflight_at_stop", b->inflight, b->inflight_ns);
-	add_loss(in, "threads_never_ran", b->never_ran, b->both_ns);
 	add_loss(in, "map_full_agg", st->map_full_agg, st->map_full_agg_ns);
 	add_loss(in, "lost_stacks", b->stacks_lost, b->stacks_lost_ns);
 	add_loss(in, "map_full_threads", st->map_full_threads, 0);
@@ -575,32 +751,108 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 		native_note(n, "%" PRIu64 " stack ids whose frames never arrived", b->unresolved);
 }
 
-int native__stop(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym)
+/* The counters since the last cut (all of them before the first). */
+static void stats_since(const struct offcpu_stats *now, const struct offcpu_stats *then,
+			struct offcpu_stats *d)
 {
-	struct build b = {.n = n, .p = p, .sym = sym};
-	struct offcpu_stats st;
+	const __u64 *a = (const __u64 *)now, *z = (const __u64 *)then;
+	__u64 *o = (__u64 *)d;
+
+	_Static_assert(sizeof(*now) % sizeof(__u64) == 0, "offcpu_stats holds __u64 only");
+	for (size_t i = 0; i < sizeof(*now) / sizeof(__u64); i++)
+		o[i] = a[i] >= z[i] ? a[i] - z[i] : 0;
+}
+
+static void table_move(struct ntable *dst, struct ntable *src)
+{
+	ntable_free(dst);
+	*dst = *src;
+	memset(src, 0, sizeof(*src));
+}
+
+/* After a cut: what it gave is what the next one subtracts; n->agg starts empty. */
+static void cut_commit(struct build *b, struct ntable *agg, struct ntable *debts,
+		       const struct offcpu_stats *st, uint64_t misses)
+{
+	struct native *n = b->n;
+
+	table_move(&n->agg, agg);
+	table_move(&n->credits, &b->credits);
+	table_move(&n->site_given, &b->site_now);
+	table_move(&n->sofar, &b->sofar);
+	table_move(&n->debts, debts);
+	n->cut_st = *st;
+	n->cut_misses = misses;
+	n->nr_exits = 0;
+	n->cuts++;
+	n->cut_ns = b->end_ns;
+}
+
+static void debt_note(struct native *n, const struct ntable *debts, bool final)
+{
+	const void *key;
+	void *val;
+	uint64_t ns = 0;
+
+	for (size_t pos = 0; ntable_next(debts, &pos, &key, &val);)
+		ns += ((const struct offcpu_agg_val *)val)->off_ns;
+	if (final && debts->n)
+		native_note(n,
+			    "periods: %zu rows were given %.6f s ahead by earlier periods that "
+			    "never came (a wait split at a boundary that the state or time "
+			    "filters then left out, or shortened by a run the kernel did not "
+			    "report)",
+			    debts->n, ns / 1e9);
+}
+
+/*
+ * native__stop (final: detach first) and native__cut (attached) share this:
+ * read, subtract what earlier cuts gave, and build the rows, thread times
+ * and losses of the window or period.
+ */
+static int native_build(struct native *n, struct profile *p, struct integrity *in,
+			struct symbolizer *sym, bool final)
+{
+	struct build b = {.n = n, .p = p, .sym = sym, .final = final};
+	struct ntable debts = {0}, agg = {0};
+	struct offcpu_stats st, d;
 	uint64_t misses;
 	const void *key;
 	void *val;
 	int err;
 
-	if (!n || !p || n->stopped)
-		return -EINVAL;
-	n->stopped = true;
 	if ((err = ntable_init(&b.threads, sizeof(struct thread_key),
 			       sizeof(struct native_thread))) ||
 	    (err = ntable_init(&b.parts, sizeof(struct part_key), sizeof(struct part))) ||
-	    (err = ntable_init(&b.at_stop, sizeof(uint32_t), 2 * sizeof(uint64_t))))
+	    (err = ntable_init(&b.at_stop, sizeof(uint32_t), 2 * sizeof(uint64_t))) ||
+	    (err = ntable_init(&b.minus, sizeof(struct offcpu_agg_key),
+			       sizeof(struct offcpu_agg_val))) ||
+	    (err = ntable_init(&debts, sizeof(struct offcpu_agg_key),
+			       sizeof(struct offcpu_agg_val))) ||
+	    (err = ntable_init(&b.credits, sizeof(uint32_t), sizeof(struct native_credit))) ||
+	    (err = ntable_init(&b.site_now, sizeof(struct offcpu_agg_key),
+			       sizeof(struct offcpu_agg_val))) ||
+	    (err = ntable_init(&b.sofar, sizeof(uint32_t), sizeof(struct native_sofar))) ||
+	    (!final && (err = ntable_init(&agg, sizeof(struct offcpu_agg_key),
+					  sizeof(struct offcpu_agg_val)))))
 		goto cleanup;
-	err = stop_collect(&b, &st, &misses);
-	if (!err && n->snapped)
+	err = final ? stop_collect(&b, &st, &misses) : cut_collect(&b, &st, &misses);
+	if (!err && n->snapped && !n->snap_finished) {
+		n->snap_finished = true;
 		err = native_snap_finish(n, sym);
-	if (err || (err = stop_rows(&b, in)) || (err = build_timeline(&b)) ||
-	    (err = stop_thread_times(&b)))
+	}
+	if (err || (n->cuts && (err = cut_minus(&b, &debts))) || (err = stop_rows(&b, in)) ||
+	    (final && (err = build_timeline(&b))) || (err = stop_thread_times(&b)))
 		goto cleanup;
-	stop_losses(&b, in, &st, misses);
-	stop_stats(n, &st);
-	stop_notes(&b, &st);
+	stats_since(&st, &n->cut_st, &d);
+	stop_losses(&b, in, &d, misses > n->cut_misses ? misses - n->cut_misses : 0);
+	debt_note(n, &debts, final);
+	if (final) {
+		stop_stats(n, &st);
+		stop_notes(&b, &st);
+	} else {
+		cut_commit(&b, &agg, &debts, &st, misses);
+	}
 	err = 0;
 cleanup:
 	for (size_t pos = 0; b.parts.slots && ntable_next(&b.parts, &pos, &key, &val);)
@@ -608,5 +860,34 @@ cleanup:
 	ntable_free(&b.parts);
 	ntable_free(&b.threads);
 	ntable_free(&b.at_stop);
+	ntable_free(&b.minus);
+	ntable_free(&b.credits);
+	ntable_free(&b.site_now);
+	ntable_free(&b.sofar);
+	ntable_free(&debts);
+	ntable_free(&agg);
+	return err;
+}
+
+int native__stop(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym)
+{
+	if (!n || !p || n->stopped)
+		return -EINVAL;
+	n->stopped = true;
+	return native_build(n, p, in, sym, true);
+}
+
+int native__cut(struct native *n, struct profile *p, struct integrity *in, struct symbolizer *sym,
+		uint64_t *at_ns)
+{
+	int err;
+
+	if (!n || !p || n->stopped)
+		return -EINVAL;
+	if (n->timeline)
+		return -EOPNOTSUPP;
+	err = native_build(n, p, in, sym, false);
+	if (!err && at_ns)
+		*at_ns = n->cut_ns;
 	return err;
 }

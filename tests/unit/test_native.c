@@ -173,6 +173,8 @@ static int child_main(const char *what)
 	} else if (!strcmp(what, "loop")) {
 		for (;;)
 			sleep_ns(20 * MS);
+	} else if (!strcmp(what, "long")) {
+		sleep_ns(30000 * MS);
 	} else {
 		return 2;
 	}
@@ -683,6 +685,118 @@ TEST(native_pids_edges_are_flagged_and_accounted)
 			  all.off_ns, tt->wall_ns, tt->oncpu_ns, c.steal_ns,
 			  loss(&c.in, "inflight_at_start"), loss(&c.in, "inflight_at_stop"),
 			  loss(&c.in, "threads_never_ran"), c.diag);
+	capture_free(&c);
+}
+
+/*
+ * Periods: three cuts of one attached capture. A process asleep in one
+ * nanosleep the whole time has the period's length in each (its wait split
+ * at each boundary, "never ran" in the later ones), one that sleeps 20 ms at
+ * a time has its waits in the period they happen; each period's rows agree
+ * with schedstat over the period, and so do their sums over the window.
+ */
+TEST(native_cuts_split_waits_and_sum_to_the_window)
+{
+	enum { PERIODS = 3 };
+	struct profile *p[PERIODS] = {};
+	struct integrity in[PERIODS] = {};
+	struct capture c = {};
+	struct native_opts o = {};
+	uint64_t at[PERIODS] = {}, t0, sum_off[2] = {}, sum_wall[2] = {}, sum_cpu[2] = {};
+	int pids[2];
+	struct native *n;
+	FILE *diag;
+
+	NEED_ROOT();
+	diag = open_memstream(&c.diag, &c.diag_len);
+	pids[0] = spawn("long");
+	pids[1] = spawn("loop");
+	CHECK(pids[0] > 0 && pids[1] > 0);
+	sleep_ns(100 * MS);
+	o.pids = pids;
+	o.nr_pids = 2;
+	o.diag = diag;
+	o.sym = capture_sym(&c);
+	n = native__start(&o);
+	if (!n) {
+		UNIT_FAIL("start: %s", strerror(errno));
+		goto out;
+	}
+	t0 = now_ns();
+	for (int i = 0; i < PERIODS; i++) {
+		run_until(n, 0, 300, NULL, false);
+		p[i] = profile__new();
+		CHECK(p[i] != NULL);
+		if (i < PERIODS - 1)
+			CHECK(native__cut(n, p[i], &in[i], c.sym, &at[i]) == 0);
+		else
+			CHECK(native__stop(n, p[i], &in[i], c.sym) == 0);
+	}
+	c.steal_ns = steal_now() - c.steal_ns + steal_grain_ns;
+	native__free(n);
+	CHECK(at[0] > 0 && at[1] > at[0] + 250 * MS);
+	for (int i = 0; i < PERIODS; i++) {
+		const struct profile_weight lw = sum_rows(
+			p[i], pids[0], pids[0], OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep");
+		const struct profile_weight loop = sum_rows(
+			p[i], pids[1], pids[1], OFFCPU_STATE_SLEEP, FRAME_KERNEL, "do_nanosleep");
+
+		/* Every period is 300 ms long or more: the long sleep fills each. */
+		{
+			int tid = thread_id(p[i], pids[0], pids[0]);
+			const struct profile_thread_time *tt =
+				tid >= 0 ? profile__thread_time(p[i], tid) : NULL;
+
+			if (!tt || tt->wall_ns < 290 * MS || lw.off_ns + 2 * MS < tt->wall_ns)
+				UNIT_FAIL("period %d: the long sleep has %" PRIu64
+					  " ns of a %" PRIu64 " ns period",
+					  i, lw.off_ns, tt ? tt->wall_ns : 0);
+		}
+		CHECK(loop.count >= 8 && loop.count <= 20);
+		CHECK(loss(&in[i], "inflight_at_stop") >= 1);
+		if (i > 0) {
+			CHECK(loss(&in[i], "threads_never_ran") >= 1);
+			CHECK(loss(&in[i], "inflight_at_start") >= 1);
+		}
+		for (int k = 0; k < 2; k++) {
+			int tid = thread_id(p[i], pids[k], pids[k]);
+			const struct profile_thread_time *tt =
+				tid >= 0 ? profile__thread_time(p[i], tid) : NULL;
+			struct profile_weight all =
+				sum_rows(p[i], pids[k], pids[k], -1, FRAME_KERNEL, NULL);
+
+			CHECK(tt != NULL);
+			if (!tt)
+				continue;
+			if (!off_agrees(&c, tt, all.off_ns))
+				UNIT_FAIL("period %d, process %d: rows and schedstat differ; rows "
+					  "%" PRIu64 " waits, %" PRIu64 " ns; wall %" PRIu64
+					  " on-CPU %" PRIu64 "; edges %" PRIu64 " + %" PRIu64
+					  "; diag: %s",
+					  i, k, all.count, all.off_ns, tt->wall_ns, tt->oncpu_ns,
+					  loss(&in[i], "inflight_at_start"),
+					  loss(&in[i], "inflight_at_stop"), c.diag);
+			sum_off[k] += all.off_ns;
+			sum_wall[k] += tt->wall_ns;
+			sum_cpu[k] += tt->oncpu_ns;
+		}
+	}
+	/* Together, the window: no gap, nothing twice. */
+	for (int k = 0; k < 2; k++) {
+		uint64_t win = now_ns() - t0;
+
+		CHECK(sum_wall[k] > 850 * MS && sum_wall[k] <= win);
+		if (!agrees(sum_wall[k] - sum_cpu[k], sum_off[k], 2 * MS, 2 * MS + sum_cpu[k]))
+			UNIT_FAIL("process %d: the periods' rows do not add up to the window", k);
+	}
+out:
+	for (int i = 0; i < PERIODS; i++)
+		profile__free(p[i]);
+	kill(pids[0], SIGKILL);
+	kill(pids[1], SIGKILL);
+	waitpid(pids[0], NULL, 0);
+	waitpid(pids[1], NULL, 0);
+	fclose(diag);
 	capture_free(&c);
 }
 
