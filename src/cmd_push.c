@@ -36,7 +36,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: offcpu push --to URL [--auth-file FILE] [--label KEY=VALUE]... [--name APP]\n"
-		"                   [--spool DIR] [--timeout T] LANE_DIR...\n\n"
+		"                   [--spool DIR] [--timeout T] [--request-timeout T] LANE_DIR...\n\n"
 		"Send capture directories (record -o DIR, or periods of record --every) to a\n"
 		"Grafana Pyroscope server (docs/push.md).\n\n"
 		"  --to URL          the server, e.g. http://pyroscope:4040 (required)\n"
@@ -49,6 +49,7 @@ static void usage(FILE *out)
 		"                    stays there for the next run, and what was sent is not sent\n"
 		"                    again by a later run on it; default: a temporary one\n"
 		"  --timeout T       how long to keep trying (e.g. 30s, 2m); default 60s\n"
+		"  --request-timeout T  one request's limit; default 30s\n"
 		"  -h, --help        this help\n\n"
 		"Exit status 0 when every directory was accepted (or had been, by this spool),\n"
 		"1 when some were refused or are still queued, 2 usage, 3 a directory cannot be\n"
@@ -128,6 +129,7 @@ int cmd_push(int argc, char **argv)
 		{"name", required_argument, NULL, 'n'},
 		{"spool", required_argument, NULL, 'S'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"request-timeout", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -167,6 +169,15 @@ int cmd_push(int argc, char **argv)
 				fprintf(stderr,
 					"offcpu push: --timeout takes a duration (e.g. 30s, 2m), not "
 					"'%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'R':
+			if (parse_timeout(optarg, &o.timeout_ms) || !o.timeout_ms) {
+				fprintf(stderr,
+					"offcpu push: --request-timeout takes a positive duration "
+					"(e.g. 10s), not '%s'\n",
 					optarg);
 				return EXIT_USAGE;
 			}
