@@ -36,8 +36,8 @@ static int doctor_push(const char *url, const char *auth_file)
 			push_line("FAIL", "push-auth", why, NULL);
 			return 1;
 		}
-		snprintf(seen, sizeof(seen), "%s: a %s credential, mode 0600 or stricter", auth_file,
-			 strstr(auth, "Basic") ? "basic" : "bearer");
+		snprintf(seen, sizeof(seen), "%s: a %s credential, mode 0600 or stricter",
+			 auth_file, strstr(auth, "Basic") ? "basic" : "bearer");
 		push_line("ok", "push-auth", seen, NULL);
 		t.auth = auth;
 	}

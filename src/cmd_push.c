@@ -35,8 +35,10 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: offcpu push --to URL [--auth-file FILE] [--label KEY=VALUE]... [--name APP]\n"
-		"                   [--spool DIR] [--timeout T] [--request-timeout T] LANE_DIR...\n\n"
+		"usage: offcpu push --to URL [--auth-file FILE] [--label KEY=VALUE]... [--name "
+		"APP]\n"
+		"                   [--spool DIR] [--timeout T] [--request-timeout T] "
+		"LANE_DIR...\n\n"
 		"Send capture directories (record -o DIR, or periods of record --every) to a\n"
 		"Grafana Pyroscope server (docs/push.md).\n\n"
 		"  --to URL          the server, e.g. http://pyroscope:4040 (required)\n"
@@ -100,7 +102,8 @@ static int lane_window(const char *dir, uint64_t *from_ns, uint64_t *until_ns)
 	}
 	if (!m.has_workload || m.started_unix_ns <= 0) {
 		fprintf(stderr,
-			"offcpu push: %s has no start time (workload.started_unix_ns): it cannot be "
+			"offcpu push: %s has no start time (workload.started_unix_ns): it cannot "
+			"be "
 			"placed in time\n",
 			path);
 		summary_meta__free(&m);
@@ -167,7 +170,8 @@ int cmd_push(int argc, char **argv)
 		case 'T':
 			if (parse_timeout(optarg, &timeout_ms)) {
 				fprintf(stderr,
-					"offcpu push: --timeout takes a duration (e.g. 30s, 2m), not "
+					"offcpu push: --timeout takes a duration (e.g. 30s, 2m), "
+					"not "
 					"'%s'\n",
 					optarg);
 				return EXIT_USAGE;
@@ -271,8 +275,9 @@ int cmd_push(int argc, char **argv)
 		fprintf(stderr, "; last error: %s", st.last_error);
 	fputc('\n', stderr);
 	if (st.queued && !tmp_spool[0])
-		fprintf(stderr, "offcpu push: %s keeps the %zu not yet sent: run again with --spool "
-				"%s\n",
+		fprintf(stderr,
+			"offcpu push: %s keeps the %zu not yet sent: run again with --spool "
+			"%s\n",
 			o.spool_dir, st.queued, o.spool_dir);
 	if (stop_signal)
 		fprintf(stderr, "offcpu push: interrupted by signal %d\n", (int)stop_signal);

@@ -45,7 +45,8 @@ static uint64_t now_ms(void)
 
 static void wait_until(struct pusher *p, pthread_cond_t *c, uint64_t ms)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+			      .tv_nsec = (long)(ms % 1000) * 1000000};
 
 	pthread_cond_timedwait(c, &p->mu, &ts);
 }
@@ -84,8 +85,8 @@ static void *sender(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&p->mu);
-		err = pyroscope__ingest(&p->target, m.series, m.from_ns, m.until_ns, body, len,
-					why, sizeof(why));
+		err = pyroscope__ingest(&p->target, m.series, m.from_ns, m.until_ns, body, len, why,
+					sizeof(why));
 		free(body);
 		pthread_mutex_lock(&p->mu);
 		if (!err) {
@@ -167,8 +168,9 @@ struct pusher *pusher__new(const struct push_opts *o, char *why, size_t whylen)
 		snprintf(host, sizeof(host), "%s", o->host);
 	else if (gethostname(host, sizeof(host) - 1))
 		host[0] = 0;
-	err = pyroscope__series(p->series, sizeof(p->series), o->app ? o->app : PYROSCOPE_DEFAULT_APP,
-				host, o->labels, o->nr_labels, why, whylen);
+	err = pyroscope__series(p->series, sizeof(p->series),
+				o->app ? o->app : PYROSCOPE_DEFAULT_APP, host, o->labels,
+				o->nr_labels, why, whylen);
 	if (!err && o->auth_file)
 		err = pyroscope__auth_read(o->auth_file, p->auth, sizeof(p->auth), why, whylen);
 	if (err)

@@ -39,7 +39,7 @@ struct push_opts {
 	const char *app;	   /* NULL: PYROSCOPE_DEFAULT_APP */
 	const char *const *labels; /* "K=V", checked by pusher__new */
 	size_t nr_labels;
-	const char *host; /* NULL: gethostname() */
+	const char *host;	  /* NULL: gethostname() */
 	uint64_t spool_max_bytes; /* 0: the spool's default */
 	size_t spool_max_entries; /* 0: the spool's default */
 	int connect_timeout_ms;	  /* 0: 5 s */

@@ -60,10 +60,10 @@ int pyroscope__label_check(const char *kv, char *why, size_t whylen)
 		snprintf(why, whylen, "label service_name is set by the server from --name");
 		return -EINVAL;
 	}
-	if (!eq[1] || isspace((unsigned char)eq[1]) ||
-	    isspace((unsigned char)eq[strlen(eq) - 1])) {
-		snprintf(why, whylen, "label %.*s: the value is empty or starts or ends with a space",
-			 (int)n, kv);
+	if (!eq[1] || isspace((unsigned char)eq[1]) || isspace((unsigned char)eq[strlen(eq) - 1])) {
+		snprintf(why, whylen,
+			 "label %.*s: the value is empty or starts or ends with a space", (int)n,
+			 kv);
 		return -EINVAL;
 	}
 	/* The series syntax app{k=v,...} has no quoting: these would end the value. */
@@ -87,7 +87,8 @@ int pyroscope__app_check(const char *app, char *why, size_t whylen)
 	for (const char *c = app; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("_.-/", *c)) {
 			snprintf(why, whylen,
-				 "application name '%s': use letters, digits and _ . - / only", app);
+				 "application name '%s': use letters, digits and _ . - / only",
+				 app);
 			return -EINVAL;
 		}
 	return 0;
@@ -135,8 +136,8 @@ int pyroscope__series(char *out, size_t len, const char *app, const char *host,
 			off += (size_t)snprintf(out + off, len - off, "%s", kv);
 	}
 	for (size_t i = 0; i < nr_labels && off < len; i++)
-		off += (size_t)snprintf(out + off, len - off, "%s%s", out[off - 1] == '{' ? "" : ",",
-					labels[i]);
+		off += (size_t)snprintf(out + off, len - off, "%s%s",
+					out[off - 1] == '{' ? "" : ",", labels[i]);
 	if (off < len)
 		off += (size_t)snprintf(out + off, len - off, "}");
 	if (off >= len) {
@@ -242,8 +243,8 @@ cleanup:
 	return err;
 }
 
-int pyroscope__encode(const struct profile *p, uint64_t from_ns, uint64_t until_ns,
-		      uint8_t **body, size_t *len)
+int pyroscope__encode(const struct profile *p, uint64_t from_ns, uint64_t until_ns, uint8_t **body,
+		      size_t *len)
 {
 	struct pprof_opts o = {
 		.time_nanos = (int64_t)from_ns,
@@ -304,8 +305,7 @@ static int on_progress(void *arg, curl_off_t dlt, curl_off_t dln, curl_off_t ult
 	return abort && *abort;
 }
 
-static CURL *easy_new(const struct pyroscope_target *t, struct curl_slist **hdrs,
-		      struct answer *a)
+static CURL *easy_new(const struct pyroscope_target *t, struct curl_slist **hdrs, struct answer *a)
 {
 	CURL *c;
 
@@ -425,8 +425,8 @@ cleanup:
 	return err;
 }
 
-int pyroscope__get(const struct pyroscope_target *t, const char *path, long *status,
-		   char *answer, size_t answerlen, char *why, size_t whylen)
+int pyroscope__get(const struct pyroscope_target *t, const char *path, long *status, char *answer,
+		   size_t answerlen, char *why, size_t whylen)
 {
 	struct curl_slist *hdrs = NULL;
 	struct answer a = {0};

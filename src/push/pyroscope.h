@@ -61,8 +61,8 @@ int pyroscope__series(char *out, size_t len, const char *app, const char *host,
 int pyroscope__auth_read(const char *path, char *out, size_t len, char *why, size_t whylen);
 
 /* The gzipped pprof of p for one period [from_ns, until_ns), in a malloc()ed buffer. */
-int pyroscope__encode(const struct profile *p, uint64_t from_ns, uint64_t until_ns,
-		      uint8_t **body, size_t *len);
+int pyroscope__encode(const struct profile *p, uint64_t from_ns, uint64_t until_ns, uint8_t **body,
+		      size_t *len);
 
 /* POST one period's body (pyroscope__encode) under series. See the errors above. */
 int pyroscope__ingest(const struct pyroscope_target *t, const char *series, uint64_t from_ns,
@@ -73,7 +73,7 @@ int pyroscope__ingest(const struct pyroscope_target *t, const char *series, uint
  * HTTP status (0 when there was no answer), answer its first line. 0 when an
  * answer came, else -errno with why.
  */
-int pyroscope__get(const struct pyroscope_target *t, const char *path, long *status,
-		   char *answer, size_t answerlen, char *why, size_t whylen);
+int pyroscope__get(const struct pyroscope_target *t, const char *path, long *status, char *answer,
+		   size_t answerlen, char *why, size_t whylen);
 
 #endif

@@ -127,8 +127,8 @@ static int write_atomic(struct spool *s, const char *name, const void *hdr, size
 static int save_state(struct spool *s)
 {
 	char buf[128];
-	int n = snprintf(buf, sizeof(buf), "dropped %" PRIu64 "\nfailed %" PRIu64 "\n",
-			 s->dropped, s->failed);
+	int n = snprintf(buf, sizeof(buf), "dropped %" PRIu64 "\nfailed %" PRIu64 "\n", s->dropped,
+			 s->failed);
 
 	return write_atomic(s, "state", buf, (size_t)n, NULL, 0);
 }

@@ -38,9 +38,9 @@
 #define SPOOL_NAME_MAX 32
 
 struct spool_opts {
-	const char *dir;	 /* created (0700) when missing */
-	uint64_t max_bytes;	 /* 0: SPOOL_DEFAULT_MAX_BYTES */
-	size_t max_entries;	 /* 0: SPOOL_DEFAULT_MAX_ENTRIES */
+	const char *dir;    /* created (0700) when missing */
+	uint64_t max_bytes; /* 0: SPOOL_DEFAULT_MAX_BYTES */
+	size_t max_entries; /* 0: SPOOL_DEFAULT_MAX_ENTRIES */
 };
 
 struct spool_meta {

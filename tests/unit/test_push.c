@@ -243,11 +243,10 @@ TEST(pusher_retries_a_server_that_is_down_and_says_why)
 	CHECK(fd >= 0);
 	close(fd);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
-	ps = pusher__new(&(struct push_opts){.url = url,
-					     .spool_dir = dir,
-					     .backoff_min_ms = 50,
-					     .backoff_max_ms = 100},
-			 why, sizeof(why));
+	ps = pusher__new(
+		&(struct push_opts){
+			.url = url, .spool_dir = dir, .backoff_min_ms = 50, .backoff_max_ms = 100},
+		why, sizeof(why));
 	CHECK(ps);
 	CHECK_INT(pusher__enqueue(ps, p, 1000000000ull, 2000000000ull), 0);
 	usleep(600 * 1000);
@@ -271,11 +270,10 @@ TEST(pusher_refuses_bad_options_with_a_reason)
 	CHECK(!pusher__new(&(struct push_opts){.url = "pyroscope:4040", .spool_dir = dir}, why,
 			   sizeof(why)));
 	CHECK_CONTAINS(why, "http://");
-	CHECK(!pusher__new(&(struct push_opts){.url = "http://x",
-					       .spool_dir = dir,
-					       .labels = bad,
-					       .nr_labels = 1},
-			   why, sizeof(why)));
+	CHECK(!pusher__new(
+		&(struct push_opts){
+			.url = "http://x", .spool_dir = dir, .labels = bad, .nr_labels = 1},
+		why, sizeof(why)));
 	CHECK_CONTAINS(why, "'1x'");
 	rm_rf(dir);
 	free(dir);
