@@ -23,6 +23,11 @@
  *
  * The caller may free its profile as soon as pusher__enqueue returns. All
  * functions but pusher__free may be called from any thread.
+ *
+ * Options are fixed for a pusher's life. To change them (record's SIGHUP),
+ * stop and free it and make a new one on the same spool: nothing queued is
+ * lost, and each entry keeps the series (labels) it was queued with. Only one
+ * pusher (one process) may use a spool at a time: the second gets EBUSY.
  */
 #ifndef OFFCPU_PUSH_PUSHER_H
 #define OFFCPU_PUSH_PUSHER_H
