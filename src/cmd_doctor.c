@@ -36,7 +36,7 @@ static int doctor_push(const char *url, const char *auth_file)
 			push_line("FAIL", "push-auth", why, NULL);
 			return 1;
 		}
-		snprintf(seen, sizeof(seen), "%s: a %s credential, mode 0600 or stricter",
+		snprintf(seen, sizeof(seen), "%s: a %s credential, not readable by group or others",
 			 auth_file, strstr(auth, "Basic") ? "basic" : "bearer");
 		push_line("ok", "push-auth", seen, NULL);
 		t.auth = auth;
