@@ -93,7 +93,7 @@ elif ! go tool pprof -raw "$body" >"$SCRATCH/raw" 2>&1; then
 else
 	read -r _ from until name <"$SCRATCH/rx1/log"
 	got_ns=$(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
-		s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { sub(":", "", $2); t += $2 } END { printf "%d", t }' "$SCRATCH/raw")
+		s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { sub(":", "", $2); t += $2 } END { printf "%.0f", t }' "$SCRATCH/raw")
 	why=
 	[ "$name" = "offcpu{host=$(hostname),env=test}" ] || why="series name $name"
 	[ "$from" = "$want_from" ] && [ "$until" = "$want_until" ] ||
