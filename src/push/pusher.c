@@ -57,6 +57,25 @@ static uint64_t jitter(struct pusher *p, uint64_t d)
 	return d - d / 4 + (d / 2 ? (uint64_t)rand_r(&p->seed) % (d / 2 + 1) : 0);
 }
 
+/*
+ * Wait before the next try (mutex held): a pause that doubles from the
+ * minimum to the maximum. New periods do not cut it short; stopping does.
+ */
+static void back_off(struct pusher *p, uint64_t *backoff)
+{
+	uint64_t until;
+
+	*backoff = *backoff ? *backoff * 2 : (uint64_t)p->backoff_min_ms;
+	if (*backoff > (uint64_t)p->backoff_max_ms)
+		*backoff = (uint64_t)p->backoff_max_ms;
+	for (until = now_ms() + jitter(p, *backoff); now_ms() < until;) {
+		if (p->stopping && (p->abort || now_ms() >= p->deadline_ms))
+			break;
+		wait_until(p, &p->wake,
+			   p->stopping && p->deadline_ms < until ? p->deadline_ms : until);
+	}
+}
+
 static void *sender(void *arg)
 {
 	struct pusher *p = arg;
@@ -80,9 +99,11 @@ static void *sender(void *arg)
 			continue;
 		}
 		if (err) {
+			/* Out of memory, or the spool unreadable for now: try again later. */
 			snprintf(p->st.last_error, sizeof(p->st.last_error),
 				 "cannot read the push spool: %s", strerror(-err));
-			break;
+			back_off(p, &backoff);
+			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
 		err = pyroscope__ingest(&p->target, m.series, m.from_ns, m.until_ns, body, len, why,
@@ -106,16 +127,7 @@ static void *sender(void *arg)
 			continue;
 		}
 		p->st.retries++;
-		backoff = backoff ? backoff * 2 : (uint64_t)p->backoff_min_ms;
-		if (backoff > (uint64_t)p->backoff_max_ms)
-			backoff = (uint64_t)p->backoff_max_ms;
-		/* New periods do not cut the pause short; stopping does. */
-		for (uint64_t until = now_ms() + jitter(p, backoff); now_ms() < until;) {
-			if (p->stopping && (p->abort || now_ms() >= p->deadline_ms))
-				break;
-			wait_until(p, &p->wake,
-				   p->stopping && p->deadline_ms < until ? p->deadline_ms : until);
-		}
+		back_off(p, &backoff);
 	}
 	p->ended = true;
 	pthread_cond_broadcast(&p->done);
