@@ -22,7 +22,8 @@ declare -A allowed=(
 	[collect]="bpf model parse symbolize util"
 	[analyze]="model parse util"
 	[output]="analyze model parse symbolize util"
-	[lane]="analyze collect model output parse symbolize util"
+	[push]="model output util"
+	[lane]="analyze collect model output parse push symbolize util"
 	[cmd]="*"
 )
 # Generated headers (in the build directory: the skeleton, the bpftrace script,

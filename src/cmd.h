@@ -22,5 +22,6 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
+int cmd_push(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"export", cmd_export, "write a capture as pprof, speedscope or a Chrome trace (Perfetto)"},
 	{"flamegraph", cmd_flamegraph,
 	 "draw a capture's off-CPU flame graph as an interactive SVG"},
+	{"push", cmd_push, "send captures to a Grafana Pyroscope server (pprof, with retries)"},
 };
 
 static void usage(FILE *out)

@@ -174,6 +174,7 @@ struct enc {
 	struct strtab st;
 	struct pbuf out, msg, sub, packed;
 	struct inl_locs inl;
+	char (*ids)[2][12]; /* per thread: its pid and tid as strings, when string_ids */
 	int err;
 };
 
@@ -281,6 +282,17 @@ static void encode_sample(struct enc *e, const struct profile_row *r, const uint
 		label_num(e, "pid", t->pid, NULL);
 	if (t->tid)
 		label_num(e, "tid", t->tid, NULL);
+	if (e->ids) {
+		char(*id)[12] = e->ids[r->thread];
+
+		/* The table keeps pointers: the strings live as long as the encoder. */
+		snprintf(id[0], sizeof(id[0]), "%d", (int)t->pid);
+		snprintf(id[1], sizeof(id[1]), "%d", (int)t->tid);
+		if (t->pid)
+			label_str(e, "process", id[0]);
+		if (t->tid)
+			label_str(e, "thread", id[1]);
+	}
 	if (profile__runq_known(e->p))
 		label_num(e, "runq_ns", (int64_t)r->w.runq_ns, "nanoseconds");
 	label_str(e, "reason", reason__name(reason));
@@ -422,6 +434,11 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *opts, uint8_
 	*len = 0;
 	if (!opts)
 		opts = &no_opts;
+	if (opts->string_ids) {
+		e.ids = calloc(profile__nr_threads(p) ? profile__nr_threads(p) : 1, sizeof(*e.ids));
+		if (!e.ids)
+			return -ENOMEM;
+	}
 	str(&e, "");
 	value_type(&e, PROFILE_SAMPLE_TYPE, "events", "count");
 	value_type(&e, PROFILE_SAMPLE_TYPE, "off_cpu", "nanoseconds");
@@ -468,6 +485,7 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *opts, uint8_
 	}
 cleanup:
 	reasons__free(e.rs);
+	free(e.ids);
 	free(e.out.d);
 	free(e.msg.d);
 	free(e.sub.d);

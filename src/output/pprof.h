@@ -18,7 +18,10 @@
  *                        i.e. non-zero), runq_ns (num, unit nanoseconds, only
  *                        when the profile's run-queue split is known; the
  *                        row's), reason (str, analyze/reasons.h) and
- *                        reason_detail (str, when a rule gave one)
+ *                        reason_detail (str, when a rule gave one); with
+ *                        opts->string_ids also process and thread (str: the
+ *                        pid and tid in decimal, when known), for stores that
+ *                        keep only string labels (Pyroscope drops numeric ones)
  *   function             one per distinct frame name (name = system_name)
  *   location             one per profile frame (id = frame id + 1), one line;
  *                        and one per chain of a frame and the functions
@@ -40,6 +43,7 @@
 #ifndef OFFCPU_OUTPUT_PPROF_H
 #define OFFCPU_OUTPUT_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +54,7 @@ struct pprof_opts {
 	int64_t time_nanos;	/* capture start, ns since the epoch; 0 leaves it out */
 	int64_t duration_nanos; /* capture length; 0 leaves it out */
 	const char *comment;	/* e.g. "offcpu 0.1.0 native"; NULL leaves it out */
+	bool string_ids;	/* add the process and thread string labels (see above) */
 };
 
 /*
