@@ -219,6 +219,59 @@ TEST(config_then_argv_through_getopt)
 	config__free(&a);
 }
 
+/*
+ * The shipped share/offcpu.conf reads, and names only options of the
+ * continuous-mode contract, its commented examples too (uncommented here).
+ */
+TEST(config_shipped_example_parses)
+{
+	static const struct option record_keys[] = {
+		{"output", required_argument, NULL, 0},	   {"every", required_argument, NULL, 0},
+		{"keep", required_argument, NULL, 0},	   {"keep-size", required_argument, NULL, 0},
+		{"push", required_argument, NULL, 0},	   {"push-auth", required_argument, NULL, 0},
+		{"push-spool", required_argument, NULL, 0}, {"label", required_argument, NULL, 0},
+		{NULL, 0, NULL, 0},
+	};
+	char *text = unit_slurp("share/offcpu.conf"), err[256] = "";
+	struct config_args a;
+	size_t n = 0, len = 0;
+	char *open_text;
+	FILE *f;
+	int labels = 0;
+
+	CHECK(text);
+	CHECK_INT(read_text(text, &a, err, sizeof(err)), 0);
+	CHECK_INT(config__check(&a, record_keys, err, sizeof(err)), 0);
+	CHECK_CONTAINS(joined(&a), "--every=60s");
+	CHECK_CONTAINS(joined(&a), "--keep=24h");
+	CHECK_CONTAINS(joined(&a), "--keep-size=2G");
+	CHECK_CONTAINS(joined(&a), "--output=/var/lib/offcpu");
+	config__free(&a);
+
+	/* "# key = value" lines are examples: they must read as options once uncommented. */
+	f = open_memstream(&open_text, &len);
+	CHECK(f);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		size_t k = strspn(line + 2, "abcdefghijklmnopqrstuvwxyz-");
+
+		if (!strncmp(line, "# ", 2) && k && !strncmp(line + 2 + k, " = ", 3)) {
+			fprintf(f, "%s\n", line + 2);
+			n++;
+		}
+	}
+	fclose(f);
+	CHECK(n >= 5);
+	CHECK_INT(read_text(open_text, &a, err, sizeof(err)), 0);
+	CHECK_INT(config__check(&a, record_keys, err, sizeof(err)), 0);
+	for (int i = 1; i < a.argc; i++)
+		labels += !strncmp(a.argv[i], "--label=", 8) && strchr(a.argv[i] + 8, '=');
+	CHECK(labels >= 1);
+	CHECK_CONTAINS(joined(&a), "--push=http://");
+	config__free(&a);
+	free(open_text);
+	free(text);
+}
+
 int main(void)
 {
 	return unit_run();
