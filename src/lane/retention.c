@@ -156,6 +156,28 @@ static int remove_tree(int parent, const char *name, int depth)
 	return err;
 }
 
+/* An age for a log line, to the second, in its two largest units: "1d 2h", "24h 1m", "59s". */
+static char *age_text(uint64_t ns, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t s;
+		const char *unit;
+	} units[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
+	uint64_t s = ns / NS_S;
+	size_t i = 0;
+
+	/* Days only from two days on: "36h 5m" reads better than "1d 12h". */
+	while (i + 1 < sizeof(units) / sizeof(units[0]) &&
+	       s < units[i].s * (units[i].s == 86400 ? 2 : 1))
+		i++;
+	if (i + 1 < sizeof(units) / sizeof(units[0]) && s % units[i].s / units[i + 1].s)
+		snprintf(buf, len, "%llu%s %llu%s", (unsigned long long)(s / units[i].s), units[i].unit,
+			 (unsigned long long)(s % units[i].s / units[i + 1].s), units[i + 1].unit);
+	else
+		snprintf(buf, len, "%llu%s", (unsigned long long)(s / units[i].s), units[i].unit);
+	return buf;
+}
+
 struct period {
 	uint64_t start;
 	uint64_t bytes;
@@ -332,7 +354,7 @@ int retention__prune(int base_fd, const struct retention *r, uint64_t now, FILE 
 		if (now <= v[i].start || now - v[i].start <= r->max_age_ns)
 			break;
 		snprintf(why, sizeof(why), "started %s ago, more than --keep %s",
-			 units__format_duration((now - v[i].start) / NS_S * NS_S, age, sizeof(age)),
+			 age_text(now - v[i].start, age, sizeof(age)),
 			 units__format_duration(r->max_age_ns, keep, sizeof(keep)));
 		e2 = remove_period(base_fd, &v[i], log, st, why);
 		if (e2 && !err)

@@ -149,11 +149,29 @@ TEST(prune_by_age_keeps_younger)
 	CHECK_INT(st.removed_size, 0);
 	CHECK_INT(count_lines(log, "retention: removed"), 2);
 	CHECK_CONTAINS(log, "removed 2026-12-03T10:15:00Z (started 4h ago, more than --keep 2.5h)");
+	CHECK_CONTAINS(log, "removed 2026-12-03T11:15:00Z (started 3h ago, more than --keep 2.5h)");
+	free(log);
+	/* Ages are said in their two largest units, to the second. */
+	log = NULL;
+	CHECK_INT(prune(3600 * S, 0, now + 65 * S, &st, &log), 0);
+	CHECK_CONTAINS(log, "removed 2026-12-03T12:15:00Z (started 2h 1m ago, more than --keep 1h)");
+	free(log);
+	CHECK_INT(make_period(now, 10, n[0]), 0);
+	log = NULL;
+	CHECK_INT(prune(60 * S, 0, T0 + 3 * 3600 * S + 3 * 86400 * S + 2 * 3600 * S, &st, &log), 0);
+	CHECK_CONTAINS(log, "removed 2026-12-03T13:15:00Z (started 3d 2h ago, more than --keep 1m)");
+	CHECK(exists(n[0]));
+	free(log);
+	CHECK_INT(make_period(now + 200 * S, 10, n[1]), 0);
+	log = NULL;
+	CHECK_INT(prune(60 * S, 0, now + 259 * S, &st, &log), 0);
+	CHECK_CONTAINS(log, "(started 4m 19s ago, more than --keep 1m)");
+	CHECK(exists(n[1]));
 	free(log);
 	/* Again: nothing more to do, nothing said. */
 	log = NULL;
-	CHECK_INT(prune(150 * 60 * S, 0, now, &st, &log), 0);
-	CHECK_INT(st.periods, 2);
+	CHECK_INT(prune(60 * S, 0, now + 259 * S, &st, &log), 0);
+	CHECK_INT(st.periods, 1);
 	CHECK_STR(log, "");
 	free(log);
 }
