@@ -171,8 +171,9 @@ static char *age_text(uint64_t ns, char *buf, size_t len)
 	       s < units[i].s * (units[i].s == 86400 ? 2 : 1))
 		i++;
 	if (i + 1 < sizeof(units) / sizeof(units[0]) && s % units[i].s / units[i + 1].s)
-		snprintf(buf, len, "%llu%s %llu%s", (unsigned long long)(s / units[i].s), units[i].unit,
-			 (unsigned long long)(s % units[i].s / units[i + 1].s), units[i + 1].unit);
+		snprintf(buf, len, "%llu%s %llu%s", (unsigned long long)(s / units[i].s),
+			 units[i].unit, (unsigned long long)(s % units[i].s / units[i + 1].s),
+			 units[i + 1].unit);
 	else
 		snprintf(buf, len, "%llu%s", (unsigned long long)(s / units[i].s), units[i].unit);
 	return buf;
@@ -214,7 +215,8 @@ static bool is_period(int base_fd, const char *name, FILE *log, struct retention
 		return false;
 	if (!S_ISDIR(sb.st_mode)) {
 		if (log)
-			fprintf(log, "offcpu: retention: left %s alone: %s, not a period directory\n",
+			fprintf(log,
+				"offcpu: retention: left %s alone: %s, not a period directory\n",
 				name, kind_of(sb.st_mode));
 		st->left_alone++;
 		return false;
@@ -237,8 +239,8 @@ static bool is_period(int base_fd, const char *name, FILE *log, struct retention
 	return true;
 }
 
-static int remove_period(int base_fd, const struct period *p, FILE *log,
-			 struct retention_stats *st, const char *why)
+static int remove_period(int base_fd, const struct period *p, FILE *log, struct retention_stats *st,
+			 const char *why)
 {
 	char size[32];
 	int err = remove_tree(base_fd, p->name, 0);

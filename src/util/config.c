@@ -16,7 +16,8 @@ static void say(char *err, size_t errlen, const char *path, int line, const char
 
 	if (!err || !errlen)
 		return;
-	n = line ? snprintf(err, errlen, "%s:%d: ", path, line) : snprintf(err, errlen, "%s: ", path);
+	n = line ? snprintf(err, errlen, "%s:%d: ", path, line)
+		 : snprintf(err, errlen, "%s: ", path);
 	if (n < 0 || (size_t)n >= errlen)
 		return;
 	va_start(ap, fmt);
@@ -101,12 +102,14 @@ static int parse_line(char *s, char **arg, const char **why, char *key_buf, size
 	}
 	for (size_t i = 0; i < klen; i++) {
 		if (!is_key_char(key[i]) || (i == 0 && !isalnum((unsigned char)key[i]))) {
-			*why = "is not an option name (letters, digits and '-'; write 'key = value')";
+			*why = "is not an option name (letters, digits and '-'; write 'key = "
+			       "value')";
 			return -EINVAL;
 		}
 	}
 	if (!klen) {
-		*why = "the line starts with '=': the option's name is missing (write 'key = value')";
+		*why = "the line starts with '=': the option's name is missing (write 'key = "
+		       "value')";
 		return -EINVAL;
 	}
 	while (is_space(*s))
@@ -138,7 +141,8 @@ static int parse_line(char *s, char **arg, const char **why, char *key_buf, size
 			while (end > value && is_space(end[-1]))
 				*--end = '\0';
 			if (!*value || *value == '#') {
-				*why = "has no value after '=' (write 'key = value', or the key alone "
+				*why = "has no value after '=' (write 'key = value', or the key "
+				       "alone "
 				       "for a flag)";
 				return -EINVAL;
 			}
@@ -182,7 +186,8 @@ int config__read(FILE *f, const char *path, struct config_args *out, char *err, 
 		if (n && line[n - 1] == '\n')
 			line[--n] = '\0';
 		if (strlen(line) != (size_t)n) {
-			say(err, errlen, path, lineno, "the line holds a NUL byte: not a text file?");
+			say(err, errlen, path, lineno,
+			    "the line holds a NUL byte: not a text file?");
 			ret = -EINVAL;
 			goto cleanup;
 		}
@@ -218,8 +223,7 @@ cleanup:
 	return ret;
 }
 
-int config__check(const struct config_args *a, const struct option *opts, char *err,
-		  size_t errlen)
+int config__check(const struct config_args *a, const struct option *opts, char *err, size_t errlen)
 {
 	for (int i = 1; i < a->argc; i++) {
 		const char *key = a->argv[i] + 2, *eq = strchr(key, '=');
@@ -241,8 +245,8 @@ int config__check(const struct config_args *a, const struct option *opts, char *
 			return -EINVAL;
 		}
 		if (!eq && o->has_arg == required_argument) {
-			say(err, errlen, a->path, a->lines[i], "'%s' needs a value (write '%s = ...')",
-			    o->name, o->name);
+			say(err, errlen, a->path, a->lines[i],
+			    "'%s' needs a value (write '%s = ...')", o->name, o->name);
 			return -EINVAL;
 		}
 	}

@@ -56,8 +56,7 @@ int config__read(FILE *f, const char *path, struct config_args *out, char *err, 
  * file), a flag takes no value, an option with a required argument has
  * one. 0 or -EINVAL with "FILE:LINE: what" in err.
  */
-int config__check(const struct config_args *a, const struct option *opts, char *err,
-		  size_t errlen);
+int config__check(const struct config_args *a, const struct option *opts, char *err, size_t errlen);
 /* "FILE:LINE" of argv[i] into buf ("FILE" when i is out of range). Returns buf. */
 char *config__where(const struct config_args *a, int i, char *buf, size_t len);
 /* Frees what config__read made and zeroes *a; accepts a zeroed or NULL a. */

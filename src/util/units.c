@@ -18,22 +18,26 @@ struct unit {
 
 /* Longest suffixes that share a first letter come first: "ms" before "m". */
 static const struct unit duration_units[] = {
-	{"ns", 1},
-	{"us", 1000},
-	{"ms", 1000000},
-	{"s", NS_S},
-	{"m", 60 * NS_S},
-	{"h", 3600 * NS_S},
-	{"d", 86400 * NS_S},
-	{"", NS_S},
+	{"ns", 1},	  {"us", 1000},	      {"ms", 1000000},	   {"s", NS_S},
+	{"m", 60 * NS_S}, {"h", 3600 * NS_S}, {"d", 86400 * NS_S}, {"", NS_S},
 };
 
 static const struct unit size_units[] = {
-	{"KiB", 1ULL << 10}, {"KB", 1ULL << 10}, {"K", 1ULL << 10}, {"k", 1ULL << 10},
-	{"MiB", 1ULL << 20}, {"MB", 1ULL << 20}, {"M", 1ULL << 20},
-	{"GiB", 1ULL << 30}, {"GB", 1ULL << 30}, {"G", 1ULL << 30},
-	{"TiB", 1ULL << 40}, {"TB", 1ULL << 40}, {"T", 1ULL << 40},
-	{"B", 1},	     {"", 1},
+	{"KiB", 1ULL << 10},
+	{"KB", 1ULL << 10},
+	{"K", 1ULL << 10},
+	{"k", 1ULL << 10},
+	{"MiB", 1ULL << 20},
+	{"MB", 1ULL << 20},
+	{"M", 1ULL << 20},
+	{"GiB", 1ULL << 30},
+	{"GB", 1ULL << 30},
+	{"G", 1ULL << 30},
+	{"TiB", 1ULL << 40},
+	{"TB", 1ULL << 40},
+	{"T", 1ULL << 40},
+	{"B", 1},
+	{"", 1},
 };
 
 /*
@@ -114,13 +118,13 @@ static char *format_scaled(uint64_t v, const struct unit *units, size_t nr, char
 		snprintf(buf, len, "%llu%s", (unsigned long long)whole, u->suffix);
 	else if (milli % 100 == 0)
 		snprintf(buf, len, "%llu.%llu%s", (unsigned long long)whole,
-			     (unsigned long long)(milli / 100), u->suffix);
+			 (unsigned long long)(milli / 100), u->suffix);
 	else if (milli % 10 == 0)
 		snprintf(buf, len, "%llu.%02llu%s", (unsigned long long)whole,
-			     (unsigned long long)(milli / 10), u->suffix);
+			 (unsigned long long)(milli / 10), u->suffix);
 	else
 		snprintf(buf, len, "%llu.%03llu%s", (unsigned long long)whole,
-			     (unsigned long long)milli, u->suffix);
+			 (unsigned long long)milli, u->suffix);
 	return buf;
 }
 
@@ -141,7 +145,8 @@ char *units__format_duration(uint64_t ns, char *buf, size_t len)
 char *units__format_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const struct unit units[] = {
-		{"T", 1ULL << 40}, {"G", 1ULL << 30}, {"M", 1ULL << 20}, {"K", 1ULL << 10}, {"B", 1},
+		{"T", 1ULL << 40}, {"G", 1ULL << 30}, {"M", 1ULL << 20},
+		{"K", 1ULL << 10}, {"B", 1},
 	};
 
 	return format_scaled(bytes, units, sizeof(units) / sizeof(units[0]), buf, len);

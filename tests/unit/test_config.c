@@ -53,10 +53,11 @@ TEST(config_lines_become_long_options)
 			    &a, err, sizeof(err)),
 		  0);
 	CHECK_STR(err, "");
-	CHECK_STR(joined(&a), "3:--every=60s|4:--keep=24h|5:--keep-size=2G|6:--label=env=prod|"
-			      "7:--label=team=a b|8:--label=c#d|9:--output=/var/lib/offcpu|"
-			      "10:--kernel-threads|11:--no-inline|13:--push=http://h:4040/?a=\"b\"\\|"
-			      "14:--last=no newline");
+	CHECK_STR(joined(&a),
+		  "3:--every=60s|4:--keep=24h|5:--keep-size=2G|6:--label=env=prod|"
+		  "7:--label=team=a b|8:--label=c#d|9:--output=/var/lib/offcpu|"
+		  "10:--kernel-threads|11:--no-inline|13:--push=http://h:4040/?a=\"b\"\\|"
+		  "14:--last=no newline");
 	CHECK_STR(a.argv[0], "offcpu.conf");
 	CHECK(a.argv[a.argc] == NULL);
 	config__free(&a);
@@ -89,7 +90,8 @@ TEST(config_errors_name_file_and_line)
 		 "offcpu.conf:2: 'keep' is followed by more words: option names have no spaces"},
 		{"\n\nlabel = \"a b\n", "offcpu.conf:3: 'label' has an unterminated quote"},
 		{"label = \"a\" b\n", "offcpu.conf:1: 'label' has text after the closing quote"},
-		{"--every = 60s\n", "offcpu.conf:1: '--every' option names in a config have no leading"},
+		{"--every = 60s\n",
+		 "offcpu.conf:1: '--every' option names in a config have no leading"},
 		{"every =\n", "offcpu.conf:1: 'every' has no value after '='"},
 		{"every = # nothing\n", "offcpu.conf:1: 'every' has no value after '='"},
 		{"= 60s\n", "offcpu.conf:1: the line starts with '='"},
@@ -169,8 +171,9 @@ TEST(config_check_against_the_option_table)
 
 		CHECK_INT(read_text(cases[i].text, &a, err, sizeof(err)), 0);
 		ret = config__check(&a, opts, err, sizeof(err));
-		if (cases[i].err ? ret != -EINVAL || strncmp(err, cases[i].err, strlen(cases[i].err))
-				 : ret != 0)
+		if (cases[i].err
+			    ? ret != -EINVAL || strncmp(err, cases[i].err, strlen(cases[i].err))
+			    : ret != 0)
 			UNIT_FAIL("case %zu: ret %d '%s'", i, ret, err);
 		config__free(&a);
 	}
@@ -226,10 +229,14 @@ TEST(config_then_argv_through_getopt)
 TEST(config_shipped_example_parses)
 {
 	static const struct option record_keys[] = {
-		{"output", required_argument, NULL, 0},	   {"every", required_argument, NULL, 0},
-		{"keep", required_argument, NULL, 0},	   {"keep-size", required_argument, NULL, 0},
-		{"push", required_argument, NULL, 0},	   {"push-auth", required_argument, NULL, 0},
-		{"push-spool", required_argument, NULL, 0}, {"label", required_argument, NULL, 0},
+		{"output", required_argument, NULL, 0},
+		{"every", required_argument, NULL, 0},
+		{"keep", required_argument, NULL, 0},
+		{"keep-size", required_argument, NULL, 0},
+		{"push", required_argument, NULL, 0},
+		{"push-auth", required_argument, NULL, 0},
+		{"push-spool", required_argument, NULL, 0},
+		{"label", required_argument, NULL, 0},
 		{NULL, 0, NULL, 0},
 	};
 	char *text = unit_slurp("share/offcpu.conf"), err[256] = "";

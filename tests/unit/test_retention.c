@@ -20,7 +20,8 @@ static char base[64];
 
 static void new_base(void)
 {
-	snprintf(base, sizeof(base), "%s/offcpu-ret.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(base, sizeof(base), "%s/offcpu-ret.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(base))
 		base[0] = '\0';
 }
@@ -112,11 +113,20 @@ TEST(period_name_round_trips)
 TEST(period_name_parse_is_strict)
 {
 	static const char *const bad[] = {
-		"2026-02-30T00:00:00Z", "2026-12-03T24:00:00Z", "2026-12-03T23:59:60Z",
-		"2026-13-01T00:00:00Z", "2026-12-03T10:15:00",	"2026-12-03T10:15:00z",
-		"2026-12-03 10:15:00Z", "2026-12-03T10:15:00Z.new", "+026-12-03T10:15:00Z",
-		"2026-12-3T10:15:00ZZ", "",			"1969-12-31T23:59:59Z",
-		".2026-12-03T10:15:00Z", "2026-12-03T10:15:00Z ",
+		"2026-02-30T00:00:00Z",
+		"2026-12-03T24:00:00Z",
+		"2026-12-03T23:59:60Z",
+		"2026-13-01T00:00:00Z",
+		"2026-12-03T10:15:00",
+		"2026-12-03T10:15:00z",
+		"2026-12-03 10:15:00Z",
+		"2026-12-03T10:15:00Z.new",
+		"+026-12-03T10:15:00Z",
+		"2026-12-3T10:15:00ZZ",
+		"",
+		"1969-12-31T23:59:59Z",
+		".2026-12-03T10:15:00Z",
+		"2026-12-03T10:15:00Z ",
 	};
 	uint64_t ns = 42;
 
@@ -154,12 +164,14 @@ TEST(prune_by_age_keeps_younger)
 	/* Ages are said in their two largest units, to the second. */
 	log = NULL;
 	CHECK_INT(prune(3600 * S, 0, now + 65 * S, &st, &log), 0);
-	CHECK_CONTAINS(log, "removed 2026-12-03T12:15:00Z (started 2h 1m ago, more than --keep 1h)");
+	CHECK_CONTAINS(log,
+		       "removed 2026-12-03T12:15:00Z (started 2h 1m ago, more than --keep 1h)");
 	free(log);
 	CHECK_INT(make_period(now, 10, n[0]), 0);
 	log = NULL;
 	CHECK_INT(prune(60 * S, 0, T0 + 3 * 3600 * S + 3 * 86400 * S + 2 * 3600 * S, &st, &log), 0);
-	CHECK_CONTAINS(log, "removed 2026-12-03T13:15:00Z (started 3d 2h ago, more than --keep 1m)");
+	CHECK_CONTAINS(log,
+		       "removed 2026-12-03T13:15:00Z (started 3d 2h ago, more than --keep 1m)");
 	CHECK(exists(n[0]));
 	free(log);
 	CHECK_INT(make_period(now + 200 * S, 10, n[1]), 0);
@@ -360,9 +372,9 @@ TEST(prune_no_limits_removes_nothing)
 	CHECK_STR(log, "");
 	free(log);
 	/* A base that is not there: the error, nothing else. */
-	CHECK_INT(retention__prune_path("/nonexistent/offcpu", &(struct retention){0}, 0, NULL,
-					NULL),
-		  -ENOENT);
+	CHECK_INT(
+		retention__prune_path("/nonexistent/offcpu", &(struct retention){0}, 0, NULL, NULL),
+		-ENOENT);
 }
 
 int main(void)

@@ -48,7 +48,7 @@ TEST(duration_units_and_bare_seconds)
 TEST(duration_rejects_junk_signs_and_float_spellings)
 {
 	static const char *const bad[] = {
-		"",   " 1", "1 ",  "-1", "+1",  "1x",	"1sec", "1S", "1ms5", ".",    "s",
+		"",    " 1",  "1 ",  "-1",   "+1",   "1x",    "1sec",  "1S",  "1ms5", ".",    "s",
 		"1e3", "nan", "inf", "0x10", "1..2", "1.2.3", "1h30m", "1,5", "10 s", "1.s2",
 	};
 
@@ -57,8 +57,8 @@ TEST(duration_rejects_junk_signs_and_float_spellings)
 		int err = units__parse_duration(bad[i], &ns);
 
 		if (err != -EINVAL || ns != 77)
-			UNIT_FAIL("'%s': err %d ns %" PRIu64 ", expected -EINVAL and untouched", bad[i],
-				  err, ns);
+			UNIT_FAIL("'%s': err %d ns %" PRIu64 ", expected -EINVAL and untouched",
+				  bad[i], err, ns);
 	}
 	CHECK_INT(units__parse_duration(NULL, &(uint64_t){0}), -EINVAL);
 }
@@ -83,8 +83,9 @@ TEST(duration_overflow_is_erange)
 TEST(duration_accepts_what_record_accepted)
 {
 	static const struct dcase cases[] = {
-		{"0", 0, 0},	      {"0.1", 0, 100000000ULL}, {"3us", 0, 3000},
-		{"31536000", 0, 31536000 * S}, {"2h", 0, 7200 * S},	{"0.5ms", 0, 500000},
+		{"0", 0, 0},	     {"0.1", 0, 100000000ULL},
+		{"3us", 0, 3000},    {"31536000", 0, 31536000 * S},
+		{"2h", 0, 7200 * S}, {"0.5ms", 0, 500000},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -129,8 +130,8 @@ TEST(size_binary_multiples)
 
 TEST(size_rejects_junk_and_overflow)
 {
-	static const char *const bad[] = {"", "-1", "1 G", "1g ", "1Gi", "1GIB", "G", "1Q",
-					  "1e9", "0x100", "1kb", "1mb", "1.2.3M"};
+	static const char *const bad[] = {"",	"-1",  "1 G",	"1g ", "1Gi", "1GIB",  "G",
+					  "1Q", "1e9", "0x100", "1kb", "1mb", "1.2.3M"};
 	uint64_t b = 9;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
