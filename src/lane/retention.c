@@ -183,13 +183,56 @@ struct period {
 	uint64_t start;
 	uint64_t bytes;
 	char name[PERIOD_NAME_LEN];
+	bool removed;
+	/* The directory as it was measured: unchanged, its size still holds. */
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtim, ctim;
 };
+
+/* The periods the last call kept, sorted by start (names sort the same way). */
+struct retention_cache {
+	struct period *v;
+	size_t n;
+};
+
+struct retention_cache *retention_cache__new(void)
+{
+	return calloc(1, sizeof(struct retention_cache));
+}
+
+void retention_cache__free(struct retention_cache *c)
+{
+	if (!c)
+		return;
+	free(c->v);
+	free(c);
+}
 
 static int by_start(const void *a, const void *b)
 {
 	const struct period *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* The period measured before, when the directory is the one measured and has not changed. */
+static const struct period *cached(const struct retention_cache *c, const struct period *p)
+{
+	const struct period *hit;
+
+	if (!c || !c->n)
+		return NULL;
+	hit = bsearch(p, c->v, c->n, sizeof(*c->v), by_start);
+	if (hit && hit->dev == p->dev && hit->ino == p->ino && same_time(&hit->mtim, &p->mtim) &&
+	    same_time(&hit->ctim, &p->ctim) && !strcmp(hit->name, p->name))
+		return hit;
+	return NULL;
 }
 
 static const char *kind_of(mode_t mode)
@@ -202,12 +245,13 @@ static const char *kind_of(mode_t mode)
 }
 
 /*
- * Is base/name a period directory? Its size in *bytes when it is; a line on
- * log when it is named like one but is not.
+ * Is base/name (its start in p->start) a period directory? Its size in
+ * p->bytes when it is; a line on log when it is named like one but is not.
  */
-static bool is_period(int base_fd, const char *name, FILE *log, struct retention_stats *st,
-		      uint64_t *bytes)
+static bool is_period(int base_fd, const char *name, const struct retention_cache *c, FILE *log,
+		      struct retention_stats *st, struct period *p)
 {
+	const struct period *hit;
 	struct stat sb;
 	int fd;
 
@@ -220,6 +264,21 @@ static bool is_period(int base_fd, const char *name, FILE *log, struct retention
 				name, kind_of(sb.st_mode));
 		st->left_alone++;
 		return false;
+	}
+	memcpy(p->name, name, sizeof(p->name));
+	p->removed = false;
+	p->dev = sb.st_dev;
+	p->ino = sb.st_ino;
+	p->mtim = sb.st_mtim;
+	p->ctim = sb.st_ctim;
+	/*
+	 * A written period does not change: measuring thousands of them again
+	 * after every period would cost more than the period's own writing.
+	 */
+	hit = cached(c, p);
+	if (hit) {
+		p->bytes = hit->bytes;
+		return true;
 	}
 	fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -234,7 +293,7 @@ static bool is_period(int base_fd, const char *name, FILE *log, struct retention
 		close(fd);
 		return false;
 	}
-	*bytes = tree_bytes(fd, 0);
+	p->bytes = tree_bytes(fd, 0);
 	close(fd);
 	return true;
 }
@@ -306,6 +365,7 @@ int retention__prune(int base_fd, const struct retention *r, uint64_t now, FILE 
 	struct dirent *e;
 	uint64_t total = 0;
 	int fd, err = 0, e2;
+	bool listed = false;
 	DIR *d;
 
 	memset(st, 0, sizeof(*st));
@@ -329,9 +389,8 @@ int retention__prune(int base_fd, const struct retention *r, uint64_t now, FILE 
 			continue;
 		}
 		if (period__parse_name(e->d_name, &p.start) ||
-		    !is_period(base_fd, e->d_name, log, st, &p.bytes))
+		    !is_period(base_fd, e->d_name, r->cache, log, st, &p))
 			continue;
-		memcpy(p.name, e->d_name, sizeof(p.name));
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
 			nv = realloc(v, cap * sizeof(*v));
@@ -344,6 +403,7 @@ int retention__prune(int base_fd, const struct retention *r, uint64_t now, FILE 
 		v[n++] = p;
 		total += p.bytes;
 	}
+	listed = true;
 	st->periods = (unsigned int)n;
 	if (!n)
 		goto cleanup;
@@ -365,13 +425,13 @@ int retention__prune(int base_fd, const struct retention *r, uint64_t now, FILE 
 			st->removed_age++;
 			total -= v[i].bytes;
 		}
-		v[i].bytes = 0;
-		v[i].start = UINT64_MAX; /* done with: the size pass skips it */
+		/* Removed, or failed and said so: the size pass does not try it again. */
+		v[i].removed = true;
 	}
 	for (size_t i = 0; i + 1 < n && r->max_bytes && total > r->max_bytes; i++) {
 		char why[96], tot[32], keep[32];
 
-		if (v[i].start == UINT64_MAX)
+		if (v[i].removed)
 			continue;
 		snprintf(why, sizeof(why), "periods total %s, more than --keep-size %s",
 			 units__format_size(total, tot, sizeof(tot)),
@@ -383,9 +443,21 @@ int retention__prune(int base_fd, const struct retention *r, uint64_t now, FILE 
 			st->removed_size++;
 			total -= v[i].bytes;
 		}
+		v[i].removed = true;
 	}
 	st->bytes_kept = total;
 cleanup:
+	if (r->cache && listed) {
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (!v[i].removed)
+				v[kept++] = v[i];
+		free(r->cache->v);
+		r->cache->v = v;
+		r->cache->n = kept;
+		v = NULL;
+	}
 	closedir(d);
 	free(v);
 	return err;

@@ -377,6 +377,71 @@ TEST(prune_no_limits_removes_nothing)
 		-ENOENT);
 }
 
+static int append_bytes(const char *name, const char *file, uint64_t n)
+{
+	char p[PATH_MAX], buf[4096];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s/%s", base, name, file);
+	fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		return -1;
+	memset(buf, 'y', sizeof(buf));
+	for (uint64_t done = 0; done < n; done += sizeof(buf))
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
+			close(fd);
+			return -1;
+		}
+	return close(fd);
+}
+
+TEST(prune_cache_remeasures_only_changed_periods)
+{
+	struct retention_cache *c = retention_cache__new();
+	struct retention r = {.max_bytes = 1ULL << 40, .cache = c};
+	struct retention_stats st;
+	char n[3][PERIOD_NAME_LEN];
+	uint64_t first, now = T0 + 3600 * S;
+
+	CHECK(c);
+	new_base();
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(make_period(T0 + (uint64_t)i * 60 * S, MIB, n[i]), 0);
+	CHECK_INT(retention__prune_path(base, &r, now, NULL, &st), 0);
+	first = st.bytes_kept;
+	CHECK(first >= 3 * MIB);
+	/*
+	 * Grown in place, the directory unchanged: the cached size stands
+	 * (periods are not rewritten; this is how the test sees the cache).
+	 */
+	CHECK_INT(append_bytes(n[0], "offcpu.profile.txt", MIB), 0);
+	CHECK_INT(retention__prune_path(base, &r, now, NULL, &st), 0);
+	CHECK_U64(st.bytes_kept, first);
+	/* Without the cache it is measured again. */
+	r.cache = NULL;
+	CHECK_INT(retention__prune_path(base, &r, now, NULL, &st), 0);
+	CHECK(st.bytes_kept >= first + MIB);
+	/* A new file changes the directory: measured again with the cache too. */
+	r.cache = c;
+	CHECK_INT(append_bytes(n[1], "offcpu.timeline.txt", MIB), 0);
+	CHECK_INT(retention__prune_path(base, &r, now, NULL, &st), 0);
+	CHECK(st.bytes_kept >= first + MIB);
+	/* The size limit removes by what is on disk, cached or not. */
+	r.max_bytes = 2 * MIB + MIB / 2;
+	CHECK_INT(retention__prune_path(base, &r, now, NULL, &st), 0);
+	CHECK(!exists(n[0]));
+	CHECK(!exists(n[1]));
+	CHECK(exists(n[2]));
+	/* A period made again under a removed one's name is a new directory: measured. */
+	CHECK_INT(make_period(T0, 3 * MIB, n[0]), 0);
+	r.max_bytes = 0;
+	CHECK_INT(retention__prune_path(base, &r, now, NULL, &st), 0);
+	CHECK_INT(st.periods, 2);
+	CHECK(st.bytes_kept >= 4 * MIB);
+	retention_cache__free(c);
+	retention_cache__free(NULL);
+}
+
 int main(void)
 {
 	return unit_run();
