@@ -253,6 +253,28 @@ int config__check(const struct config_args *a, const struct option *opts, char *
 	return 0;
 }
 
+int config__load(const char *path, const struct option *opts, struct config_args *out, char *err,
+		 size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!f) {
+		ret = -errno;
+		say(err, errlen, path, 0, "cannot open: %s", strerror(-ret));
+		return ret;
+	}
+	ret = config__read(f, path, out, err, errlen);
+	fclose(f);
+	if (!ret && opts) {
+		ret = config__check(out, opts, err, errlen);
+		if (ret)
+			config__free(out);
+	}
+	return ret;
+}
+
 char *config__where(const struct config_args *a, int i, char *buf, size_t len)
 {
 	if (i >= 1 && i < a->argc)

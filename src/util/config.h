@@ -59,6 +59,13 @@ int config__read(FILE *f, const char *path, struct config_args *out, char *err, 
 int config__check(const struct config_args *a, const struct option *opts, char *err, size_t errlen);
 /* "FILE:LINE" of argv[i] into buf ("FILE" when i is out of range). Returns buf. */
 char *config__where(const struct config_args *a, int i, char *buf, size_t len);
+/*
+ * The whole of it for a path: open (a missing or unreadable file is
+ * "FILE: cannot open: why"), config__read, and config__check when opts is
+ * not NULL. 0 or -errno with the message in err.
+ */
+int config__load(const char *path, const struct option *opts, struct config_args *out, char *err,
+		 size_t errlen);
 /* Frees what config__read made and zeroes *a; accepts a zeroed or NULL a. */
 void config__free(struct config_args *a);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <getopt.h>
+#include <unistd.h>
 
 #include "util/config.h"
 #include "unit.h"
@@ -277,6 +278,41 @@ TEST(config_shipped_example_parses)
 	config__free(&a);
 	free(open_text);
 	free(text);
+}
+
+TEST(config_load_a_path)
+{
+	char dir[] = "/tmp/offcpu-config.XXXXXX", path[64], err[256];
+	struct config_args a;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/offcpu.conf", dir);
+	CHECK_INT(config__load(path, opts, &a, err, sizeof(err)), -ENOENT);
+	CHECK(!strncmp(err, dir, strlen(dir)));
+	CHECK_CONTAINS(err, "/offcpu.conf: cannot open: No such file or directory");
+	CHECK(a.argv == NULL);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs("every = 1m\nall\n", f);
+	fclose(f);
+	CHECK_INT(config__load(path, opts, &a, err, sizeof(err)), 0);
+	CHECK_INT(a.argc, 3);
+	CHECK_STR(a.argv[1], "--every=1m");
+	config__free(&a);
+	f = fopen(path, "a");
+	CHECK(f);
+	fputs("bogus = 1\n", f);
+	fclose(f);
+	CHECK_INT(config__load(path, opts, &a, err, sizeof(err)), -EINVAL);
+	CHECK_CONTAINS(err, "/offcpu.conf:3: unknown option 'bogus'");
+	CHECK(a.argv == NULL);
+	/* Without a table, only the syntax is checked. */
+	CHECK_INT(config__load(path, NULL, &a, err, sizeof(err)), 0);
+	CHECK_INT(a.argc, 4);
+	config__free(&a);
+	unlink(path);
+	rmdir(dir);
 }
 
 int main(void)
