@@ -76,3 +76,53 @@ else
 		fi
 	fi
 fi
+
+# The unit's sandbox leaves the collector what it needs. systemd cannot run
+# here, so its settings are rebuilt by hand around a host-wide record: the
+# unit's CapabilityBoundingSet (read from the unit) and NoNewPrivileges
+# (setpriv), ProtectSystem=strict with one ReadWritePaths (/ read-only, the
+# output directory bound writable), ProtectKernelTunables (/sys and
+# /proc/sys read-only), and a workload binary that offcpu's own mount view
+# does not show (as under PrivateTmp or ProtectHome): its frames must still
+# be named, through /proc/PID of the workload.
+t=service_sandbox_records_host
+mount_tracefs
+if ! need_root; then
+	skip $t "needs root to load BPF programs"
+elif ! command -v setpriv >/dev/null || ! command -v unshare >/dev/null; then
+	skip $t "needs setpriv and unshare (Debian: util-linux)"
+else
+	S="$SCRATCH/sandbox"
+	mkdir -p "$S/hidden" "$S/out"
+	cp "$W/hung" "$S/hidden/zzsvc_hung"
+	"$S/hidden/zzsvc_hung" ticker >"$S/ready" &
+	hung=$!
+	for _ in $(seq 50); do [ -s "$S/ready" ] && break; sleep 0.1; done
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' share/offcpu.service | tr ' ' '\n' |
+		sed -n 's/^CAP_\(.*\)/+\L\1/p' | paste -sd,)
+	unshare -m --propagation private sh -ec '
+		mount --bind "$1/out" "$1/out"
+		mount -t tmpfs tmpfs "$1/hidden"
+		mount -o remount,bind,ro /
+		mount --bind /sys /sys && mount -o remount,bind,ro /sys
+		mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys
+		[ ! -e "$1/hidden/zzsvc_hung" ]
+		exec setpriv --no-new-privs --bounding-set "-all,$2" --inh-caps=-all \
+			"$3" record -a -d 1s -q -o "$1/out/p"' sh "$S" "$caps" "$OFFCPU_BIN" \
+		>"$S/log" 2>&1
+	rc=$?
+	kill "$hung" 2>/dev/null
+	wait "$hung" 2>/dev/null
+	P="$S/out/p/offcpu.profile.txt"
+	if [ -z "$caps" ]; then
+		fail $t "no CapabilityBoundingSet= in share/offcpu.service"
+	elif [ $rc -ne 0 ] || [ ! -s "$P" ]; then
+		fail $t "record -a in the sandbox ($caps) failed ($rc): $(tail -n 2 "$S/log" | tr '\n' ' ')"
+	elif ! grep -q ' u hung_read$' "$P" || ! grep -q ' u idle_wait$' "$P"; then
+		fail $t "the hidden workload's frames are not named (hung_read, idle_wait): $(grep -c ' u ' "$P") user frames"
+	elif ! grep -q ' k schedule$' "$P"; then
+		fail $t "kernel frames are not named (no 'schedule'): $(grep ' k ' "$P" | head -n 2 | tr '\n' ' ')"
+	else
+		ok $t
+	fi
+fi
