@@ -7,7 +7,11 @@
 
 cd "$OFFCPU_ROOT" || exit 1
 D="$SCRATCH/root"
-mk() { make -s --no-print-directory BUILD="$OFFCPU_BUILD" "$@" >"$SCRATCH/make.out" 2>&1; }
+# An outer make (make check) must not hand its flags and variables to these.
+mk() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u PREFIX -u DESTDIR -u SYSTEMDUNITDIR -u SYSCONFDIR \
+		make -s --no-print-directory BUILD="$OFFCPU_BUILD" "$@" >"$SCRATCH/make.out" 2>&1
+}
 
 if ! mk install DESTDIR="$D"; then
 	fail install_service_files "make install DESTDIR failed: $(tail -n 3 "$SCRATCH/make.out")"
