@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -124,7 +125,8 @@ static uint64_t tree_bytes(int fd, int depth)
 static int remove_tree(int parent, const char *name, int depth)
 {
 	struct dirent *e;
-	int fd, err = 0;
+	struct stat sb;
+	int fd, err = 0, uerr;
 	DIR *d;
 
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -141,13 +143,16 @@ static int remove_tree(int parent, const char *name, int depth)
 			continue;
 		if (!unlinkat(fd, e->d_name, 0))
 			continue;
-		if ((errno == EISDIR || errno == EPERM) && depth < MAX_DEPTH) {
+		/* Linux says EISDIR for a directory, POSIX EPERM (also an immutable file). */
+		uerr = errno;
+		if ((uerr == EISDIR || uerr == EPERM) && depth < MAX_DEPTH &&
+		    !fstatat(fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) && S_ISDIR(sb.st_mode)) {
 			int sub = remove_tree(fd, e->d_name, depth + 1);
 
 			if (sub && !err)
 				err = sub;
 		} else if (!err) {
-			err = -errno;
+			err = -uerr;
 		}
 	}
 	closedir(d);
@@ -301,9 +306,19 @@ static bool is_period(int base_fd, const char *name, const struct retention_cach
 static int remove_period(int base_fd, const struct period *p, FILE *log, struct retention_stats *st,
 			 const char *why)
 {
-	char size[32];
-	int err = remove_tree(base_fd, p->name, 0);
+	char size[32], staged[PERIOD_NAME_LEN + sizeof(".") + sizeof(".new")];
+	const char *gone = p->name;
+	int err;
 
+	/*
+	 * Renamed out of the periods first, so that a reader sees the period
+	 * whole or not at all; should the removal stop halfway, what is left is
+	 * a stale staged directory, removed by a later call.
+	 */
+	snprintf(staged, sizeof(staged), ".%s.new", p->name);
+	if (!renameat2(base_fd, p->name, base_fd, staged, RENAME_NOREPLACE))
+		gone = staged;
+	err = remove_tree(base_fd, gone, 0);
 	units__format_size(p->bytes, size, sizeof(size));
 	if (err) {
 		st->errors++;
