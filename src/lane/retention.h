@@ -21,7 +21,10 @@
  * holding a regular file offcpu.summary.json is a period: anything else
  * under BASE is not offcpu's and is left alone. Nothing is followed: a
  * symlink named like a period is left alone (and logged), and removal walks
- * by directory fd with O_NOFOLLOW, unlinking symlinks inside as links.
+ * by directory fd with O_NOFOLLOW, unlinking symlinks inside as links. A
+ * period is renamed to ".NAME.new" before its files go: readers see it
+ * whole or not at all, and a removal that fails halfway leaves a staged
+ * directory that a call an hour later removes.
  *
  * Each removal, and each entry named like a period but left alone, is one
  * line on log (when not NULL).
