@@ -7,6 +7,11 @@
 
 PREFIX    ?= /usr/local
 DESTDIR   ?=
+# The service's unit and config (share/offcpu.service, share/offcpu.conf).
+# systemd reads units from /usr/local/lib/systemd/system as well as
+# /usr/lib/systemd/system, so $(PREFIX)/lib/systemd/system suits both.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
 BUILD     ?= build
 CC        ?= cc
 CLANG     ?= clang
@@ -190,10 +195,28 @@ install: $(BIN)
 	install -m 0644 share/*.bt $(DESTDIR)$(PREFIX)/share/offcpu/
 	install -m 0644 share/reasons.rules $(DESTDIR)$(PREFIX)/share/offcpu/
 	install -m 0644 docs/offcpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
+	$(Q)$(MAKE) --no-print-directory install-service
+
+# The unit names the installed binary and config; an existing config is the
+# admin's and is never replaced (the shipped one goes beside it as .dist).
+.PHONY: install-service
+install-service:
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/offcpu
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		share/offcpu.service > $(DESTDIR)$(SYSTEMDUNITDIR)/offcpu.service.tmp
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/offcpu.service.tmp
+	mv $(DESTDIR)$(SYSTEMDUNITDIR)/offcpu.service.tmp $(DESTDIR)$(SYSTEMDUNITDIR)/offcpu.service
+	if [ -e $(DESTDIR)$(SYSCONFDIR)/offcpu/offcpu.conf ]; then \
+		install -m 0644 share/offcpu.conf $(DESTDIR)$(SYSCONFDIR)/offcpu/offcpu.conf.dist; \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/offcpu/offcpu.conf; the shipped one is offcpu.conf.dist"; \
+	else \
+		install -m 0644 share/offcpu.conf $(DESTDIR)$(SYSCONFDIR)/offcpu/offcpu.conf; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/offcpu $(DESTDIR)$(PREFIX)/share/man/man1/offcpu.1
 	rm -rf $(DESTDIR)$(PREFIX)/share/offcpu
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/offcpu.service $(DESTDIR)$(SYSCONFDIR)/offcpu/offcpu.conf.dist
 
 FORMAT_FILES := $(LIB_SRCS) $(CMD_SRCS) $(BPF_SRCS) $(wildcard src/*/*.h src/*.h) \
 		$(TEST_SRCS) $(WORK_SRCS)
