@@ -30,6 +30,7 @@
 #include "util/vec.h"
 
 static volatile sig_atomic_t got_signal, nr_signals;
+static volatile sig_atomic_t hup_reloads, got_hup; /* continuous mode: SIGHUP reloads */
 static volatile pid_t forward_pgid;
 /* The descriptor of a drawn status line, erased before offcpu stops on ^Z; -1: none. */
 static volatile sig_atomic_t status_fd = -1;
@@ -44,6 +45,10 @@ static void on_signal(int sig)
 {
 	int saved = errno;
 
+	if (sig == SIGHUP && hup_reloads) {
+		got_hup = 1;
+		return;
+	}
 	got_signal = sig;
 	nr_signals++;
 	if (forward_pgid > 0)
@@ -83,6 +88,24 @@ static void install_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 	/* Inherited SIG_IGN would reap children unseen: their status is the result. */
 	signal(SIGCHLD, SIG_DFL);
+}
+
+int rec__stop_signal(void)
+{
+	return got_signal;
+}
+
+bool rec__take_hup(void)
+{
+	bool hup = got_hup;
+
+	got_hup = 0;
+	return hup;
+}
+
+void rec__hup_reloads(void)
+{
+	hup_reloads = 1;
 }
 
 static void print_human(const struct lane *l, const struct lane_result *res)
@@ -732,6 +755,11 @@ int record__run(struct record_opts *o)
 	/* External collectors write the capture themselves (bpftrace through -o). */
 	close(r.cap_fd);
 	r.cap_fd = -1;
+	if (o->every_ns) {
+		/* One lane directory per period under out_dir (lane/continuous.c). */
+		status = r.native ? continuous__run(&r) : EXIT_OFFCPU_FAILED;
+		goto out;
+	}
 	run(&r);
 	if (collector__get(r.l.collector)->builtin) {
 		if (stop_native(&r))

@@ -42,6 +42,28 @@
 
 enum record_target { TARGET_COMMAND = 0, TARGET_PIDS, TARGET_CGROUP, TARGET_HOST };
 
+/*
+ * Continuous mode (record --every, lane/continuous.c): the settings SIGHUP
+ * may change, read again from the --config file by reload (set by the
+ * caller; NULL: SIGHUP changes nothing). owner holds the strings, freed with
+ * free_owner.
+ */
+struct continuous_opts {
+	uint64_t keep_ns;	/* --keep: periods older are removed; 0: no limit */
+	uint64_t keep_bytes;	/* --keep-size */
+	const char *push_url;	/* --push */
+	const char *push_auth;	/* --push-auth FILE */
+	const char *push_spool; /* --push-spool; NULL: BASE/.push-spool */
+	const char **labels;	/* --label K=V */
+	size_t nr_labels;
+	void *owner;
+	void (*free_owner)(void *owner);
+};
+
+struct record_opts;
+typedef int (*record_reload_fn)(const struct record_opts *o, struct continuous_opts *out, char *why,
+				size_t whylen);
+
 struct record_opts {
 	const char *out_dir;
 	enum lane_mode mode;
@@ -66,6 +88,10 @@ struct record_opts {
 	uint64_t timeline_min_ns;  /* its threshold */
 	bool no_inline;		   /* --no-inline: no inlined frames from DWARF (native) */
 	struct native_opts native; /* target fields are filled by record__run */
+	uint64_t every_ns;	   /* --every: one lane directory per period under out_dir */
+	struct continuous_opts cont;
+	const char *config;	 /* --config FILE */
+	record_reload_fn reload; /* SIGHUP: the continuous settings from config again */
 };
 
 /* Returns the process exit status for offcpu (see offcpu(1)). */

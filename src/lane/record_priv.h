@@ -80,4 +80,14 @@ void rec__print_record(struct rec *r);
 /* Remove what was staged and not committed, give what offcpu made to the user, unlock. */
 void rec__close_dir(struct rec *r);
 
+/* Signals (record.c): the first that asked offcpu to stop, 0: none. */
+int rec__stop_signal(void);
+/* Whether SIGHUP came since the last call (after rec__hup_reloads()). */
+bool rec__take_hup(void);
+/* From now on SIGHUP asks for a reload (rec__take_hup), not for the end. */
+void rec__hup_reloads(void);
+
+/* lane/continuous.c: the periods of record --every; offcpu's exit status. */
+int continuous__run(struct rec *r);
+
 #endif
