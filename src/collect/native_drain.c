@@ -95,6 +95,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 			return -ENOMEM;
 		if (!created)
 			return 0; /* sent again after the stacks map filled */
+		ns->used = (uint32_t)n->cuts;
 		ns->nr = nr - st->first;
 		ns->ips = malloc(ns->nr * sizeof(*ns->ips));
 		if (!ns->ips) {

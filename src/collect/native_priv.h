@@ -57,6 +57,7 @@ struct native_snapped {
 struct native_stack {
 	uint64_t *ips;
 	uint32_t nr;
+	uint32_t used; /* the cut (n->cuts) that last needed it: older ones are evicted */
 };
 
 /* A user stack the BPF side left to user space to unwind (struct offcpu_raw_ustack). */
@@ -129,6 +130,7 @@ struct native {
 	struct ntable debts;	    /* agg key -> agg val: given ahead of its arrival */
 	struct ntable sofar;	    /* tid -> struct profile_thread_time: ground truth given */
 	struct offcpu_stats cut_st; /* the counters at the last cut */
+	uint64_t stacks_evicted;    /* stacks forgotten after two periods unused */
 	uint64_t cut_misses;
 	bool snap_finished;
 };

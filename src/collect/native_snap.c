@@ -82,6 +82,7 @@ static int snap_kernel(struct native *n, const struct offcpu_snap *s)
 	if (!ns)
 		return -ENOMEM;
 	free(created ? NULL : ns->ips);
+	ns->used = (uint32_t)n->cuts;
 	ns->nr = nr - first;
 	ns->ips = malloc(ns->nr * sizeof(*ns->ips));
 	if (!ns->ips) {

@@ -159,6 +159,7 @@ int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack *
 		memcpy(ns->ips, ips, nr * sizeof(*ns->ips));
 		ns->nr = nr;
 	}
+	ns->used = (uint32_t)n->cuts;
 	*out = ns;
 	return 0;
 }
@@ -178,6 +179,8 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 	st = ntable_find(&b->n->stacks, &id);
 	if (!st && user && (e = native_raw_unwind(b->n, id, &st, true)))
 		return e;
+	if (st)
+		((struct native_stack *)st)->used = (uint32_t)b->n->cuts;
 	if (!st || !st->nr) {
 		b->unresolved++;
 		return part_push(pt, missing_frame(b->p, user ? "user" : "kernel", ENOENT));

@@ -65,6 +65,15 @@ static int table_add(struct ntable *t, const void *key, const struct offcpu_agg_
 	return 0;
 }
 
+/* A stack a live thread may still use (its interval, its call sites): not evicted. */
+static void stack_touch(struct native *n, uint64_t id)
+{
+	struct native_stack *st = ntable_find(&n->stacks, &id);
+
+	if (st)
+		st->used = (uint32_t)n->cuts;
+}
+
 /* Weight accumulated in a live thread's call-site cache, not yet flushed. */
 static int live_sites(struct build *b, const struct offcpu_thread *th, uint32_t tid)
 {
@@ -264,6 +273,14 @@ static int read_live_threads(struct build *b)
 		tid = next;
 		if (bpf_map_lookup_elem(fd, &tid, &th))
 			continue;
+		stack_touch(n, th.kstack);
+		stack_touch(n, th.ustack);
+		for (int w = 0; w < OFFCPU_CACHE_WAYS; w++) {
+			if (!th.tag[w])
+				continue;
+			stack_touch(n, th.sites[w].kstack);
+			stack_touch(n, th.sites[w].ustack);
+		}
 		if (b->final) {
 			n->stats.switches += th.switches;
 			n->stats.cache_hits += th.hits;
@@ -788,6 +805,56 @@ static void cut_commit(struct build *b, struct ntable *agg, struct ntable *debts
 	n->cut_ns = b->end_ns;
 }
 
+/*
+ * Stacks no row, thread or call site needed in this period nor the one
+ * before: freed, and deleted from the kernel's set of ids sent, so that a
+ * later use sends them again. A long run's memory follows what runs, not
+ * what ever ran. The rare use between the delete and a resend is a row
+ * whose frames never arrive, counted as such.
+ */
+static void cut_evict(struct native *n)
+{
+	int fd = bpf_map__fd(n->skel->maps.stacks);
+	struct ntable keep, raws;
+	const void *key;
+	void *val;
+
+	if (ntable_init(&keep, sizeof(uint64_t), sizeof(struct native_stack)))
+		return;
+	if (ntable_init(&raws, sizeof(uint64_t), sizeof(struct native_raw))) {
+		ntable_free(&keep);
+		return;
+	}
+	for (size_t pos = 0; ntable_next(&n->stacks, &pos, &key, &val);) {
+		struct native_stack *st = val, *k;
+
+		if (st->used + 2 >= n->cuts) {
+			k = ntable_get(&keep, key, NULL);
+			if (k) {
+				*k = *st;
+				continue;
+			}
+		}
+		bpf_map_delete_elem(fd, key);
+		free(st->ips);
+		n->stacks_evicted++;
+	}
+	/* Raw user stacks: those still waiting for their mappings, and those of kept stacks. */
+	for (size_t pos = 0; ntable_next(&n->raws, &pos, &key, &val);) {
+		struct native_raw *r = val, *k;
+
+		if (!r->r && !ntable_find(&keep, key))
+			continue;
+		k = ntable_get(&raws, key, NULL);
+		if (k)
+			*k = *r;
+		else
+			free(r->r);
+	}
+	table_move(&n->stacks, &keep);
+	table_move(&n->raws, &raws);
+}
+
 static void debt_note(struct native *n, const struct ntable *debts, bool final)
 {
 	const void *key;
@@ -851,7 +918,20 @@ static int native_build(struct native *n, struct profile *p, struct integrity *i
 		stop_stats(n, &st);
 		stop_notes(&b, &st);
 	} else {
+		uint64_t before = n->stacks_evicted;
+		int gone = 0;
+
 		cut_commit(&b, &agg, &debts, &st, misses);
+		cut_evict(n);
+		if (sym)
+			gone = symbolizer__forget_gone(sym);
+		if (n->stacks_evicted > before || gone > 0)
+			native_note(n,
+				    "period %" PRIu64 ": %" PRIu64
+				    " stacks unused for two periods forgotten (%" PRIu64
+				    " in all, %zu kept), %d exited processes' mappings forgotten",
+				    n->cuts, n->stacks_evicted - before, n->stacks_evicted,
+				    n->stacks.n, gone > 0 ? gone : 0);
 	}
 	err = 0;
 cleanup:

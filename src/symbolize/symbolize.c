@@ -121,6 +121,7 @@ struct proc {
 	size_t ncache, cache_cap;
 	struct cframe *frames;
 	size_t nframes, frames_cap;
+	bool gone; /* seen gone by symbolizer__forget_gone(): freed at its next call */
 };
 
 struct symbolizer {
@@ -1160,4 +1161,39 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	*st = s->stats;
 	st->processes = s->nprocs;
 	st->binaries = s->nbins;
+}
+
+int symbolizer__forget_gone(struct symbolizer *s)
+{
+	size_t kept = 0;
+	int gone = 0;
+
+	if (!s)
+		return 0;
+	hmap__clear(&s->proc_idx);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct proc *p = s->procs[i];
+		uint64_t st = read_starttime(s, p->pid);
+
+		/*
+		 * Gone, or its pid taken by another process since: freed at the
+		 * call after, so that its last rows, drained late, still resolve.
+		 */
+		if (!st || (p->starttime && st != p->starttime)) {
+			if (!p->gone) {
+				p->gone = true;
+				s->procs[kept++] = p;
+				continue;
+			}
+			proc__free(p);
+			gone++;
+			continue;
+		}
+		s->procs[kept++] = p;
+	}
+	s->nprocs = kept;
+	for (size_t i = 0; i < kept; i++)
+		if (hmap__add(&s->proc_idx, hash_mix64(s->procs[i]->pid), s->procs[i]))
+			return -ENOMEM;
+	return gone;
 }

@@ -81,6 +81,13 @@ void symbolizer__free(struct symbolizer *s);
  * frame-pointer verdict). Addresses in no mapping re-read the maps of a
  * process still alive (dlopen) at most every 100 ms. */
 int symbolizer__track(struct symbolizer *s, int pid);
+/*
+ * Forget the processes that have exited (or whose pid another process took):
+ * their mappings and cached frames, at the second call that finds them gone
+ * (their rows drained late still resolve). For long runs (record --every),
+ * after each period. Returns how many were freed, or -ENOMEM.
+ */
+int symbolizer__forget_gone(struct symbolizer *s);
 
 /*
  * A kernel address to "name" (kallsyms, loaded at the first call so that BPF
