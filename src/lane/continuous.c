@@ -230,7 +230,8 @@ static void retention_apply(struct cont *c)
 	};
 
 	if (ret.max_age_ns || ret.max_bytes)
-		retention__prune(c->r->dir_fd, &ret, realtime_ns(), c->r->diag, NULL);
+		retention__prune(c->r->dir_fd, &ret, realtime_ns(),
+				 c->r->o->quiet ? c->r->diag : stderr, NULL);
 }
 
 /*

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Continuous mode over a long host-wide run (record -a --every, issue #14), on a
+# machine kept busy: a pipe ping-pong pinned to CPU 1 (perf bench sched pipe),
+# a process started every 50 ms (/bin/sleep 0.05 in a loop: new images, pids
+# and stacks all the time) and tests/workloads/hung ticker. For CONT_SECS
+# (default 1800) two recorders run side by side:
+#
+#   periods   offcpu record -a --every CONT_EVERY (60s) --keep CONT_KEEP (10m)
+#   long      offcpu record -a -d CONT_SECS, one capture of the same window
+#
+# While they run, each new period's off-CPU time is summed from its folded
+# capture as it appears (retention removes it later), leaving out the two
+# recorders' own processes (comm offcpu), and both recorders' RSS is sampled
+# every 10 s. Then:
+#   - no gap: the periods' sum against the long capture's, same exclusion
+#     (target: within 1%; the two windows start and end a few ms apart);
+#   - flat memory: the periods recorder's RSS growth from its 5-minute mark
+#     to its end (target: under 4 MiB);
+#   - retention: the periods left are those younger than CONT_KEEP, plus the
+#     newest, and every period the run wrote was seen;
+#   - cost: each recorder's CPU-seconds and peak RSS (GNU time).
+#
+#   bench/continuous.sh [BUILD]   (root; env CONT_SECS, CONT_EVERY, CONT_KEEP, and
+#                                  CONT_LOAD="pipe churn hung": the load's parts)
+#
+# Not in make bench's default set: bench/run.sh BUILD continuous runs it.
+. "$(dirname "$0")/lib.sh"
+bench_init "${1:-build}"
+SECS=${CONT_SECS:-1800}
+EVERY=${CONT_EVERY:-60s}
+KEEP=${CONT_KEEP:-10m}
+HUNG=$BUILD/tests/workloads/hung
+
+is_root || die "the continuous run needs root (BPF)"
+[ -x "$HUNG" ] || die "$HUNG is missing; run 'make tests-build'"
+[ -x /usr/bin/time ] || die "/usr/bin/time is missing (Debian package time)"
+command -v perf >/dev/null || die "perf is missing (Debian package linux-perf)"
+native_ready || die "the built-in collector does not capture on this host (offcpu doctor says why)"
+
+LOAD=${CONT_LOAD:-pipe churn hung}
+
+# The load.
+case " $LOAD " in *" pipe "*)
+	taskset -c 1 perf bench sched pipe -l 2000000000 >/dev/null 2>&1 &
+	BG_PIDS="$BG_PIDS $!" ;;
+esac
+case " $LOAD " in *" churn "*)
+	(while :; do /bin/sleep 0.05; done) &
+	BG_PIDS="$BG_PIDS $!" ;;
+esac
+case " $LOAD " in *" hung "*)
+	"$HUNG" ticker >/dev/null &
+	BG_PIDS="$BG_PIDS $!" ;;
+esac
+sleep 2
+
+# off_us DIR: the folded capture's microseconds, the recorders' own left out.
+off_us() { awk '!/^offcpu;/ { s += $NF } END { printf "%d\n", s }' "$1/offcpu.time.txt"; }
+
+say "recording the host for $SECS s: periods of $EVERY (kept $KEEP) beside one long capture"
+/usr/bin/time -f "%e %U %S %M" -o "$TMP/periods.time" \
+	"$OFFCPU" record -q -a --every "$EVERY" --keep "$KEEP" -d "$SECS" -o "$TMP/periods" \
+	2>"$TMP/periods.err" &
+ptime=$!
+/usr/bin/time -f "%e %U %S %M" -o "$TMP/long.time" \
+	"$OFFCPU" record -q -a -d "$SECS" -o "$TMP/long" 2>"$TMP/long.err" &
+ltime=$!
+
+# Watch: each period once, as it appears; RSS of both recorders every 10 s.
+declare -A seen
+t0=$(date +%s)
+next_rss=0
+: >"$TMP/periods.sum"
+: >"$TMP/rss"
+while kill -0 $ptime 2>/dev/null || kill -0 $ltime 2>/dev/null; do
+	for d in "$TMP"/periods/20*Z; do
+		[ -d "$d" ] && [ -z "${seen[$d]:-}" ] || continue
+		seen[$d]=1
+		echo "$(basename "$d") $(off_us "$d")" >>"$TMP/periods.sum"
+	done
+	now=$(date +%s)
+	if [ $now -ge $next_rss ]; then
+		pr=$(pgrep -P $ptime -x offcpu | head -n 1)
+		lr=$(pgrep -P $ltime -x offcpu | head -n 1)
+		echo "$((now - t0)) $(awk '$1 == "VmRSS:" { print $2 }' /proc/${pr:-0}/status 2>/dev/null || echo 0) $(awk '$1 == "VmRSS:" { print $2 }' /proc/${lr:-0}/status 2>/dev/null || echo 0)" >>"$TMP/rss"
+		next_rss=$((now + 10))
+	fi
+	sleep 2
+done
+wait $ptime
+wait $ltime
+for d in "$TMP"/periods/20*Z; do
+	[ -d "$d" ] && [ -z "${seen[$d]:-}" ] || continue
+	echo "$(basename "$d") $(off_us "$d")" >>"$TMP/periods.sum"
+done
+
+read -r pwall puser psys pmax <"$TMP/periods.time"
+read -r lwall luser lsys lmax <"$TMP/long.time"
+psum=$(awk '{ s += $2 } END { printf "%d\n", s }' "$TMP/periods.sum")
+lsum=$(off_us "$TMP/long")
+nper=$(wc -l <"$TMP/periods.sum")
+left=$(ls -d "$TMP"/periods/20*Z 2>/dev/null | wc -l)
+# Retention: the oldest period left started at most KEEP + one period ago.
+keep_s=$(echo "$KEEP" | awk '/m$/ { print $1 * 60; next } /h$/ { print $1 * 3600; next } { print $1 + 0 }')
+every_s=$(echo "$EVERY" | awk '/m$/ { print $1 * 60; next } { print $1 + 0 }')
+oldest=$(ls -d "$TMP"/periods/20*Z 2>/dev/null | head -n 1 | xargs -r basename)
+age=$(($(date -u +%s) - $(date -u -d "$(echo "$oldest" | sed 's/T/ /; s/Z$//')" +%s)))
+# RSS growth of the periods recorder after its 5-minute mark.
+growth=$(awk '$1 >= 300 && $2 > 0 { if (!n++) first = $2; last = $2; if ($2 > max) max = $2 }
+	END { printf "%d %d %d\n", first, last, max }' "$TMP/rss")
+read -r rss5 rssend rssmax <<<"$growth"
+diff_pct=$(awk -v a="$psum" -v b="$lsum" 'BEGIN { printf "%.3f", b ? (a - b) * 100 / b : 0 }')
+
+echo "Host-wide, $SECS s, periods of $EVERY kept $KEEP; load: $LOAD (pipe: a ping-pong"
+echo "on CPU 1; churn: a process every 50 ms; hung: hung ticker); $(nproc) CPUs."
+echo
+echo "| | periods (--every $EVERY) | one long capture |"
+echo "|---|---:|---:|"
+echo "| off-CPU time, recorders left out | $(awk -v v=$psum 'BEGIN { printf "%.1f s", v / 1e6 }') in $nper periods | $(awk -v v=$lsum 'BEGIN { printf "%.1f s", v / 1e6 }') |"
+echo "| recorder CPU-seconds (user + sys) | $(awk -v u=$puser -v s=$psys 'BEGIN { printf "%.1f", u + s }') | $(awk -v u=$luser -v s=$lsys 'BEGIN { printf "%.1f", u + s }') |"
+echo "| recorder CPU, % of one core | $(awk -v u=$puser -v s=$psys -v w=$pwall 'BEGIN { printf "%.2f%%", (u + s) * 100 / w }') | $(awk -v u=$luser -v s=$lsys -v w=$lwall 'BEGIN { printf "%.2f%%", (u + s) * 100 / w }') |"
+echo "| recorder peak RSS | $((pmax / 1024)) MiB | $((lmax / 1024)) MiB |"
+echo "| RSS at 5 min, at the end, highest after 5 min | $((rss5 / 1024)) / $((rssend / 1024)) / $((rssmax / 1024)) MiB | |"
+echo
+gap_ok=$(awk -v d="$diff_pct" 'BEGIN { print (d < 1 && d > -1) ? "met" : "NOT met" }')
+flat_ok=$([ $((rssmax - rss5)) -lt 4096 ] && echo met || echo "NOT met")
+ret_ok=$([ "$age" -le $((keep_s + every_s + 5)) ] && [ "$left" -ge 1 ] && echo met || echo "NOT met")
+echo "- Target: no gap between periods (periods' sum within 1% of one long capture): $gap_ok ($diff_pct%)."
+echo "- Target: flat memory (RSS growth after 5 minutes under 4 MiB): $flat_ok ($(((rssmax - rss5))) KiB)."
+echo "- Target: retention obeyed (--keep $KEEP): $ret_ok ($left periods left of $nper written; the oldest started $age s before the end)."
+echo
+echo "RSS samples (s, periods KiB, long KiB), every 10 s:"
+echo
+echo '```'
+awk 'NR % 6 == 1' "$TMP/rss"
+echo '```'
