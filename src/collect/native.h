@@ -190,7 +190,8 @@ int native__stop(struct native *n, struct profile *p, struct integrity *in, stru
  * *at_ns to the boundary (CLOCK_MONOTONIC). A wait in progress there is
  * split: its part before goes to this period (an "inflight_at_stop" edge),
  * the rest to the next (an "inflight_at_start" edge there); a thread off the
- * CPU for a whole period "never ran" in it. Ground truth per thread is its
+ * CPU for a whole period "never ran" in it; a wait counts once in each
+ * period it spans. Ground truth per thread is its
  * share of the period; losses are the counters' growth over it. The sum of
  * the periods (and the final native__stop's part) is the profile one stop
  * would have given: a period may get a part of a row that ended just after

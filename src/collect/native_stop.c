@@ -221,7 +221,12 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 
 		if (!nc)
 			return -ENOMEM;
+		/*
+		 * What the next cut subtracts: the time given, not the count,
+		 * so that the wait counts once in each period it spans.
+		 */
 		*nc = (struct native_credit){.since = th->off_ns, .key = k, .val = v};
+		nc->val.count = 0;
 	}
 	if ((th->flags & OFFCPU_TH_BEFORE_START) && !n->cuts) {
 		/* The snapshot's stacks and state (snapshot.bpf.h), else placeholders (above). */
@@ -475,10 +480,11 @@ static int cut_collect(struct build *b, struct offcpu_stats *st, uint64_t *misse
 	uint32_t old;
 	int err;
 
-	b->end_ns = native_mono_ns();
-	__atomic_store_n(&n->skel->bss->cut_ns, b->end_ns, __ATOMIC_SEQ_CST);
+	/* The threads' schedstat first: the boundary is then as close to it as can be. */
 	if ((err = snapshot_live(n, &b->at_stop)))
 		return err;
+	b->end_ns = native_mono_ns();
+	__atomic_store_n(&n->skel->bss->cut_ns, b->end_ns, __ATOMIC_SEQ_CST);
 	*misses = missed_events(n);
 	ring_buffer__consume(n->rb);
 	old = native_flip(n);
