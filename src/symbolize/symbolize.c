@@ -18,7 +18,9 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
+#include <zlib.h>
 
 #include "symbolize/demangle.h"
 #include "symbolize/fp.h"
@@ -150,22 +152,102 @@ struct symbolizer {
 };
 
 /*
- * elfutils asks debuginfod servers whenever DEBUGINFOD_URLS is set, which can
- * download gigabytes while a capture runs; without opts->debuginfod only the
- * local build-id tree is searched then.
+ * A file named by .gnu_debuglink is the module's debug file when their build
+ * ids agree or, for a module without one, when its CRC is the link's.
+ */
+static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
+{
+	const unsigned char *want;
+	const void *have;
+	unsigned char buf[65536];
+	GElf_Addr vaddr;
+	int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+	uLong sum = crc32(0, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t got;
+	bool same;
+	Elf *elf;
+
+	if (want_len > 0) {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		got = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
+		same = got == want_len && !memcmp(have, want, want_len);
+		elf_end(elf);
+		return same;
+	}
+	while ((got = pread(fd, buf, sizeof(buf), off)) > 0) {
+		sum = crc32(sum, buf, (uInt)got);
+		off += got;
+	}
+	return got == 0 && (GElf_Word)sum == crc;
+}
+
+static int try_debug_file(Dwfl_Module *mod, const char *path, const char *main_file,
+			  GElf_Word crc, char **found)
+{
+	int fd;
+
+	if (!strcmp(path, main_file))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!debug_file_matches(mod, fd, crc) || !(*found = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Separate debug information on this machine only: by build id in
+ * /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file, in
+ * .debug/ beside it and under /usr/lib/debug (inside the process's root when
+ * the file was opened through /proc/PID/root). elfutils' own search
+ * (dwfl_standard_find_debuginfo) ends, when it finds nothing, by loading
+ * libdebuginfod, which loads libcurl and initializes TLS: about 30 shared
+ * libraries and their start-up for every capture of a program without debug
+ * information, DEBUGINFOD_URLS set or not. Servers are asked only with
+ * opts->debuginfod (downloads can take minutes).
  */
 static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
 				GElf_Addr base, const char *file_name, const char *debuglink_file,
 				GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const char *urls = getenv("DEBUGINFOD_URLS");
+	char dir[4096], path[8192];
+	const char *slash, *root_end = NULL, *rel;
+	int fd;
 
-	if (urls && *urls)
-		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 || !file_name || !debuglink_file || !*debuglink_file ||
+	    strchr(debuglink_file, '/'))
+		return fd;
+	slash = strrchr(file_name, '/');
+	if (!slash || (size_t)(slash - file_name) >= sizeof(dir))
+		return -1;
+	memcpy(dir, file_name, slash - file_name);
+	dir[slash - file_name] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, debuglink_file);
+	fd = try_debug_file(mod, path, file_name, debuglink_crc, debuginfo_file_name);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "%s/.debug/%s", dir, debuglink_file);
+	fd = try_debug_file(mod, path, file_name, debuglink_crc, debuginfo_file_name);
+	if (fd >= 0)
+		return fd;
+	/* "/proc/PID/root/usr/bin": the debug root is the process's own */
+	if (!strncmp(dir, "/proc/", 6)) {
+		rel = dir + 6 + strspn(dir + 6, "0123456789");
+		if (rel > dir + 6 && !strncmp(rel, "/root/", 6))
+			root_end = rel + 5;
+	}
+	if (root_end)
+		snprintf(path, sizeof(path), "%.*s/usr/lib/debug%s/%s", (int)(root_end - dir), dir,
+			 root_end, debuglink_file);
+	else
+		snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", dir, debuglink_file);
+	return try_debug_file(mod, path, file_name, debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks local_callbacks = {
