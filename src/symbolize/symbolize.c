@@ -82,6 +82,7 @@ struct binary {
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
 	bool facts_tried; /* binary_facts() ran */
+	bool dwarf_read;  /* an inline lookup has loaded its DWARF */
 	struct cu_funcs *cus;
 	size_t ncus, cus_cap;
 	struct hmap cu_idx; /* a CU DIE's address -> its index in cus */
@@ -442,23 +443,75 @@ static void binary_load(struct symbolizer *s, struct binary *b, int fd, const ch
 	 */
 }
 
+/* Whether elf has DWARF: a .debug_info section with contents (compressed or not). */
+static bool elf_has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether b has DWARF, in the file or in a separate debug file, from section
+ * headers: loading it (dwfl_module_getdwarf) inflates every compressed debug
+ * section (libc6-dbg's: 10 MB), which only an inline lookup needs.
+ */
+static bool binary_has_dwarf(struct symbolizer *s, struct binary *b)
+{
+	const Dwfl_Callbacks *cb = s->debuginfod ? &debuginfod_callbacks : &local_callbacks;
+	const char *main_file = NULL, *link;
+	char *debug_name = NULL;
+	GElf_Word crc = 0;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(b->mod, &bias), *dbg;
+	void *userdata = NULL;
+	bool yes;
+	int fd;
+
+	if (elf_has_dwarf(elf))
+		return true;
+	dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+	fd = cb->find_debuginfo(b->mod, &userdata, b->path, 0, main_file, link, crc, &debug_name);
+	if (fd < 0) {
+		free(debug_name);
+		return false;
+	}
+	dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	yes = elf_has_dwarf(dbg);
+	elf_end(dbg);
+	close(fd);
+	free(debug_name);
+	return yes;
+}
+
 /*
  * What a binary's symbols and DWARF say, at the first need rather than when
- * it is opened: a separate debug file may be compressed (libc6-dbg's take
- * tens of milliseconds to inflate), and opening happens while the collector
- * must read the next process's mappings. Debug files are found by build id
- * and in the host's /usr/lib/debug then; a .gnu_debuglink file next to a
- * binary inside a container is only found while the process lives.
+ * it is opened: opening happens while the collector must read the next
+ * process's mappings. Debug files are found by build id and in the host's
+ * /usr/lib/debug then; a .gnu_debuglink file next to a binary inside a
+ * container is only found while the process lives.
  */
-static void binary_facts(struct binary *b)
+static void binary_facts(struct symbolizer *s, struct binary *b)
 {
-	Dwarf_Addr bias;
-
 	if (b->facts_tried || !b->mod)
 		return;
 	b->facts_tried = true;
 	b->has_symbols = dwfl_module_getsymtab(b->mod) > 0;
-	b->has_debuginfo = dwfl_module_getdwarf(b->mod, &bias) != NULL;
+	b->has_debuginfo = binary_has_dwarf(s, b);
 	b->fp = fp__detect(b->mod);
 }
 
@@ -918,9 +971,15 @@ static int push_inlines(struct symbolizer *s, struct proc *p, struct binary *b, 
 {
 	Dwfl_Module *mod = b->mod;
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
-	Dwarf_Die *scopes = NULL, *fn = cu ? fn_find(b, cu, vaddr - bias) : NULL;
+	Dwarf_Die *cu, *scopes = NULL, *fn;
 	int n, err = 0;
+
+	if (!b->dwarf_read) {
+		b->dwarf_read = true;
+		s->stats.dwarf_reads++;
+	}
+	cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	fn = cu ? fn_find(b, cu, vaddr - bias) : NULL;
 
 	if (fn)
 		return push_inlines_of(s, p, fn, vaddr - bias);
@@ -977,7 +1036,7 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 	if (!b->syms_tried) {
 		b->syms_tried = true;
 		/* The debug file first: its .symtab has the static functions. */
-		binary_facts(b);
+		binary_facts(s, b);
 		b->syms = symtab__build(b->mod);
 	}
 	name = symtab__resolve(b->syms, vaddr, NULL);
@@ -989,7 +1048,7 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 	} else {
 		err = push_symbol(s, p, name, false);
 		if (!err && s->inlines)
-			binary_facts(b);
+			binary_facts(s, b);
 		if (!err && s->inlines && b->has_debuginfo)
 			err = push_inlines(s, p, b, vaddr);
 	}
@@ -1230,7 +1289,7 @@ const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n)
 
 		if (b->pseudo)
 			continue;
-		binary_facts(b);
+		binary_facts(s, b);
 		pub[k++] = (struct sym_binary){b->path, b->fp, b->has_symbols, b->has_debuginfo};
 	}
 	*n = k;

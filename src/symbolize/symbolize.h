@@ -131,6 +131,7 @@ struct symbolizer_stats {
 	uint64_t kernel_lookups;
 	size_t processes; /* pids tracked */
 	size_t binaries;  /* distinct files opened */
+	size_t dwarf_reads; /* binaries whose DWARF was loaded (for inline frames only) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

@@ -880,6 +880,37 @@ TEST(binaries_report_frame_pointers_of_tracked_programs)
 	symbolizer__free(s);
 }
 
+/* The summary's debuginfo fact comes from section headers; DWARF is read for inline frames only. */
+TEST(binaries_say_debuginfo_without_reading_dwarf)
+{
+	struct symbolizer_opts o = {.inlines = true};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct symbolizer_stats st;
+	const struct sym_binary *b;
+	char path[512], name[256];
+	uint64_t rt, va;
+	pid_t pid;
+
+	CHECK(s);
+	if (compile("bin-gz", "-O2 -g -gz", path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	pid = spawn_fpdemo(path, &rt, &va);
+	CHECK(pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	b = find_binary(s, path);
+	CHECK(b && b->has_debuginfo && b->has_symbols);
+	symbolizer__stats(s, &st);
+	CHECK_INT(st.dwarf_reads, 0);
+	CHECK(resolve1(s, pid, rt, name, sizeof(name)) >= 1);
+	reap(pid);
+	CHECK_STR(name, "fpdemo_target");
+	symbolizer__stats(s, &st);
+	CHECK_INT(st.dwarf_reads, 1);
+	symbolizer__free(s);
+}
+
 /* ---- debuginfod ---- */
 
 /* A debuginfod stand-in that counts connections and hangs up at once. */
