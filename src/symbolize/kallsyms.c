@@ -95,16 +95,36 @@ static int cmp_sym(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int parse_line(struct ksyms *k, char *line)
+/* The hex address at the start of a line; *end is the first byte after it. */
+static uint64_t hex_addr(const char *p, const char **end)
 {
-	char *p = line, *end, *name;
+	uint64_t v = 0;
+
+	for (;; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			d = (*p | 0x20) - 'a' + 10;
+		else
+			break;
+		v = v << 4 | d;
+	}
+	*end = p;
+	return v;
+}
+
+int ksyms__add_line(struct ksyms *k, const char *line)
+{
+	const char *p, *name;
 	uint64_t addr;
 	char type;
 
-	addr = strtoull(p, &end, 16);
-	if (end == p || *end != ' ')
+	addr = hex_addr(line, &p);
+	if (p == line || *p != ' ')
 		return 0;
-	p = end + 1;
+	p++;
 	type = *p;
 	if (!type || p[1] != ' ')
 		return 0;
@@ -116,24 +136,16 @@ static int parse_line(struct ksyms *k, char *line)
 	return add_sym(k, addr, type, name, p - name);
 }
 
-struct ksyms *ksyms__load(FILE *in)
+struct ksyms *ksyms__new(void)
 {
-	struct ksyms *k = calloc(1, sizeof(*k));
-	char *line = NULL;
-	size_t cap = 0, out = 0;
-	int err = 0;
+	return calloc(1, sizeof(struct ksyms));
+}
 
-	if (!k)
-		return NULL;
-	while (getline(&line, &cap, in) > 0) {
-		err = parse_line(k, line);
-		if (err)
-			goto cleanup;
-	}
-	if (ferror(in)) {
-		err = -EIO;
-		goto cleanup;
-	}
+int ksyms__finish(struct ksyms *k)
+{
+	size_t out = 0;
+	void *fit;
+
 	if (k->nr)
 		qsort(k->syms, k->nr, sizeof(*k->syms), cmp_sym);
 	/* one entry per address: the best alias, or a bare bound when none is text */
@@ -141,6 +153,37 @@ struct ksyms *ksyms__load(FILE *in)
 		if (!out || k->syms[out - 1].addr != k->syms[i].addr)
 			k->syms[out++] = k->syms[i];
 	k->nr = out;
+	/* Kept for the whole capture: give back what the doubling growth left over. */
+	if (k->nr && (fit = realloc(k->syms, k->nr * sizeof(*k->syms)))) {
+		k->syms = fit;
+		k->cap = k->nr;
+	}
+	if (k->str_len && (fit = realloc(k->str, k->str_len))) {
+		k->str = fit;
+		k->str_cap = k->str_len;
+	}
+	return 0;
+}
+
+struct ksyms *ksyms__load(FILE *in)
+{
+	struct ksyms *k = ksyms__new();
+	char *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	if (!k)
+		return NULL;
+	while (getline(&line, &cap, in) > 0) {
+		err = ksyms__add_line(k, line);
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(in)) {
+		err = -EIO;
+		goto cleanup;
+	}
+	err = ksyms__finish(k);
 cleanup:
 	free(line);
 	if (err) {
