@@ -33,6 +33,8 @@
 #include "util/procfs.h"
 #include "util/vec.h"
 
+/* Where separate debug files live (elfutils' default debuginfo path). */
+#define DEBUG_ROOT "/usr/lib/debug"
 /* A process whose address is in no known mapping is re-read at most this often. */
 #define REFRESH_NS 100000000ULL
 /* The name buffer for one demangled name before it is interned. */
@@ -211,30 +213,27 @@ static int try_debug_file(Dwfl_Module *mod, const char *path, const char *main_f
  * information, DEBUGINFOD_URLS set or not. Servers are asked only with
  * opts->debuginfod (downloads can take minutes).
  */
-static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-				GElf_Addr base, const char *file_name, const char *debuglink_file,
-				GElf_Word debuglink_crc, char **debuginfo_file_name)
+/* The debug file named by .gnu_debuglink beside file_name, in .debug/ or under the debug root. */
+static int debuglink_open(Dwfl_Module *mod, const char *file_name, const char *link, GElf_Word crc,
+			  char **found)
 {
 	char dir[4096], path[8192];
 	const char *slash, *root_end = NULL, *rel;
 	int fd;
 
-	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
-					  debuglink_file, debuglink_crc, debuginfo_file_name);
-	if (fd >= 0 || !file_name || !debuglink_file || !*debuglink_file ||
-	    strchr(debuglink_file, '/'))
-		return fd;
+	if (!file_name || !link || !*link || strchr(link, '/'))
+		return -1;
 	slash = strrchr(file_name, '/');
 	if (!slash || (size_t)(slash - file_name) >= sizeof(dir))
 		return -1;
 	memcpy(dir, file_name, slash - file_name);
 	dir[slash - file_name] = '\0';
-	snprintf(path, sizeof(path), "%s/%s", dir, debuglink_file);
-	fd = try_debug_file(mod, path, file_name, debuglink_crc, debuginfo_file_name);
+	snprintf(path, sizeof(path), "%s/%s", dir, link);
+	fd = try_debug_file(mod, path, file_name, crc, found);
 	if (fd >= 0)
 		return fd;
-	snprintf(path, sizeof(path), "%s/.debug/%s", dir, debuglink_file);
-	fd = try_debug_file(mod, path, file_name, debuglink_crc, debuginfo_file_name);
+	snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
+	fd = try_debug_file(mod, path, file_name, crc, found);
 	if (fd >= 0)
 		return fd;
 	/* "/proc/PID/root/usr/bin": the debug root is the process's own */
@@ -244,11 +243,34 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
 			root_end = rel + 5;
 	}
 	if (root_end)
-		snprintf(path, sizeof(path), "%.*s/usr/lib/debug%s/%s", (int)(root_end - dir), dir,
-			 root_end, debuglink_file);
+		snprintf(path, sizeof(path), "%.*s" DEBUG_ROOT "%s/%s", (int)(root_end - dir), dir,
+			 root_end, link);
 	else
-		snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", dir, debuglink_file);
-	return try_debug_file(mod, path, file_name, debuglink_crc, debuginfo_file_name);
+		snprintf(path, sizeof(path), DEBUG_ROOT "%s/%s", dir, link);
+	return try_debug_file(mod, path, file_name, crc, found);
+}
+
+/*
+ * Separate debug information on this machine only: by build id in
+ * /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file, in
+ * .debug/ beside it and under /usr/lib/debug (inside the process's root when
+ * the file was opened through /proc/PID/root). elfutils' own search
+ * (dwfl_standard_find_debuginfo) ends, when it finds nothing, by loading
+ * libdebuginfod, which loads libcurl and initializes TLS: about 30 shared
+ * libraries and their start-up for every capture of a program without debug
+ * information, DEBUGINFOD_URLS set or not. Servers are asked only with
+ * opts->debuginfod (downloads can take minutes).
+ */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+				GElf_Addr base, const char *file_name, const char *debuglink_file,
+				GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+
+	if (fd >= 0)
+		return fd;
+	return debuglink_open(mod, file_name, debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks local_callbacks = {
@@ -471,30 +493,43 @@ static bool elf_has_dwarf(Elf *elf)
  */
 static bool binary_has_dwarf(struct symbolizer *s, struct binary *b)
 {
-	const Dwfl_Callbacks *cb = s->debuginfod ? &debuginfod_callbacks : &local_callbacks;
+	const unsigned char *id;
 	const char *main_file = NULL, *link;
-	char *debug_name = NULL;
+	char path[sizeof(DEBUG_ROOT) + 32 + 2 * 64], *found = NULL;
+	GElf_Addr bias, vaddr;
 	GElf_Word crc = 0;
-	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(b->mod, &bias), *dbg;
-	void *userdata = NULL;
+	int fd = -1, len, n;
+	Dwarf_Addr dwbias;
 	bool yes;
-	int fd;
 
 	if (elf_has_dwarf(elf))
 		return true;
-	dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
-	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
-	fd = cb->find_debuginfo(b->mod, &userdata, b->path, 0, main_file, link, crc, &debug_name);
-	if (fd < 0) {
-		free(debug_name);
-		return false;
+	/*
+	 * The module's own search is not called from here: it keeps what it
+	 * finds in the module. The same places, looked at from outside.
+	 */
+	len = dwfl_module_build_id(b->mod, &id, &vaddr);
+	if (len > 0 && len <= 64) {
+		n = snprintf(path, sizeof(path), DEBUG_ROOT "/.build-id/%02x/", id[0]);
+		for (int i = 1; i < len; i++)
+			n += snprintf(path + n, sizeof(path) - n, "%02x", id[i]);
+		snprintf(path + n, sizeof(path) - n, ".debug");
+		dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+		fd = try_debug_file(b->mod, path, main_file ? main_file : "", 0, &found);
 	}
+	if (fd < 0 && elf && (link = dwelf_elf_gnu_debuglink(elf, &crc))) {
+		dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+		fd = debuglink_open(b->mod, main_file, link, crc, &found);
+	}
+	free(found);
+	if (fd < 0)
+		/* only elfutils' servers are left to ask */
+		return s->debuginfod && dwfl_module_getdwarf(b->mod, &dwbias) != NULL;
 	dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	yes = elf_has_dwarf(dbg);
 	elf_end(dbg);
 	close(fd);
-	free(debug_name);
 	return yes;
 }
 
