@@ -44,60 +44,102 @@ static void add_irq(struct ktext *k, uint64_t lo, uint64_t hi)
 	}
 }
 
-int ktext__read(FILE *in, struct ktext *k)
+/* The hex address at the start of a kallsyms line; *end is the first byte after it. */
+static uint64_t hex_addr(const char *p, const char **end)
 {
-	char line[512];
-	uint64_t irq_lo = 0; /* start of the entry symbol whose end is the next address */
-	bool irq_open = false, sched_open = false;
+	uint64_t v = 0;
 
-	memset(k, 0, sizeof(*k));
-	while (fgets(line, sizeof(line), in)) {
-		char *name = strchr(line, ' '), *end;
-		uint64_t addr;
-		size_t len;
+	for (;; p++) {
+		unsigned int d;
 
-		/* "ADDR T NAME": module symbols come after the core kernel's, in no order. */
-		if (!name || !name[1] || name[2] != ' ')
-			continue;
-		name += 3;
-		end = name + strcspn(name, " \t\n");
-		if (*end == '\t' || strchr(name, '['))
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			d = (*p | 0x20) - 'a' + 10;
+		else
 			break;
-		addr = strtoull(line, NULL, 16);
-		if (!addr)
-			continue;
-		len = (size_t)(end - name);
-		if (len == 18 && !strncmp(name, "__sched_text_start", 18))
-			k->sched_text.lo = addr;
-		if (len == 16 && !strncmp(name, "__sched_text_end", 16))
-			k->sched_text.hi = addr;
-		if (len == 6 && !strncmp(name, "_stext", 6))
-			k->text.lo = addr;
-		if (len == 6 && !strncmp(name, "_etext", 6))
-			k->text.hi = addr;
-		if (sched_open && addr > k->sched.lo) {
-			k->sched.hi = addr;
-			sched_open = false;
-		}
-		if (!k->sched.lo && is_sched(name, len)) {
-			k->sched.lo = addr;
-			sched_open = true;
-		}
-		if (irq_open && addr > irq_lo) {
-			if (!k->irq_err)
-				add_irq(k, irq_lo, addr);
-			irq_open = false;
-		}
-		if (!irq_open && is_irq_entry(name, len)) {
-			irq_lo = addr;
-			irq_open = true;
-		}
+		v = v << 4 | d;
 	}
+	*end = p;
+	return v;
+}
+
+void ktext__begin(struct ktext_reader *r, struct ktext *k)
+{
+	memset(r, 0, sizeof(*r));
+	memset(k, 0, sizeof(*k));
+	r->k = k;
+}
+
+void ktext__line(struct ktext_reader *r, const char *line)
+{
+	struct ktext *k = r->k;
+	const char *name, *end;
+	uint64_t addr;
+	size_t len;
+
+	if (r->done)
+		return;
+	addr = hex_addr(line, &name);
+	/* "ADDR T NAME": module symbols come after the core kernel's, in no order. */
+	if (name == line || name[0] != ' ' || !name[1] || name[2] != ' ')
+		return;
+	name += 3;
+	end = name + strcspn(name, " \t\n");
+	if (*end == '\t' || strchr(name, '[')) {
+		r->done = true;
+		return;
+	}
+	if (!addr)
+		return;
+	len = (size_t)(end - name);
+	if (len == 18 && !strncmp(name, "__sched_text_start", 18))
+		k->sched_text.lo = addr;
+	if (len == 16 && !strncmp(name, "__sched_text_end", 16))
+		k->sched_text.hi = addr;
+	if (len == 6 && !strncmp(name, "_stext", 6))
+		k->text.lo = addr;
+	if (len == 6 && !strncmp(name, "_etext", 6))
+		k->text.hi = addr;
+	if (r->sched_open && addr > k->sched.lo) {
+		k->sched.hi = addr;
+		r->sched_open = false;
+	}
+	if (!k->sched.lo && is_sched(name, len)) {
+		k->sched.lo = addr;
+		r->sched_open = true;
+	}
+	if (r->irq_open && addr > r->irq_lo) {
+		if (!k->irq_err)
+			add_irq(k, r->irq_lo, addr);
+		r->irq_open = false;
+	}
+	if (!r->irq_open && is_irq_entry(name, len)) {
+		r->irq_lo = addr;
+		r->irq_open = true;
+	}
+}
+
+void ktext__end(struct ktext_reader *r)
+{
+	struct ktext *k = r->k;
+
 	if (!k->sched.hi)
 		k->sched.lo = 0;
 	if (k->sched_text.hi <= k->sched_text.lo)
 		k->sched_text = (struct addr_range){0, 0};
 	if (k->text.hi <= k->text.lo)
 		k->text = (struct addr_range){0, 0};
+}
+
+int ktext__read(FILE *in, struct ktext *k)
+{
+	struct ktext_reader r;
+	char line[512];
+
+	ktext__begin(&r, k);
+	while (fgets(line, sizeof(line), in))
+		ktext__line(&r, line);
+	ktext__end(&r);
 	return ferror(in) ? -EIO : 0;
 }

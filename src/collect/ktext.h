@@ -28,6 +28,7 @@
 #ifndef OFFCPU_COLLECT_KTEXT_H
 #define OFFCPU_COLLECT_KTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,5 +51,20 @@ struct ktext {
 
 /* Read kallsyms lines ("ADDR TYPE NAME [MODULE]") from in into *k. 0 or -EIO. */
 int ktext__read(FILE *in, struct ktext *k);
+
+/*
+ * The same a line at a time, for a reader that parses kallsyms for other
+ * things in the same pass: begin, one line() per line (NUL-terminated, with
+ * or without its newline), end.
+ */
+struct ktext_reader {
+	struct ktext *k;
+	uint64_t irq_lo; /* start of the entry symbol whose end is the next address */
+	bool irq_open, sched_open;
+	bool done; /* past the core kernel's symbols */
+};
+void ktext__begin(struct ktext_reader *r, struct ktext *k);
+void ktext__line(struct ktext_reader *r, const char *line);
+void ktext__end(struct ktext_reader *r);
 
 #endif

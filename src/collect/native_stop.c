@@ -458,6 +458,9 @@ static int stop_collect(struct build *b, struct offcpu_stats *st, uint64_t *miss
 	if (err)
 		return err;
 	ring_buffer__consume(n->rb);
+	/* Read out: its mapping (twice its size, resident) goes before symbolization's peak. */
+	ring_buffer__free(n->rb);
+	n->rb = NULL;
 	if ((err = native_drain_map(n, n->skel->maps.agg0)) ||
 	    (err = native_drain_map(n, n->skel->maps.agg1)))
 		return err;

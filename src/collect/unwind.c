@@ -28,11 +28,26 @@ _Static_assert(OFFCPU_UMARK_MAX <= 8, "offcpu_stats.umarks holds every marker");
 /* Rows per chunk (1 MiB), unless one table needs more. */
 #define CHUNK_ROWS (1u << 17)
 
-/* An array of rows in the kernel, mapped here (see struct offcpu_umap). */
+/*
+ * An array of rows in the kernel (see struct offcpu_umap). It is mapped here
+ * only while rows are written into it or a raw stack is unwound with it: the
+ * kernel maps every page of it at once, all counted in this process's
+ * resident memory, and the BPF side is the one that reads it.
+ */
 struct uchunk {
 	int fd;
-	struct offcpu_cfi_row *mem;
-	size_t cap, used; /* rows */
+	struct offcpu_cfi_row *mem; /* read-only, during unwinder__unwind_raw(); else NULL */
+	size_t cap, used;	    /* rows */
+};
+
+/*
+ * The rows of a loaded table that are signal trampolines ([lo, hi), table
+ * pcs), kept here for unwinder__signal_frame(): a handful per C library.
+ */
+struct usig {
+	uint32_t chunk, first; /* the table's place, as in struct offcpu_umap */
+	uint32_t *range;       /* lo, hi pairs */
+	size_t n;
 };
 
 struct ufile {
@@ -64,6 +79,8 @@ struct unwinder {
 	struct offcpu_umaps *val; /* scratch for one process's mappings */
 	struct uchunk *chunks;	  /* chunk id - 1 -> chunk */
 	size_t nchunks, cap_chunks;
+	struct usig *sigs; /* loaded tables with signal rows, in load order: by (chunk, first) */
+	size_t nsigs, cap_sigs;
 	struct ntable procs;	 /* pid -> struct uproc */
 	struct chunk_job *first; /* the first chunk, made in a thread (unwinder__new()) */
 };
@@ -180,10 +197,14 @@ void unwinder__free(struct unwinder *u)
 		free((char *)u->files[i].pub.path);
 	}
 	for (size_t i = 0; i < u->nchunks; i++) {
-		munmap(u->chunks[i].mem, u->chunks[i].cap * sizeof(struct offcpu_cfi_row));
+		if (u->chunks[i].mem)
+			munmap(u->chunks[i].mem, u->chunks[i].cap * sizeof(struct offcpu_cfi_row));
 		close(u->chunks[i].fd);
 	}
 	free(u->chunks);
+	for (size_t i = 0; i < u->nsigs; i++)
+		free(u->sigs[i].range);
+	free(u->sigs);
 	for (size_t pos = 0; u->procs.slots && ntable_next(&u->procs, &pos, &key, &val);)
 		free(((struct uproc *)val)->maps);
 	ntable_free(&u->procs);
@@ -194,7 +215,7 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
-/* A new chunk of cap rows, mapped and put under its id in cfi_files. 0 or -errno. */
+/* A new chunk of cap rows, put under its id in cfi_files. 0 or -errno. */
 static int chunk_new(struct unwinder *u, size_t cap)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
@@ -207,25 +228,65 @@ static int chunk_new(struct unwinder *u, size_t cap)
 	c = &u->chunks[u->nchunks];
 	c->used = 0;
 	c->cap = cap;
+	c->mem = NULL;
 	c->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
 			       sizeof(struct offcpu_cfi_row), cap, &mo);
 	if (c->fd < 0)
 		return -errno;
-	c->mem = mmap(NULL, cap * sizeof(*c->mem), PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
-	if (c->mem == MAP_FAILED) {
-		err = -errno;
-		close(c->fd);
-		return err;
-	}
 	id = u->nchunks + 1;
 	if (bpf_map_update_elem(u->files_fd, &id, &c->fd, BPF_ANY)) {
 		err = -errno;
-		munmap(c->mem, cap * sizeof(*c->mem));
 		close(c->fd);
 		return err;
 	}
 	u->nchunks++;
 	u->stats.bytes += cap * sizeof(*c->mem);
+	return 0;
+}
+
+/*
+ * t's rows after the c->used rows of c, through a mapping of the pages they
+ * fall in only (the kernel inserts every page of a mapping when it is made).
+ */
+static int chunk_write(struct uchunk *c, const struct cfi_table *t)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), row = sizeof(*t->rows);
+	size_t from = c->used * row, to = (c->used + t->n) * row;
+	size_t off = from & ~(page - 1), len = ((to + page - 1) & ~(page - 1)) - off;
+	char *mem = mmap(NULL, len, PROT_WRITE, MAP_SHARED, c->fd, (off_t)off);
+
+	if (mem == MAP_FAILED)
+		return -errno;
+	memcpy(mem + (from - off), t->rows, t->n * row);
+	munmap(mem, len);
+	return 0;
+}
+
+/* The signal trampolines' rows of t, loaded at row first of chunk. 0 or -ENOMEM. */
+static int sigs_add(struct unwinder *u, uint32_t chunk, uint32_t first, const struct cfi_table *t)
+{
+	struct usig *g;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		n += OFFCPU_CFI_CFA(t->rows[i].rule) == OFFCPU_CFA_SIGNAL;
+	if (!n)
+		return 0;
+	if (vec_reserve(u->sigs, u->cap_sigs, u->nsigs + 1))
+		return -ENOMEM;
+	g = &u->sigs[u->nsigs];
+	*g = (struct usig){.chunk = chunk, .first = first};
+	g->range = malloc(2 * n * sizeof(*g->range));
+	if (!g->range)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		if (OFFCPU_CFI_CFA(t->rows[i].rule) != OFFCPU_CFA_SIGNAL)
+			continue;
+		g->range[2 * g->n] = t->rows[i].pc;
+		g->range[2 * g->n + 1] = i + 1 < t->n ? t->rows[i + 1].pc : t->rows[i].pc + 1;
+		g->n++;
+	}
+	u->nsigs++;
 	return 0;
 }
 
@@ -251,7 +312,10 @@ static int table_load(struct unwinder *u, struct ufile *f, const struct cfi_tabl
 		c = &u->chunks[u->nchunks - 1];
 	}
 	/* Rows land before the mappings that point at them are written: never half a table. */
-	memcpy(c->mem + c->used, t->rows, t->n * sizeof(*t->rows));
+	if ((err = chunk_write(c, t)))
+		return err;
+	if ((err = sigs_add(u, u->nchunks, c->used, t)))
+		return err;
 	f->chunk = u->nchunks;
 	f->first = c->used;
 	f->nrows = t->n;
@@ -497,10 +561,21 @@ static const struct offcpu_cfi_row *raw_row(const struct unwinder *u, const stru
 	const struct offcpu_cfi_row *rows;
 	size_t lo = 0, hi = m->nrows;
 
+	struct uchunk *c;
+
 	if (!m->chunk || m->chunk > u->nchunks || rel >= (1ULL << 32) || !hi ||
 	    m->first + hi > u->chunks[m->chunk - 1].used)
 		return NULL;
-	rows = u->chunks[m->chunk - 1].mem + m->first;
+	/* mapped for the walk under way; raw_unmap() ends it */
+	c = &u->chunks[m->chunk - 1];
+	if (!c->mem) {
+		void *mem = mmap(NULL, c->cap * sizeof(*c->mem), PROT_READ, MAP_SHARED, c->fd, 0);
+
+		if (mem == MAP_FAILED)
+			return NULL;
+		c->mem = mem;
+	}
+	rows = c->mem + m->first;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -510,6 +585,19 @@ static const struct offcpu_cfi_row *raw_row(const struct unwinder *u, const stru
 			hi = mid;
 	}
 	return rows[lo].pc <= rel ? &rows[lo] : NULL;
+}
+
+/* The end of a raw walk: the chunks it mapped are unmapped. */
+static void raw_unmap(const struct unwinder *u)
+{
+	for (size_t i = 0; i < u->nchunks; i++) {
+		struct uchunk *c = &u->chunks[i];
+
+		if (c->mem) {
+			munmap(c->mem, c->cap * sizeof(*c->mem));
+			c->mem = NULL;
+		}
+	}
 }
 
 /* One frame-pointer step; 0 or the marker. */
@@ -639,6 +727,8 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 	}
 	if (mark)
 		ips[n++] = OFFCPU_UMARK_BASE | mark;
+	if (u)
+		raw_unmap(u);
 	return n;
 }
 
@@ -646,11 +736,28 @@ bool unwinder__signal_frame(const struct unwinder *u, uint32_t tgid, uint64_t pc
 {
 	const struct uproc *up = u ? ntable_find(&u->procs, &tgid) : NULL;
 	const struct offcpu_umap *m = up && up->maps ? raw_umap(up->maps, pc) : NULL;
-	const struct offcpu_cfi_row *row;
+	const struct usig *g = NULL;
+	size_t lo = 0, hi = u ? u->nsigs : 0;
+	uint64_t rel;
 
-	if (!m)
+	if (!m || !m->chunk || pc - m->base >= (1ULL << 32))
 		return false;
-	first_chunk_wait(u);
-	row = raw_row(u, m, pc - m->base);
-	return row && OFFCPU_CFI_CFA(row->rule) == OFFCPU_CFA_SIGNAL;
+	rel = pc - m->base;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct usig *x = &u->sigs[mid];
+
+		if (x->chunk == m->chunk && x->first == m->first) {
+			g = x;
+			break;
+		}
+		if (x->chunk < m->chunk || (x->chunk == m->chunk && x->first < m->first))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 0; g && i < g->n; i++)
+		if (rel >= g->range[2 * i] && rel < g->range[2 * i + 1])
+			return true;
+	return false;
 }

@@ -20,9 +20,18 @@ struct ksym {
 	bool text;
 };
 
+/*
+ * While loading, syms (24 bytes a symbol, what the sort needs); once
+ * finished, addr and name (12: a core kernel has over 120,000 symbols, kept
+ * for the whole capture). name's top bit says text.
+ */
+#define KSYM_TEXT (1u << 31)
+
 struct ksyms {
 	struct ksym *syms;
 	size_t nr, cap;
+	uint64_t *addr;
+	uint32_t *name;
 	char *str;
 	size_t str_len, str_cap;
 };
@@ -32,8 +41,8 @@ struct ksyms {
 
 static int add_str(struct ksyms *k, const char *s, size_t n, uint32_t *off)
 {
-	/* Offsets into the strings are 32 bits. */
-	if (k->str_len + n + 1 > UINT32_MAX)
+	/* Offsets into the strings are 31 bits (the top one says text). */
+	if (k->str_len + n + 1 > KSYM_TEXT)
 		return -E2BIG;
 	if (vec_reserve(k->str, k->str_cap, k->str_len + n + 1))
 		return -ENOMEM;
@@ -95,16 +104,36 @@ static int cmp_sym(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int parse_line(struct ksyms *k, char *line)
+/* The hex address at the start of a line; *end is the first byte after it. */
+static uint64_t hex_addr(const char *p, const char **end)
 {
-	char *p = line, *end, *name;
+	uint64_t v = 0;
+
+	for (;; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			d = (*p | 0x20) - 'a' + 10;
+		else
+			break;
+		v = v << 4 | d;
+	}
+	*end = p;
+	return v;
+}
+
+int ksyms__add_line(struct ksyms *k, const char *line)
+{
+	const char *p, *name;
 	uint64_t addr;
 	char type;
 
-	addr = strtoull(p, &end, 16);
-	if (end == p || *end != ' ')
+	addr = hex_addr(line, &p);
+	if (p == line || *p != ' ')
 		return 0;
-	p = end + 1;
+	p++;
 	type = *p;
 	if (!type || p[1] != ' ')
 		return 0;
@@ -116,24 +145,16 @@ static int parse_line(struct ksyms *k, char *line)
 	return add_sym(k, addr, type, name, p - name);
 }
 
-struct ksyms *ksyms__load(FILE *in)
+struct ksyms *ksyms__new(void)
 {
-	struct ksyms *k = calloc(1, sizeof(*k));
-	char *line = NULL;
-	size_t cap = 0, out = 0;
-	int err = 0;
+	return calloc(1, sizeof(struct ksyms));
+}
 
-	if (!k)
-		return NULL;
-	while (getline(&line, &cap, in) > 0) {
-		err = parse_line(k, line);
-		if (err)
-			goto cleanup;
-	}
-	if (ferror(in)) {
-		err = -EIO;
-		goto cleanup;
-	}
+int ksyms__finish(struct ksyms *k)
+{
+	size_t out = 0;
+	void *fit;
+
 	if (k->nr)
 		qsort(k->syms, k->nr, sizeof(*k->syms), cmp_sym);
 	/* one entry per address: the best alias, or a bare bound when none is text */
@@ -141,6 +162,44 @@ struct ksyms *ksyms__load(FILE *in)
 		if (!out || k->syms[out - 1].addr != k->syms[i].addr)
 			k->syms[out++] = k->syms[i];
 	k->nr = out;
+	/* Kept for the whole capture: only what lookups read, without growth's slack. */
+	k->addr = malloc((k->nr ? k->nr : 1) * sizeof(*k->addr));
+	k->name = malloc((k->nr ? k->nr : 1) * sizeof(*k->name));
+	if (!k->addr || !k->name)
+		return -ENOMEM;
+	for (size_t i = 0; i < k->nr; i++) {
+		k->addr[i] = k->syms[i].addr;
+		k->name[i] = k->syms[i].name | (k->syms[i].text ? KSYM_TEXT : 0);
+	}
+	free(k->syms);
+	k->syms = NULL;
+	k->cap = 0;
+	if (k->str_len && (fit = realloc(k->str, k->str_len))) {
+		k->str = fit;
+		k->str_cap = k->str_len;
+	}
+	return 0;
+}
+
+struct ksyms *ksyms__load(FILE *in)
+{
+	struct ksyms *k = ksyms__new();
+	char *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	if (!k)
+		return NULL;
+	while (getline(&line, &cap, in) > 0) {
+		err = ksyms__add_line(k, line);
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(in)) {
+		err = -EIO;
+		goto cleanup;
+	}
+	err = ksyms__finish(k);
 cleanup:
 	free(line);
 	if (err) {
@@ -156,39 +215,41 @@ void ksyms__free(struct ksyms *k)
 	if (!k)
 		return;
 	free(k->syms);
+	free(k->addr);
+	free(k->name);
 	free(k->str);
 	free(k);
 }
 
 const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset)
 {
-	size_t lo = 0, hi = k ? k->nr : 0;
-	const struct ksym *s;
+	size_t lo = 0, hi = k && k->addr ? k->nr : 0;
+	uint64_t at;
 
 	/* the last symbol starting at or below addr */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (k->syms[mid].addr <= addr)
+		if (k->addr[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (!lo)
 		return NULL;
-	s = &k->syms[lo - 1];
-	if (!s->text || (lo == k->nr && addr - s->addr >= KSYM_LAST_EXTENT))
+	at = k->addr[lo - 1];
+	if (!(k->name[lo - 1] & KSYM_TEXT) || (lo == k->nr && addr - at >= KSYM_LAST_EXTENT))
 		return NULL;
 	if (offset)
-		*offset = addr - s->addr;
-	return k->str + s->name;
+		*offset = addr - at;
+	return k->str + (k->name[lo - 1] & ~KSYM_TEXT);
 }
 
 size_t ksyms__count(const struct ksyms *k)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; k && i < k->nr; i++)
-		n += k->syms[i].text;
+	for (size_t i = 0; k && k->name && i < k->nr; i++)
+		n += !!(k->name[i] & KSYM_TEXT);
 	return n;
 }

@@ -18,7 +18,9 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
+#include <zlib.h>
 
 #include "symbolize/demangle.h"
 #include "symbolize/fp.h"
@@ -31,6 +33,8 @@
 #include "util/procfs.h"
 #include "util/vec.h"
 
+/* Where separate debug files live (elfutils' default debuginfo path). */
+#define DEBUG_ROOT "/usr/lib/debug"
 /* A process whose address is in no known mapping is re-read at most this often. */
 #define REFRESH_NS 100000000ULL
 /* The name buffer for one demangled name before it is interned. */
@@ -80,6 +84,7 @@ struct binary {
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
 	bool facts_tried; /* binary_facts() ran */
+	bool dwarf_read;  /* an inline lookup has loaded its DWARF */
 	struct cu_funcs *cus;
 	size_t ncus, cus_cap;
 	struct hmap cu_idx; /* a CU DIE's address -> its index in cus */
@@ -151,22 +156,122 @@ struct symbolizer {
 };
 
 /*
- * elfutils asks debuginfod servers whenever DEBUGINFOD_URLS is set, which can
- * download gigabytes while a capture runs; without opts->debuginfod only the
- * local build-id tree is searched then.
+ * A file named by .gnu_debuglink is the module's debug file when their build
+ * ids agree or, for a module without one, when its CRC is the link's.
+ */
+static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
+{
+	const unsigned char *want;
+	const void *have;
+	unsigned char buf[65536];
+	GElf_Addr vaddr;
+	int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+	uLong sum = crc32(0, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t got;
+	bool same;
+	Elf *elf;
+
+	if (want_len > 0) {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		got = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
+		same = got == want_len && !memcmp(have, want, want_len);
+		elf_end(elf);
+		return same;
+	}
+	while ((got = pread(fd, buf, sizeof(buf), off)) > 0) {
+		sum = crc32(sum, buf, (uInt)got);
+		off += got;
+	}
+	return got == 0 && (GElf_Word)sum == crc;
+}
+
+static int try_debug_file(Dwfl_Module *mod, const char *path, const char *main_file,
+			  GElf_Word crc, char **found)
+{
+	int fd;
+
+	if (!strcmp(path, main_file))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!debug_file_matches(mod, fd, crc) || !(*found = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Separate debug information on this machine only: by build id in
+ * /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file, in
+ * .debug/ beside it and under /usr/lib/debug (inside the process's root when
+ * the file was opened through /proc/PID/root). elfutils' own search
+ * (dwfl_standard_find_debuginfo) ends, when it finds nothing, by loading
+ * libdebuginfod, which loads libcurl and initializes TLS: about 30 shared
+ * libraries and their start-up for every capture of a program without debug
+ * information, DEBUGINFOD_URLS set or not. Servers are asked only with
+ * opts->debuginfod (downloads can take minutes).
+ */
+/* The debug file named by .gnu_debuglink beside file_name, in .debug/ or under the debug root. */
+static int debuglink_open(Dwfl_Module *mod, const char *file_name, const char *link, GElf_Word crc,
+			  char **found)
+{
+	char dir[4096], path[8192];
+	const char *slash, *root_end = NULL, *rel;
+	int fd;
+
+	if (!file_name || !link || !*link || strchr(link, '/'))
+		return -1;
+	slash = strrchr(file_name, '/');
+	if (!slash || (size_t)(slash - file_name) >= sizeof(dir))
+		return -1;
+	memcpy(dir, file_name, slash - file_name);
+	dir[slash - file_name] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, link);
+	fd = try_debug_file(mod, path, file_name, crc, found);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
+	fd = try_debug_file(mod, path, file_name, crc, found);
+	if (fd >= 0)
+		return fd;
+	/* "/proc/PID/root/usr/bin": the debug root is the process's own */
+	if (!strncmp(dir, "/proc/", 6)) {
+		rel = dir + 6 + strspn(dir + 6, "0123456789");
+		if (rel > dir + 6 && !strncmp(rel, "/root/", 6))
+			root_end = rel + 5;
+	}
+	if (root_end)
+		snprintf(path, sizeof(path), "%.*s" DEBUG_ROOT "%s/%s", (int)(root_end - dir), dir,
+			 root_end, link);
+	else
+		snprintf(path, sizeof(path), DEBUG_ROOT "%s/%s", dir, link);
+	return try_debug_file(mod, path, file_name, crc, found);
+}
+
+/*
+ * Separate debug information on this machine only: by build id in
+ * /usr/lib/debug/.build-id, then by .gnu_debuglink next to the file, in
+ * .debug/ beside it and under /usr/lib/debug (inside the process's root when
+ * the file was opened through /proc/PID/root). elfutils' own search
+ * (dwfl_standard_find_debuginfo) ends, when it finds nothing, by loading
+ * libdebuginfod, which loads libcurl and initializes TLS: about 30 shared
+ * libraries and their start-up for every capture of a program without debug
+ * information, DEBUGINFOD_URLS set or not. Servers are asked only with
+ * opts->debuginfod (downloads can take minutes).
  */
 static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
 				GElf_Addr base, const char *file_name, const char *debuglink_file,
 				GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const char *urls = getenv("DEBUGINFOD_URLS");
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
 
-	if (urls && *urls)
-		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	if (fd >= 0)
+		return fd;
+	return debuglink_open(mod, file_name, debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks local_callbacks = {
@@ -361,23 +466,88 @@ static void binary_load(struct symbolizer *s, struct binary *b, int fd, const ch
 	 */
 }
 
+/* Whether elf has DWARF: a .debug_info section with contents (compressed or not). */
+static bool elf_has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether b has DWARF, in the file or in a separate debug file, from section
+ * headers: loading it (dwfl_module_getdwarf) inflates every compressed debug
+ * section (libc6-dbg's: 10 MB), which only an inline lookup needs.
+ */
+static bool binary_has_dwarf(struct symbolizer *s, struct binary *b)
+{
+	const unsigned char *id;
+	const char *main_file = NULL, *link;
+	char path[sizeof(DEBUG_ROOT) + 32 + 2 * 64], *found = NULL;
+	GElf_Addr bias, vaddr;
+	GElf_Word crc = 0;
+	Elf *elf = dwfl_module_getelf(b->mod, &bias), *dbg;
+	int fd = -1, len, n;
+	Dwarf_Addr dwbias;
+	bool yes;
+
+	if (elf_has_dwarf(elf))
+		return true;
+	/*
+	 * The module's own search is not called from here: it keeps what it
+	 * finds in the module. The same places, looked at from outside.
+	 */
+	len = dwfl_module_build_id(b->mod, &id, &vaddr);
+	if (len > 0 && len <= 64) {
+		n = snprintf(path, sizeof(path), DEBUG_ROOT "/.build-id/%02x/", id[0]);
+		for (int i = 1; i < len; i++)
+			n += snprintf(path + n, sizeof(path) - n, "%02x", id[i]);
+		snprintf(path + n, sizeof(path) - n, ".debug");
+		dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+		fd = try_debug_file(b->mod, path, main_file ? main_file : "", 0, &found);
+	}
+	if (fd < 0 && elf && (link = dwelf_elf_gnu_debuglink(elf, &crc))) {
+		dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+		fd = debuglink_open(b->mod, main_file, link, crc, &found);
+	}
+	free(found);
+	if (fd < 0)
+		/* only elfutils' servers are left to ask */
+		return s->debuginfod && dwfl_module_getdwarf(b->mod, &dwbias) != NULL;
+	dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	yes = elf_has_dwarf(dbg);
+	elf_end(dbg);
+	close(fd);
+	return yes;
+}
+
 /*
  * What a binary's symbols and DWARF say, at the first need rather than when
- * it is opened: a separate debug file may be compressed (libc6-dbg's take
- * tens of milliseconds to inflate), and opening happens while the collector
- * must read the next process's mappings. Debug files are found by build id
- * and in the host's /usr/lib/debug then; a .gnu_debuglink file next to a
- * binary inside a container is only found while the process lives.
+ * it is opened: opening happens while the collector must read the next
+ * process's mappings. Debug files are found by build id and in the host's
+ * /usr/lib/debug then; a .gnu_debuglink file next to a binary inside a
+ * container is only found while the process lives.
  */
-static void binary_facts(struct binary *b)
+static void binary_facts(struct symbolizer *s, struct binary *b)
 {
-	Dwarf_Addr bias;
-
 	if (b->facts_tried || !b->mod)
 		return;
 	b->facts_tried = true;
 	b->has_symbols = dwfl_module_getsymtab(b->mod) > 0;
-	b->has_debuginfo = dwfl_module_getdwarf(b->mod, &bias) != NULL;
+	b->has_debuginfo = binary_has_dwarf(s, b);
 	b->fp = fp__detect(b->mod);
 }
 
@@ -837,9 +1007,15 @@ static int push_inlines(struct symbolizer *s, struct proc *p, struct binary *b, 
 {
 	Dwfl_Module *mod = b->mod;
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
-	Dwarf_Die *scopes = NULL, *fn = cu ? fn_find(b, cu, vaddr - bias) : NULL;
+	Dwarf_Die *cu, *scopes = NULL, *fn;
 	int n, err = 0;
+
+	if (!b->dwarf_read) {
+		b->dwarf_read = true;
+		s->stats.dwarf_reads++;
+	}
+	cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	fn = cu ? fn_find(b, cu, vaddr - bias) : NULL;
 
 	if (fn)
 		return push_inlines_of(s, p, fn, vaddr - bias);
@@ -896,7 +1072,7 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 	if (!b->syms_tried) {
 		b->syms_tried = true;
 		/* The debug file first: its .symtab has the static functions. */
-		binary_facts(b);
+		binary_facts(s, b);
 		b->syms = symtab__build(b->mod);
 	}
 	name = symtab__resolve(b->syms, vaddr, NULL);
@@ -908,7 +1084,7 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 	} else {
 		err = push_symbol(s, p, name, false);
 		if (!err && s->inlines)
-			binary_facts(b);
+			binary_facts(s, b);
 		if (!err && s->inlines && b->has_debuginfo)
 			err = push_inlines(s, p, b, vaddr);
 	}
@@ -1149,7 +1325,7 @@ const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n)
 
 		if (b->pseudo)
 			continue;
-		binary_facts(b);
+		binary_facts(s, b);
 		pub[k++] = (struct sym_binary){b->path, b->fp, b->has_symbols, b->has_debuginfo};
 	}
 	*n = k;

@@ -138,6 +138,7 @@ struct symbolizer_stats {
 	uint64_t kernel_lookups;
 	size_t processes; /* pids tracked */
 	size_t binaries;  /* distinct files opened */
+	size_t dwarf_reads; /* binaries whose DWARF was loaded (for inline frames only) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
@@ -153,6 +154,14 @@ int sym_binary__frame_pointers(const char *path, enum fp_verdict *verdict);
  */
 struct ksyms;
 struct ksyms *ksyms__load(FILE *in);
+/*
+ * The same a line at a time, for a reader that parses kallsyms for other
+ * things in the same pass: new, add_line() per line (NUL-terminated), then
+ * finish() before the first resolve. 0 or -errno.
+ */
+struct ksyms *ksyms__new(void);
+int ksyms__add_line(struct ksyms *k, const char *line);
+int ksyms__finish(struct ksyms *k);
 void ksyms__free(struct ksyms *k);
 /*
  * The text symbol containing addr (up to the next symbol of any kind; the last

@@ -88,10 +88,23 @@ for _ in $(seq 100); do grep -q "waiting for SIGUSR1" "$a.wl" 2>/dev/null && bre
 "$OFFCPU_BIN" record -o "$a" -p $wpid 2>"$a.err" &
 rec=$!
 for _ in $(seq 200); do grep -q "tracing" "$a.err" 2>/dev/null && break; sleep 0.05; done
+# The unwind tables live in the kernel's arrays; the recorder maps them only to
+# write rows or for a raw walk (the kernel maps every page at once, resident).
+map_kb=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { w = $2 == "rw-s" && $6 == "anon_inode:bpf-map" }
+	w && /^Rss:/ { s += $2 } END { print s + 0 }' /proc/$rec/smaps 2>/dev/null)
 kill -USR1 $wpid
 wait $wpid
 kill -INT $rec
 wait $rec
+t=unwind_tables_not_resident_in_the_recorder
+used=$(sed -n 's/.* \([0-9]*\) bytes of budget used.*/\1/p' "$a/offcpu.diagnostics.txt" 2>/dev/null)
+if [ -z "$used" ] || [ "$used" -eq 0 ]; then
+	fail $t "no unwind table loaded: $(grep 'unwind tables' "$a/offcpu.diagnostics.txt")"
+elif [ $((map_kb * 1024)) -lt $((used / 2)) ]; then
+	ok $t
+else
+	fail $t "${map_kb} KiB of writable BPF map mappings resident for $used bytes of tables"
+fi
 if [ -s "$a/offcpu.profile.txt" ]; then
 	"$PY" "$STACKS" check unwind_attach "$a" "$wpid" | grep -v '^#'
 else

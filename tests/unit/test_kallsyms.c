@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
@@ -44,6 +45,36 @@ TEST(kallsyms_resolves_inside_symbols)
 	CHECK_STR(ksyms__resolve(k, 0xffffffffc0a01010, NULL), "ext4_fill_super");
 	CHECK_STR(ksyms__resolve(k, 0xffffffffc0a013ff, NULL), "ext4_fill_super");
 	CHECK_STR(ksyms__resolve(k, 0xffffffffc0a01400, NULL), "ext4_sync_fs");
+	ksyms__free(k);
+}
+
+/* The line-at-a-time reader (the native collector's, in one pass with ktext) agrees with load. */
+TEST(kallsyms_lines_one_at_a_time_match_load)
+{
+	struct ksyms *whole = load_fixture(), *k = ksyms__new();
+	char line[512];
+	FILE *f = fopen(FIXTURE, "r");
+	uint64_t probes[] = {0xffffffff81001400, 0xffffffff81001abc, 0xffffffff81003fff,
+			     0xffffffffc0a01010, 0xffffffffc0a013ff, 0xffffffffc0a01400};
+
+	CHECK(whole && k && f);
+	while (fgets(line, sizeof(line), f)) {
+		/* without its newline, as the collector hands it over */
+		line[strcspn(line, "\n")] = '\0';
+		CHECK_INT(ksyms__add_line(k, line), 0);
+	}
+	fclose(f);
+	CHECK_INT(ksyms__finish(k), 0);
+	CHECK_INT(ksyms__count(k), ksyms__count(whole));
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		uint64_t a = 1, b = 2;
+		const char *x = ksyms__resolve(whole, probes[i], &a);
+
+		CHECK(x);
+		CHECK_STR(ksyms__resolve(k, probes[i], &b), x);
+		CHECK_U64(b, a);
+	}
+	ksyms__free(whole);
 	ksyms__free(k);
 }
 

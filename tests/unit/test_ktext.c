@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "collect/ktext.h"
 #include "unit.h"
@@ -28,6 +30,35 @@ static const char *const kallsyms = "ffffffff81000000 T startup_64\n"
 				    "ffffffff8226fa1c T __softirqentry_text_end\n"
 				    "ffffffffc0000000 t helper\t[somemod]\n"
 				    "ffffffffc0000100 t asm_sysvec_fake\t[somemod]\n";
+
+/* Lines handed over one at a time, without newlines, give what reading the file gives. */
+TEST(ktext_lines_one_at_a_time_match_read)
+{
+	struct ktext whole, k;
+	struct ktext_reader r;
+	FILE *f = unit_memfile(kallsyms);
+	char *copy = strdup(kallsyms), *save = NULL;
+
+	CHECK(f && copy);
+	CHECK_INT(ktext__read(f, &whole), 0);
+	fclose(f);
+	ktext__begin(&r, &k);
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		ktext__line(&r, line);
+	ktext__end(&r);
+	free(copy);
+	CHECK_U64(k.sched.lo, whole.sched.lo);
+	CHECK_U64(k.sched.hi, whole.sched.hi);
+	CHECK(k.sched.lo);
+	CHECK_U64(k.text.lo, whole.text.lo);
+	CHECK_U64(k.text.hi, whole.text.hi);
+	CHECK_U64(k.nr_irq, whole.nr_irq);
+	CHECK(k.nr_irq == 4);
+	for (size_t i = 0; i < k.nr_irq; i++) {
+		CHECK_U64(k.irq[i].lo, whole.irq[i].lo);
+		CHECK_U64(k.irq[i].hi, whole.irq[i].hi);
+	}
+}
 
 TEST(ktext_irq_ranges_cover_interrupts_not_exceptions)
 {

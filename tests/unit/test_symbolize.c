@@ -177,6 +177,77 @@ static const struct sym_binary *find_binary(struct symbolizer *s, const char *pa
 	return NULL;
 }
 
+/* ---- what looking for debug information loads ---- */
+
+/*
+ * First of all tests, before anything could have loaded it: elfutils'
+ * standard search loads libdebuginfod (and libcurl, TLS) when it finds no
+ * debug file, which a capture must not pay for without --debuginfod.
+ */
+TEST(no_debuginfod_library_without_debuginfod)
+{
+	struct symbolizer_opts o = {.inlines = true};
+	char path[512], name[256];
+	uint64_t rt, va;
+	int status = -1;
+	pid_t pid, child;
+
+	if (dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD))
+		SKIP("libdebuginfod is loaded already");
+	if (compile("nodbg", "-O2 -Wl,--build-id", path, sizeof(path)))
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	pid = spawn_fpdemo(path, &rt, &va);
+	CHECK(pid > 0);
+	child = fork();
+	if (child == 0) {
+		struct symbolizer *s = symbolizer__new(&o);
+		size_t n;
+
+		if (!s || symbolizer__track(s, pid) || resolve1(s, pid, rt, name, sizeof(name)) < 1)
+			_exit(2);
+		symbolizer__binaries(s, &n);
+		symbolizer__free(s);
+		_exit(dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD) ? 1 : 0);
+	}
+	waitpid(child, &status, 0);
+	reap(pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), 0);
+}
+
+/* A debug file found through .gnu_debuglink beside the binary gives its inline frames. */
+TEST(user_finds_debug_file_by_debuglink)
+{
+	struct symbolizer_opts o = {.inlines = true};
+	struct symbolizer *s;
+	char path[512], dbg[600], cmd[4096];
+	const struct sym_binary *b;
+	uint64_t rt, va;
+	pid_t pid;
+
+	if (compile("linked", "-O2 -g -Wl,--build-id=none", path, sizeof(path)))
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	snprintf(dbg, sizeof(dbg), "%s.debug", path);
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --only-keep-debug '%s' '%s' && objcopy --strip-debug "
+		 "--add-gnu-debuglink='%s' '%s' 2>&1",
+		 path, dbg, dbg, path);
+	if (system(cmd))
+		SKIP("objcopy could not split the debug information");
+	s = symbolizer__new(&o);
+	CHECK(s);
+	pid = spawn_fpdemo(path, &rt, &va);
+	CHECK(pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	/* found through /proc/PID/root: while the process lives */
+	b = find_binary(s, path);
+	reap(pid);
+	unlink(dbg);
+	CHECK(b);
+	CHECK(b->has_debuginfo);
+	symbolizer__free(s);
+}
+
 /* ---- live processes ---- */
 
 TEST(user_resolves_functions_of_a_live_child)
@@ -806,6 +877,37 @@ TEST(binaries_report_frame_pointers_of_tracked_programs)
 	CHECK(b);
 	CHECK_INT(b->frame_pointers, FP_ABSENT);
 	CHECK(!b->has_debuginfo);
+	symbolizer__free(s);
+}
+
+/* The summary's debuginfo fact comes from section headers; DWARF is read for inline frames only. */
+TEST(binaries_say_debuginfo_without_reading_dwarf)
+{
+	struct symbolizer_opts o = {.inlines = true};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct symbolizer_stats st;
+	const struct sym_binary *b;
+	char path[512], name[256];
+	uint64_t rt, va;
+	pid_t pid;
+
+	CHECK(s);
+	if (compile("bin-gz", "-O2 -g -gz", path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	pid = spawn_fpdemo(path, &rt, &va);
+	CHECK(pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	b = find_binary(s, path);
+	CHECK(b && b->has_debuginfo && b->has_symbols);
+	symbolizer__stats(s, &st);
+	CHECK_INT(st.dwarf_reads, 0);
+	CHECK(resolve1(s, pid, rt, name, sizeof(name)) >= 1);
+	reap(pid);
+	CHECK_STR(name, "fpdemo_target");
+	symbolizer__stats(s, &st);
+	CHECK_INT(st.dwarf_reads, 1);
 	symbolizer__free(s);
 }
 
