@@ -186,8 +186,8 @@ static bool debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
 	return got == 0 && (GElf_Word)sum == crc;
 }
 
-static int try_debug_file(Dwfl_Module *mod, const char *path, const char *main_file,
-			  GElf_Word crc, char **found)
+static int try_debug_file(Dwfl_Module *mod, const char *path, const char *main_file, GElf_Word crc,
+			  char **found)
 {
 	int fd;
 

@@ -136,8 +136,8 @@ struct symbolizer_stats {
 	uint64_t user_cache_hits; /* ... answered from the cache */
 	uint64_t file_cache_hits; /* ... from what another process resolved in the same file */
 	uint64_t kernel_lookups;
-	size_t processes; /* pids tracked */
-	size_t binaries;  /* distinct files opened */
+	size_t processes;   /* pids tracked */
+	size_t binaries;    /* distinct files opened */
 	size_t dwarf_reads; /* binaries whose DWARF was loaded (for inline frames only) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
