@@ -56,7 +56,7 @@ esac
 sleep 2
 
 # off_us DIR: the folded capture's microseconds, the recorders' own left out.
-off_us() { awk '!/^offcpu;/ { s += $NF } END { printf "%d\n", s }' "$1/offcpu.time.txt"; }
+off_us() { awk '!/^offcpu;/ { s += $NF } END { printf "%.0f\n", s }' "$1/offcpu.time.txt"; }
 
 say "recording the host for $SECS s: periods of $EVERY (kept $KEEP) beside one long capture"
 /usr/bin/time -f "%e %U %S %M" -o "$TMP/periods.time" \
@@ -97,7 +97,7 @@ done
 
 read -r pwall puser psys pmax <"$TMP/periods.time"
 read -r lwall luser lsys lmax <"$TMP/long.time"
-psum=$(awk '{ s += $2 } END { printf "%d\n", s }' "$TMP/periods.sum")
+psum=$(awk '{ s += $2 } END { printf "%.0f\n", s }' "$TMP/periods.sum")
 lsum=$(off_us "$TMP/long")
 nper=$(wc -l <"$TMP/periods.sum")
 left=$(ls -d "$TMP"/periods/20*Z 2>/dev/null | wc -l)

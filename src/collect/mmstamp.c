@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,4 +83,16 @@ void mmstamps__free(struct mmstamps *m)
 	if (m->by_tgid.stride)
 		ntable_free(&m->by_tgid);
 	memset(&m->by_tgid, 0, sizeof(m->by_tgid));
+}
+
+static bool stamp_alive(const void *key, void *val, void *arg)
+{
+	(void)val;
+	(void)arg;
+	return !kill((pid_t) * (const uint32_t *)key, 0) || errno != ESRCH;
+}
+
+int mmstamps__forget_gone(struct mmstamps *m)
+{
+	return m->by_tgid.stride ? ntable_keep(&m->by_tgid, stamp_alive, NULL) : 0;
 }

@@ -37,6 +37,8 @@ struct mmstamps {
  * finds out). Records the new stamp.
  */
 bool mmstamps__changed(struct mmstamps *m, uint32_t tgid);
+/* Forget the processes that have exited (long runs). How many, or -ENOMEM. */
+int mmstamps__forget_gone(struct mmstamps *m);
 void mmstamps__free(struct mmstamps *m);
 
 #endif

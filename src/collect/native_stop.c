@@ -934,6 +934,8 @@ static int native_build(struct native *n, struct profile *p, struct integrity *i
 		cut_evict(n);
 		if (sym)
 			gone = symbolizer__forget_gone(sym);
+		unwinder__forget_gone(n->unw);
+		mmstamps__forget_gone(&n->mm);
 		if (n->stacks_evicted > before || gone > 0)
 			native_note(n,
 				    "period %" PRIu64 ": %" PRIu64

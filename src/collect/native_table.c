@@ -103,3 +103,31 @@ bool ntable_next(const struct ntable *t, size_t *pos, const void **key, void **v
 	(*pos)++;
 	return true;
 }
+
+int ntable_keep(struct ntable *t, bool (*keep)(const void *key, void *val, void *arg), void *arg)
+{
+	struct ntable kept;
+	const void *key;
+	void *val;
+	size_t dropped = 0;
+
+	if (ntable_init(&kept, t->ksz, t->vsz))
+		return -ENOMEM;
+	for (size_t pos = 0; ntable_next(t, &pos, &key, &val);) {
+		void *dst;
+
+		if (!keep(key, val, arg)) {
+			dropped++;
+			continue;
+		}
+		dst = ntable_get(&kept, key, NULL);
+		if (!dst) {
+			ntable_free(&kept);
+			return -ENOMEM;
+		}
+		memcpy(dst, val, t->vsz);
+	}
+	ntable_free(t);
+	*t = kept;
+	return (int)(dropped > INT32_MAX ? INT32_MAX : dropped);
+}

@@ -3,6 +3,7 @@
  * Unwind tables and process mappings into the BPF maps (see unwind.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -65,6 +66,7 @@ struct ufile {
 /* The mappings last written for a process, for unwinder__unwind_raw(). */
 struct uproc {
 	struct offcpu_umaps *maps;
+	bool gone; /* seen gone once by unwinder__forget_gone(): dropped at the next */
 };
 
 struct unwinder {
@@ -760,4 +762,25 @@ bool unwinder__signal_frame(const struct unwinder *u, uint32_t tgid, uint64_t pc
 		if (rel >= g->range[2 * i] && rel < g->range[2 * i + 1])
 			return true;
 	return false;
+}
+
+static bool uproc_keep(const void *key, void *val, void *arg)
+{
+	struct uproc *up = val;
+
+	(void)arg;
+	if (!kill((pid_t) * (const uint32_t *)key, 0) || errno != ESRCH)
+		return true;
+	/* Its last raw stacks may still come: dropped the time after. */
+	if (!up->gone) {
+		up->gone = true;
+		return true;
+	}
+	free(up->maps);
+	return false;
+}
+
+int unwinder__forget_gone(struct unwinder *u)
+{
+	return u ? ntable_keep(&u->procs, uproc_keep, NULL) : 0;
 }

@@ -74,6 +74,12 @@ void unwinder__free(struct unwinder *u);
 
 /* Read pid's mappings and load what it needs. 0 or -errno (-ESRCH: gone). */
 int unwinder__track(struct unwinder *u, int pid);
+/*
+ * Forget the mappings kept for processes that have exited, at the second
+ * call that finds them gone (long runs: after each period). How many, or
+ * -ENOMEM.
+ */
+int unwinder__forget_gone(struct unwinder *u);
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
 /* The binaries seen so far; owned by u, valid until the next call of unwinder__track(). */

@@ -160,7 +160,12 @@ static int put_diag(FILE *f, const void *arg)
 		}
 	}
 	fclose(in);
-	return ferror(f) ? -EIO : 0;
+	if (ferror(f))
+		return -EIO;
+	/* Copied: the run's log starts again, so that it does not grow for days. */
+	if (!ftruncate(fileno(c->r->diag), 0) && !fseek(c->r->diag, 0, SEEK_SET))
+		c->diag_off = 0;
+	return 0;
 }
 
 static int put_folded(FILE *f, const void *arg)
@@ -174,8 +179,14 @@ static int put_profile(FILE *f, const void *arg)
 }
 
 /* Write one period's lane directory; its profile and integrity are in res. */
+/*
+ * [from_rt, until_rt): the period as cut; name_rt, push_until_rt: its
+ * boundaries on the clock (the cut comes a little after a boundary), which
+ * name it and place it for the push.
+ */
 static int period_write(struct cont *c, struct lane_result *res, uint64_t from_rt,
-			uint64_t until_rt, const char *ended_by)
+			uint64_t until_rt, uint64_t name_rt, uint64_t push_until_rt,
+			const char *ended_by)
 {
 	struct rec *r = c->r;
 	const struct sym_binary *bins = NULL;
@@ -186,7 +197,7 @@ static int period_write(struct cont *c, struct lane_result *res, uint64_t from_r
 	struct lane l;
 	int err;
 
-	if ((err = period__name(name, sizeof(name), from_rt)))
+	if ((err = period__name(name, sizeof(name), name_rt)))
 		return err;
 	snprintf(staged, sizeof(staged), ".%s.new", name);
 	if (snprintf(path, sizeof(path), "%s/%s", r->o->out_dir, staged) >= (int)sizeof(path))
@@ -210,7 +221,7 @@ static int period_write(struct cont *c, struct lane_result *res, uint64_t from_r
 	if (renameat(r->dir_fd, staged, r->dir_fd, name))
 		return -errno;
 	if (c->push)
-		pusher__enqueue(c->push, res->profile, from_rt, until_rt);
+		pusher__enqueue(c->push, res->profile, name_rt, push_until_rt);
 	if (!r->o->quiet) {
 		const struct profile_totals *t = profile__totals(res->profile);
 
@@ -238,7 +249,8 @@ static void retention_apply(struct cont *c)
  * The period that ends now: a cut (or the stop, last), written. A period
  * that cannot be written is said and counted; the run goes on.
  */
-static void period_end(struct cont *c, uint64_t *from_rt, bool last, const char *ended_by)
+static void period_end(struct cont *c, uint64_t *from_rt, uint64_t *name_rt, uint64_t boundary,
+		       bool last, const char *ended_by)
 {
 	struct rec *r = c->r;
 	struct lane_result res = {0};
@@ -260,8 +272,10 @@ static void period_end(struct cont *c, uint64_t *from_rt, bool last, const char 
 			strerror(-err));
 		integrity__add_loss(&res.integrity, "drain_failed", 1, 0);
 	}
-	err = period_write(c, &res, *from_rt, until_rt, ended_by);
+	err = period_write(c, &res, *from_rt, until_rt, *name_rt, last ? until_rt : boundary,
+			   ended_by);
 	*from_rt = until_rt;
+	*name_rt = boundary;
 	if (!err) {
 		c->written++;
 		lane_result__free(&res);
@@ -278,14 +292,14 @@ fail:
 int continuous__run(struct rec *r)
 {
 	struct cont c = {.r = r, .co = r->o->cont};
-	uint64_t every = r->o->every_ns, from_rt, next, end = 0;
+	uint64_t every = r->o->every_ns, from_rt, name_rt, next, end = 0;
 	const char *ended_by = NULL;
 
 	rec__hup_reloads();
 	c.cache = retention_cache__new();
 	pusher_start(&c);
 	r->t0 = proc__now_ns();
-	from_rt = realtime_ns();
+	from_rt = name_rt = realtime_ns();
 	r->run.started_unix_ns = (int64_t)from_rt;
 	if (r->o->duration_ns)
 		end = r->t0 + r->o->duration_ns;
@@ -307,7 +321,7 @@ int continuous__run(struct rec *r)
 		if (rec__take_hup())
 			reload(&c);
 		if (rt >= next) {
-			period_end(&c, &from_rt, false, NULL);
+			period_end(&c, &from_rt, &name_rt, next, false, NULL);
 			next = next_boundary(realtime_ns(), every);
 			continue;
 		}
@@ -317,7 +331,7 @@ int continuous__run(struct rec *r)
 		/* The collector's events wake us; drains keep its maps bounded. */
 		native__poll(r->native, (int)(wait / 1000000 < 200 ? wait / 1000000 + 1 : 200));
 	}
-	period_end(&c, &from_rt, true, ended_by);
+	period_end(&c, &from_rt, &name_rt, 0, true, ended_by);
 	pusher_end(&c, FLUSH_AT_END_MS);
 	retention_cache__free(c.cache);
 	opts_release(&c);
