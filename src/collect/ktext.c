@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collect/ktext.h"
+#include "util/hex.h"
 
 static bool is_sched(const char *name, size_t len)
 {
@@ -44,26 +45,6 @@ static void add_irq(struct ktext *k, uint64_t lo, uint64_t hi)
 	}
 }
 
-/* The hex address at the start of a kallsyms line; *end is the first byte after it. */
-static uint64_t hex_addr(const char *p, const char **end)
-{
-	uint64_t v = 0;
-
-	for (;; p++) {
-		unsigned int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
-			d = (*p | 0x20) - 'a' + 10;
-		else
-			break;
-		v = v << 4 | d;
-	}
-	*end = p;
-	return v;
-}
-
 void ktext__begin(struct ktext_reader *r, struct ktext *k)
 {
 	memset(r, 0, sizeof(*r));
@@ -80,7 +61,7 @@ void ktext__line(struct ktext_reader *r, const char *line)
 
 	if (r->done)
 		return;
-	addr = hex_addr(line, &name);
+	addr = hex__parse(line, &name);
 	/* "ADDR T NAME": module symbols come after the core kernel's, in no order. */
 	if (name == line || name[0] != ' ' || !name[1] || name[2] != ' ')
 		return;

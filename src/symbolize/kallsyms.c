@@ -10,6 +10,7 @@
 
 #include "symbolize/symbolize.h"
 #include "util/vec.h"
+#include "util/hex.h"
 
 struct ksym {
 	uint64_t addr;
@@ -104,33 +105,13 @@ static int cmp_sym(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* The hex address at the start of a line; *end is the first byte after it. */
-static uint64_t hex_addr(const char *p, const char **end)
-{
-	uint64_t v = 0;
-
-	for (;; p++) {
-		unsigned int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
-			d = (*p | 0x20) - 'a' + 10;
-		else
-			break;
-		v = v << 4 | d;
-	}
-	*end = p;
-	return v;
-}
-
 int ksyms__add_line(struct ksyms *k, const char *line)
 {
 	const char *p, *name;
 	uint64_t addr;
 	char type;
 
-	addr = hex_addr(line, &p);
+	addr = hex__parse(line, &p);
 	if (p == line || *p != ' ')
 		return 0;
 	p++;

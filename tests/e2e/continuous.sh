@@ -10,7 +10,6 @@
 # failing, then recovering, and SIGHUP reading the config again.
 . "$(dirname "$0")/lib.sh"
 mount_tracefs
-RX="$OFFCPU_ROOT/tests/tools/pyroscope_rx.py"
 
 if ! need_root; then
 	skip continuous "needs root to load the native collector"
@@ -18,10 +17,9 @@ if ! need_root; then
 fi
 
 hung_pid=
-rx_pid=
 cleanup() {
 	[ -n "$hung_pid" ] && kill "$hung_pid" 2>/dev/null && wait "$hung_pid" 2>/dev/null
-	[ -n "$rx_pid" ] && kill "$rx_pid" 2>/dev/null && wait "$rx_pid" 2>/dev/null
+	rx_stop
 }
 trap cleanup EXIT
 
@@ -161,20 +159,6 @@ if [ $rc -eq 2 ] && grep -q "^offcpu record: $cfg:3: --keep takes a duration" "$
 else
 	fail $t "rc $rc: $(cat "$SCRATCH/c.out")"
 fi
-
-# rx_start STORE ARGS...: the receiver; sets $url.
-rx_start() {
-	local store=$1 pf=$SCRATCH/rx.port
-	shift
-	rm -f "$pf"
-	python3 "$RX" --store "$store" --port-file "$pf" "$@" 2>>"$SCRATCH/rx.err" &
-	rx_pid=$!
-	for _ in $(seq 200); do
-		[ -s "$pf" ] && break
-		sleep 0.05
-	done
-	url=http://127.0.0.1:$(cat "$pf" 2>/dev/null)
-}
 
 t=push_every_period_once_through_failures_and_a_sighup
 rx_start "$SCRATCH/rx" --mode fail:2

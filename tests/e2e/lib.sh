@@ -26,3 +26,29 @@ within() {
 mount_tracefs() {
 	[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 }
+
+# The loopback stand-in for a Pyroscope server (tests/tools/pyroscope_rx.py).
+RX="$OFFCPU_ROOT/tests/tools/pyroscope_rx.py"
+rx_pid=
+
+# rx_start STORE ARGS...: start the receiver; sets $port and $url.
+rx_start() {
+	local store=$1 pf=$SCRATCH/rx.port
+	shift
+	rm -f "$pf"
+	python3 "$RX" --store "$store" --port-file "$pf" "$@" 2>>"$SCRATCH/rx.err" &
+	rx_pid=$!
+	for _ in $(seq 200); do
+		[ -s "$pf" ] && break
+		sleep 0.05
+	done
+	port=$(cat "$pf" 2>/dev/null)
+	url=http://127.0.0.1:$port
+}
+rx_stop() {
+	if [ -n "$rx_pid" ]; then
+		kill "$rx_pid" 2>/dev/null
+		wait "$rx_pid" 2>/dev/null
+	fi
+	rx_pid=
+}

@@ -7,30 +7,6 @@
 # the input; its copies, moved in time, stand for consecutive periods.
 . "$(dirname "$0")/lib.sh"
 mount_tracefs
-RX="$OFFCPU_ROOT/tests/tools/pyroscope_rx.py"
-rx_pid=
-
-# rx_start STORE ARGS...: start the receiver; sets $port and $url.
-rx_start() {
-	local store=$1 pf=$SCRATCH/rx.port
-	shift
-	rm -f "$pf"
-	python3 "$RX" --store "$store" --port-file "$pf" "$@" 2>>"$SCRATCH/rx.err" &
-	rx_pid=$!
-	for _ in $(seq 200); do
-		[ -s "$pf" ] && break
-		sleep 0.05
-	done
-	port=$(cat "$pf" 2>/dev/null)
-	url=http://127.0.0.1:$port
-}
-rx_stop() {
-	if [ -n "$rx_pid" ]; then
-		kill "$rx_pid" 2>/dev/null
-		wait "$rx_pid" 2>/dev/null
-	fi
-	rx_pid=
-}
 trap rx_stop EXIT
 
 free_port() {
