@@ -643,6 +643,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct confi
 			BAD("--every records -p, -a or --cgroup, not a command");
 		if (o->timeline)
 			BAD("--every and --timeline exclude each other");
+		if (o->json)
+			BAD("--every writes a summary per period; --json goes with one capture");
 		if (o->tool && collector_kind__from_tool(o->tool, o->mode) != COLLECTOR_NATIVE)
 			BAD("--every needs the native collector");
 		if (o->config)

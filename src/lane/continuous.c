@@ -220,8 +220,13 @@ static int period_write(struct cont *c, struct lane_result *res, uint64_t from_r
 		return err;
 	if (renameat(r->dir_fd, staged, r->dir_fd, name))
 		return -errno;
-	if (c->push)
-		pusher__enqueue(c->push, res->profile, name_rt, push_until_rt);
+	if (c->push && pusher__enqueue(c->push, res->profile, name_rt, push_until_rt) < 0) {
+		struct push_stats ps;
+
+		pusher__stats(c->push, &ps);
+		fprintf(stderr, "offcpu record: %s is written but not queued for the push: %s\n",
+			name, ps.last_error);
+	}
 	if (!r->o->quiet) {
 		const struct profile_totals *t = profile__totals(res->profile);
 
