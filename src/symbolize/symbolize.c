@@ -334,6 +334,39 @@ static void binary__free(struct binary *b)
 	free(b);
 }
 
+/*
+ * What a binary holds besides its name and facts: its ELF (mapped), symbols,
+ * debug info and resolved frames. Closed when no process left maps it (long
+ * runs); opened again, as if new, when one does (open_failed).
+ */
+static void binary_close(struct binary *b)
+{
+	symtab__free(b->syms);
+	b->syms = NULL;
+	b->syms_tried = false;
+	for (size_t i = 0; i < b->ncus; i++)
+		free(b->cus[i].r);
+	free(b->cus);
+	b->cus = NULL;
+	b->ncus = b->cus_cap = 0;
+	hmap__free(&b->cu_idx);
+	free(b->vc);
+	b->vc = NULL;
+	b->nvc = b->vc_cap = 0;
+	free(b->vframes);
+	b->vframes = NULL;
+	b->nvframes = b->vframes_cap = 0;
+	hmap__free(&b->vc_idx);
+	dwfl_end(b->dwfl);
+	b->dwfl = NULL;
+	b->mod = NULL;
+	free(b->segs);
+	b->segs = NULL;
+	b->nsegs = 0;
+	b->dwarf_read = false;
+	b->open_failed = true;
+}
+
 static uint64_t binary_hash(const struct proc_map *m)
 {
 	if (m->path[0] == '[')
@@ -1341,6 +1374,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 
 int symbolizer__forget_gone(struct symbolizer *s)
 {
+	bool *mapped;
 	size_t kept = 0;
 	int gone = 0;
 
@@ -1371,5 +1405,22 @@ int symbolizer__forget_gone(struct symbolizer *s)
 	for (size_t i = 0; i < kept; i++)
 		if (hmap__add(&s->proc_idx, hash_mix64(s->procs[i]->pid), s->procs[i]))
 			return -ENOMEM;
+	/* The binaries no process left maps: closed (their facts stay for the summary). */
+	mapped = calloc(s->nbins ? s->nbins : 1, sizeof(*mapped));
+	if (!mapped)
+		return -ENOMEM;
+	for (size_t i = 0; i < kept; i++)
+		for (size_t j = 0; j < s->procs[i]->nmaps; j++)
+			if (s->procs[i]->maps[j].bin < s->nbins)
+				mapped[s->procs[i]->maps[j].bin] = true;
+	for (size_t i = 0; i < s->nbins; i++) {
+		struct binary *b = s->bins[i];
+
+		if (!mapped[i] && (b->dwfl || b->syms || b->vc)) {
+			binary_close(b);
+			s->stats.binaries_closed++;
+		}
+	}
+	free(mapped);
 	return gone;
 }

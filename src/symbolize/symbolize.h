@@ -84,8 +84,10 @@ int symbolizer__track(struct symbolizer *s, int pid);
 /*
  * Forget the processes that have exited (or whose pid another process took):
  * their mappings and cached frames, at the second call that finds them gone
- * (their rows drained late still resolve). For long runs (record --every),
- * after each period. Returns how many were freed, or -ENOMEM.
+ * (their rows drained late still resolve); then close the binaries no
+ * process left maps (symbols, debug info, resolved frames; opened again if a
+ * process maps them later). For long runs (record --every), after each
+ * period. Returns how many processes were freed, or -ENOMEM.
  */
 int symbolizer__forget_gone(struct symbolizer *s);
 
@@ -136,9 +138,10 @@ struct symbolizer_stats {
 	uint64_t user_cache_hits; /* ... answered from the cache */
 	uint64_t file_cache_hits; /* ... from what another process resolved in the same file */
 	uint64_t kernel_lookups;
-	size_t processes;   /* pids tracked */
-	size_t binaries;    /* distinct files opened */
-	size_t dwarf_reads; /* binaries whose DWARF was loaded (for inline frames only) */
+	size_t processes;	  /* pids tracked */
+	size_t binaries;	  /* distinct files opened */
+	size_t dwarf_reads;	  /* binaries whose DWARF was loaded (for inline frames only) */
+	uint64_t binaries_closed; /* ... closed once no process mapped them (forget_gone) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

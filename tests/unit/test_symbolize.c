@@ -294,6 +294,40 @@ TEST(user_resolves_after_the_process_exited)
 	symbolizer__free(s);
 }
 
+/*
+ * Long runs: a process gone is forgotten at the second call that finds it
+ * gone, then the binaries nobody maps are closed; a later process mapping
+ * them has them opened again and resolves as before.
+ */
+TEST(forget_gone_frees_exited_processes_and_reopens_their_binaries)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	pid_t pid = fork_sleeper(), again;
+	char name[256];
+
+	CHECK(s && pid > 0);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_target), name, sizeof(name)), 1);
+	CHECK_INT(symbolizer__forget_gone(s), 0); /* alive: kept */
+	reap(pid);
+	CHECK_INT(symbolizer__forget_gone(s), 0); /* gone once: kept for late rows */
+	CHECK_INT(resolve1(s, pid, addr_of(symtest_other), name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_other");
+	CHECK_INT(symbolizer__forget_gone(s), 1);
+	symbolizer__stats(s, &st);
+	CHECK(st.binaries_closed >= 2); /* this test program and libc at least */
+	again = fork_sleeper();
+	CHECK(again > 0);
+	CHECK_INT(symbolizer__track(s, again), 0);
+	CHECK_INT(resolve1(s, again, addr_of(symtest_target), name, sizeof(name)), 1);
+	CHECK_STR(name, "symtest_target");
+	CHECK_INT(resolve1(s, again, addr_of(pause), name, sizeof(name)), 1);
+	CHECK(strstr(name, "pause"));
+	reap(again);
+	symbolizer__free(s);
+}
+
 TEST(user_tracks_an_unknown_pid_at_its_first_lookup)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
