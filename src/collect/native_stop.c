@@ -927,22 +927,29 @@ static int native_build(struct native *n, struct profile *p, struct integrity *i
 		stop_stats(n, &st);
 		stop_notes(&b, &st);
 	} else {
-		uint64_t before = n->stacks_evicted;
+		uint64_t before = n->stacks_evicted, closed = 0;
+		struct symbolizer_stats ss;
 		int gone = 0;
 
 		cut_commit(&b, &agg, &debts, &st, misses);
 		cut_evict(n);
-		if (sym)
+		if (sym) {
+			symbolizer__stats(sym, &ss);
+			closed = ss.binaries_closed;
 			gone = symbolizer__forget_gone(sym);
+			symbolizer__stats(sym, &ss);
+			closed = ss.binaries_closed - closed;
+		}
 		unwinder__forget_gone(n->unw);
 		mmstamps__forget_gone(&n->mm);
-		if (n->stacks_evicted > before || gone > 0)
+		if (n->stacks_evicted > before || gone > 0 || closed)
 			native_note(n,
 				    "period %" PRIu64 ": %" PRIu64
 				    " stacks unused for two periods forgotten (%" PRIu64
-				    " in all, %zu kept), %d exited processes' mappings forgotten",
+				    " in all, %zu kept), %d exited processes' mappings forgotten, "
+				    "%" PRIu64 " binaries no process maps closed",
 				    n->cuts, n->stacks_evicted - before, n->stacks_evicted,
-				    n->stacks.n, gone > 0 ? gone : 0);
+				    n->stacks.n, gone > 0 ? gone : 0, closed);
 	}
 	err = 0;
 cleanup:
