@@ -126,9 +126,9 @@ echo
 gap_ok=$(awk -v d="$diff_pct" 'BEGIN { print (d < 1 && d > -1) ? "met" : "NOT met" }')
 flat_ok=$([ $((rssmax - rss5)) -lt 4096 ] && echo met || echo "NOT met")
 ret_ok=$([ "$age" -le $((keep_s + every_s + 5)) ] && [ "$left" -ge 1 ] && echo met || echo "NOT met")
-echo "- Target: no gap between periods (periods' sum within 1% of one long capture): $gap_ok ($diff_pct%)."
-echo "- Target: flat memory (RSS growth after 5 minutes under 4 MiB): $flat_ok ($(((rssmax - rss5))) KiB)."
-echo "- Target: retention obeyed (--keep $KEEP): $ret_ok ($left periods left of $nper written; the oldest started $age s before the end)."
+echo "Target: no gap between periods (periods' sum within 1% of one long capture): $gap_ok ($diff_pct%)."
+echo "Target: flat memory (RSS growth after 5 minutes under 4 MiB): $flat_ok ($(((rssmax - rss5))) KiB)."
+echo "Target: retention obeyed (--keep $KEEP): $ret_ok ($left periods left of $nper written; the oldest started $age s before the end)."
 echo
 echo "RSS samples (s, periods KiB, long KiB), every 10 s:"
 echo
