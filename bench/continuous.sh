@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Continuous mode over a long host-wide run (record -a --every, issue #14), on a
 # machine kept busy: a pipe ping-pong pinned to CPU 1 (perf bench sched pipe),
-# a process started every 50 ms (/bin/sleep 0.05 in a loop: new images, pids
-# and stacks all the time) and tests/workloads/hung ticker. For CONT_SECS
+# three loops each starting a process every 50 ms (/bin/sleep 0.05: new
+# images, pids and stacks all the time; pids wrap every few minutes) and tests/workloads/hung ticker. For CONT_SECS
 # (default 1800) two recorders run side by side:
 #
 #   periods   offcpu record -a --every CONT_EVERY (60s) --keep CONT_KEEP (10m)
@@ -46,8 +46,10 @@ case " $LOAD " in *" pipe "*)
 	BG_PIDS="$BG_PIDS $!" ;;
 esac
 case " $LOAD " in *" churn "*)
-	(while :; do /bin/sleep 0.05; done) &
-	BG_PIDS="$BG_PIDS $!" ;;
+	for _ in 1 2 3; do
+		(while :; do /bin/sleep 0.05; done) &
+		BG_PIDS="$BG_PIDS $!"
+	done ;;
 esac
 case " $LOAD " in *" hung "*)
 	"$HUNG" ticker >/dev/null &
@@ -113,7 +115,8 @@ read -r rss5 rssend rssmax <<<"$growth"
 diff_pct=$(awk -v a="$psum" -v b="$lsum" 'BEGIN { printf "%.3f", b ? (a - b) * 100 / b : 0 }')
 
 echo "Host-wide, $SECS s, periods of $EVERY kept $KEEP; load: $LOAD (pipe: a ping-pong"
-echo "on CPU 1; churn: a process every 50 ms; hung: hung ticker); $(nproc) CPUs."
+echo "on CPU 1; churn: three loops starting a process every 50 ms each; hung: hung ticker);"
+echo "$(nproc) CPUs, pid_max $(cat /proc/sys/kernel/pid_max)."
 echo
 echo "| | periods (--every $EVERY) | one long capture |"
 echo "|---|---:|---:|"

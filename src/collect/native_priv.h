@@ -131,6 +131,7 @@ struct native {
 	struct ntable sofar;	    /* tid -> struct profile_thread_time: ground truth given */
 	struct offcpu_stats cut_st; /* the counters at the last cut */
 	uint64_t stacks_evicted;    /* stacks forgotten after two periods unused */
+	uint64_t debts_dropped;	    /* cuts that dropped debts of threads gone */
 	uint64_t cut_misses;
 	bool snap_finished;
 };

@@ -537,6 +537,16 @@ static int cut_minus(struct build *b, struct ntable *debts)
 			a->count -= take.count;
 			a->off_ns -= take.off_ns;
 			a->runq_ns -= take.runq_ns;
+			/*
+			 * Less off-CPU time was left than run-queue time (the parts
+			 * given came from other intervals of the row): the excess
+			 * run-queue time waits as a debt too, a row's is never more
+			 * than its whole.
+			 */
+			if (a->runq_ns > a->off_ns) {
+				m->runq_ns += a->runq_ns - a->off_ns;
+				a->runq_ns = a->off_ns;
+			}
 		}
 		if (m->count == take.count && m->off_ns == take.off_ns &&
 		    m->runq_ns == take.runq_ns)
@@ -796,6 +806,12 @@ static void table_move(struct ntable *dst, struct ntable *src)
 	memset(src, 0, sizeof(*src));
 }
 
+static bool debt_alive(const void *key, void *val, void *arg)
+{
+	(void)val;
+	return ntable_find(arg, &((const struct offcpu_agg_key *)key)->tid) != NULL;
+}
+
 /* After a cut: what it gave is what the next one subtracts; n->agg starts empty. */
 static void cut_commit(struct build *b, struct ntable *agg, struct ntable *debts,
 		       const struct offcpu_stats *st, uint64_t misses)
@@ -806,6 +822,8 @@ static void cut_commit(struct build *b, struct ntable *agg, struct ntable *debts
 	table_move(&n->credits, &b->credits);
 	table_move(&n->site_given, &b->site_now);
 	table_move(&n->sofar, &b->sofar);
+	/* Debts of threads no longer alive: their rows have all come; what is left never will. */
+	n->debts_dropped += (uint64_t)(ntable_keep(debts, debt_alive, &b->sofar) > 0);
 	table_move(&n->debts, debts);
 	n->cut_st = *st;
 	n->cut_misses = misses;
@@ -881,11 +899,53 @@ static void debt_note(struct native *n, const struct ntable *debts, bool final)
 			    debts->n, ns / 1e9);
 }
 
+/* After a cut: hand over, then forget what no one needs (memory follows what runs). */
+static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts,
+		       const struct offcpu_stats *st, uint64_t misses)
+{
+	struct native *n = b->n;
+	struct symbolizer *sym = b->sym;
+	uint64_t before = n->stacks_evicted, closed = 0;
+	struct symbolizer_stats ss;
+	int gone = 0;
+
+	cut_commit(b, agg, debts, st, misses);
+	cut_evict(n);
+	if (sym) {
+		symbolizer__stats(sym, &ss);
+		closed = ss.binaries_closed;
+		gone = symbolizer__forget_gone(sym);
+		symbolizer__stats(sym, &ss);
+		closed = ss.binaries_closed - closed;
+	}
+	unwinder__forget_gone(n->unw);
+	mmstamps__forget_gone(&n->mm);
+	if (n->stacks_evicted > before || gone > 0 || closed) {
+		size_t pending = 0;
+		const void *rk;
+		void *rv;
+
+		for (size_t pos = 0; ntable_next(&n->raws, &pos, &rk, &rv);)
+			pending += ((struct native_raw *)rv)->r != NULL;
+		symbolizer__stats(sym, &ss);
+		native_note(n,
+			    "period %" PRIu64 ": %" PRIu64
+			    " stacks unused for two periods forgotten (%" PRIu64
+			    " in all, %zu kept; %zu raw user stacks, %zu to unwind; %zu "
+			    "debts), %d exited processes forgotten (%zu known), %" PRIu64
+			    " binaries no process maps closed",
+			    n->cuts, n->stacks_evicted - before, n->stacks_evicted, n->stacks.n,
+			    n->raws.n, pending, n->debts.n, gone > 0 ? gone : 0,
+			    sym ? ss.processes : 0, closed);
+	}
+}
+
 /*
  * native__stop (final: detach first) and native__cut (attached) share this:
  * read, subtract what earlier cuts gave, and build the rows, thread times
  * and losses of the window or period.
  */
+static int native_build_free(struct build *b, struct ntable *debts, struct ntable *agg, int err);
 static int native_build(struct native *n, struct profile *p, struct integrity *in,
 			struct symbolizer *sym, bool final)
 {
@@ -893,8 +953,7 @@ static int native_build(struct native *n, struct profile *p, struct integrity *i
 	struct ntable debts = {0}, agg = {0};
 	struct offcpu_stats st, d;
 	uint64_t misses;
-	const void *key;
-	void *val;
+	bool collected = false;
 	int err;
 
 	if ((err = ntable_init(&b.threads, sizeof(struct thread_key),
@@ -913,6 +972,7 @@ static int native_build(struct native *n, struct profile *p, struct integrity *i
 					  sizeof(struct offcpu_agg_val)))))
 		goto cleanup;
 	err = final ? stop_collect(&b, &st, &misses) : cut_collect(&b, &st, &misses);
+	collected = !err;
 	if (!err && n->snapped && !n->snap_finished) {
 		n->snap_finished = true;
 		err = native_snap_finish(n, sym);
@@ -927,43 +987,32 @@ static int native_build(struct native *n, struct profile *p, struct integrity *i
 		stop_stats(n, &st);
 		stop_notes(&b, &st);
 	} else {
-		uint64_t before = n->stacks_evicted, closed = 0;
-		struct symbolizer_stats ss;
-		int gone = 0;
-
-		cut_commit(&b, &agg, &debts, &st, misses);
-		cut_evict(n);
-		if (sym) {
-			symbolizer__stats(sym, &ss);
-			closed = ss.binaries_closed;
-			gone = symbolizer__forget_gone(sym);
-			symbolizer__stats(sym, &ss);
-			closed = ss.binaries_closed - closed;
-		}
-		unwinder__forget_gone(n->unw);
-		mmstamps__forget_gone(&n->mm);
-		if (n->stacks_evicted > before || gone > 0 || closed)
-			native_note(n,
-				    "period %" PRIu64 ": %" PRIu64
-				    " stacks unused for two periods forgotten (%" PRIu64
-				    " in all, %zu kept), %d exited processes' mappings forgotten, "
-				    "%" PRIu64 " binaries no process maps closed",
-				    n->cuts, n->stacks_evicted - before, n->stacks_evicted,
-				    n->stacks.n, gone > 0 ? gone : 0, closed);
+		cut_finish(&b, &agg, &debts, &st, misses);
 	}
-	err = 0;
+	return native_build_free(&b, &debts, &agg, 0);
 cleanup:
-	for (size_t pos = 0; b.parts.slots && ntable_next(&b.parts, &pos, &key, &val);)
+	/* A cut that failed half way still hands over: what it kept would grow, or count twice. */
+	if (!final && collected)
+		cut_finish(&b, &agg, &debts, &st, misses);
+	return native_build_free(&b, &debts, &agg, err);
+}
+
+static int native_build_free(struct build *b, struct ntable *debts, struct ntable *agg, int err)
+{
+	const void *key;
+	void *val;
+
+	for (size_t pos = 0; b->parts.slots && ntable_next(&b->parts, &pos, &key, &val);)
 		free(((struct part *)val)->ids);
-	ntable_free(&b.parts);
-	ntable_free(&b.threads);
-	ntable_free(&b.at_stop);
-	ntable_free(&b.minus);
-	ntable_free(&b.credits);
-	ntable_free(&b.site_now);
-	ntable_free(&b.sofar);
-	ntable_free(&debts);
-	ntable_free(&agg);
+	ntable_free(&b->parts);
+	ntable_free(&b->threads);
+	ntable_free(&b->at_stop);
+	ntable_free(&b->minus);
+	ntable_free(&b->credits);
+	ntable_free(&b->site_now);
+	ntable_free(&b->sofar);
+	ntable_free(debts);
+	ntable_free(agg);
 	return err;
 }
 
