@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -920,6 +921,8 @@ static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts
 	}
 	unwinder__forget_gone(n->unw);
 	mmstamps__forget_gone(&n->mm);
+	/* Give what was freed back to the system, or the heap only ever grows to its peak. */
+	malloc_trim(0);
 	if (n->stacks_evicted > before || gone > 0 || closed) {
 		size_t pending = 0;
 		const void *rk;
