@@ -250,7 +250,8 @@ static int scan(struct spool *s)
 		s->bytes += (uint64_t)st.st_size;
 	}
 	closedir(dir);
-	qsort(s->e, s->nr, sizeof(*s->e), cmp_entry);
+	if (s->nr)
+		qsort(s->e, s->nr, sizeof(*s->e), cmp_entry);
 	return err ? err : sync_dir(s);
 }
 
