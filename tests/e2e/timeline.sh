@@ -162,7 +162,10 @@ t=report_says_what_woke_the_waits
 if ! "$OFFCPU_BIN" report --width 100 "$du" >"$SCRATCH/rep" 2>"$SCRATCH/err"; then
 	fail $t "report: $(head -c 300 "$SCRATCH/err")"
 elif ! sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -Eq "^  softirq:NET_RX .* ${rx%% *} waits?\$" ||
-	! sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  irq:timer .* 10 waits$'; then
+	! { sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  irq:timer .* 10 waits$' ||
+		# One timer wakeup seen without its waker, as woken() lets pass above.
+		{ sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  irq:timer .* 9 waits$' &&
+			sed -n '/^Woken by/,$p' "$SCRATCH/rep" | grep -q '^  (unknown) .* 1 wait$'; }; }; then
 	fail $t "no NET_RX and timer wakers in: $(sed -n '/^Woken by/,$p' "$SCRATCH/rep" | head -5 | tr '\n' '|')"
 elif [ "$("$OFFCPU_BIN" report --json "$du" | jq -r '[.woken_by.wakers[] | select(.kind == "interrupt") | .name] | sort | join(",")')" != "irq:timer,softirq:NET_RX" ]; then
 	fail $t "JSON interrupt wakers: $("$OFFCPU_BIN" report --json "$du" | jq -c '.woken_by.wakers')"
