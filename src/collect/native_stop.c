@@ -840,47 +840,29 @@ static void cut_commit(struct build *b, struct ntable *agg, struct ntable *debts
  * what ever ran. The rare use between the delete and a resend is a row
  * whose frames never arrive, counted as such.
  */
+static bool stack_keep(const void *key, void *val, void *arg)
+{
+	struct native_stack *st = val;
+	struct native *n = arg;
+
+	if (st->used + 2 >= n->cuts)
+		return true;
+	bpf_map_delete_elem(bpf_map__fd(n->skel->maps.stacks), key);
+	free(st->ips);
+	n->stacks_evicted++;
+	return false;
+}
+
+/* Raw user stacks: those still waiting for their mappings, and those of kept stacks. */
+static bool raw_keep(const void *key, void *val, void *arg)
+{
+	return ((struct native_raw *)val)->r || ntable_find(&((struct native *)arg)->stacks, key);
+}
+
 static void cut_evict(struct native *n)
 {
-	int fd = bpf_map__fd(n->skel->maps.stacks);
-	struct ntable keep, raws;
-	const void *key;
-	void *val;
-
-	if (ntable_init(&keep, sizeof(uint64_t), sizeof(struct native_stack)))
-		return;
-	if (ntable_init(&raws, sizeof(uint64_t), sizeof(struct native_raw))) {
-		ntable_free(&keep);
-		return;
-	}
-	for (size_t pos = 0; ntable_next(&n->stacks, &pos, &key, &val);) {
-		struct native_stack *st = val, *k;
-
-		if (st->used + 2 >= n->cuts) {
-			k = ntable_get(&keep, key, NULL);
-			if (k) {
-				*k = *st;
-				continue;
-			}
-		}
-		bpf_map_delete_elem(fd, key);
-		free(st->ips);
-		n->stacks_evicted++;
-	}
-	/* Raw user stacks: those still waiting for their mappings, and those of kept stacks. */
-	for (size_t pos = 0; ntable_next(&n->raws, &pos, &key, &val);) {
-		struct native_raw *r = val, *k;
-
-		if (!r->r && !ntable_find(&keep, key))
-			continue;
-		k = ntable_get(&raws, key, NULL);
-		if (k)
-			*k = *r;
-		else
-			free(r->r);
-	}
-	table_move(&n->stacks, &keep);
-	table_move(&n->raws, &raws);
+	ntable_keep(&n->stacks, stack_keep, n);
+	ntable_keep(&n->raws, raw_keep, n);
 }
 
 static void debt_note(struct native *n, const struct ntable *debts, bool final)

@@ -106,28 +106,29 @@ bool ntable_next(const struct ntable *t, size_t *pos, const void **key, void **v
 
 int ntable_keep(struct ntable *t, bool (*keep)(const void *key, void *val, void *arg), void *arg)
 {
-	struct ntable kept;
-	const void *key;
-	void *val;
-	size_t dropped = 0;
+	size_t w = 0, dropped, need;
 
-	if (ntable_init(&kept, t->ksz, t->vsz))
-		return -ENOMEM;
-	for (size_t pos = 0; ntable_next(t, &pos, &key, &val);) {
-		void *dst;
-
-		if (!keep(key, val, arg)) {
-			dropped++;
+	/* In place: nothing to allocate, so nothing dropped is ever left referenced. */
+	for (size_t i = 0; i < t->n; i++) {
+		if (!keep(entry(t, i), entry(t, i) + t->voff, arg))
 			continue;
-		}
-		dst = ntable_get(&kept, key, NULL);
-		if (!dst) {
-			ntable_free(&kept);
-			return -ENOMEM;
-		}
-		memcpy(dst, val, t->vsz);
+		if (w != i)
+			memcpy(entry(t, w), entry(t, i), t->stride);
+		w++;
 	}
-	ntable_free(t);
-	*t = kept;
+	dropped = t->n - w;
+	t->n = w;
+	/* The index again, at its size: re-adding fewer keys never grows it. */
+	hmap__clear(&t->idx);
+	for (size_t i = 0; i < w; i++) {
+		uint64_t h = hash_bytes(entry(t, i), t->ksz, 0);
+		size_t pos;
+
+		lookup(t, entry(t, i), h, &pos);
+		hmap__put(&t->idx, pos, h, hmap_idx(i));
+	}
+	need = (w + CHUNK - 1) / CHUNK;
+	while (t->nr_chunks > need)
+		free(t->slots[--t->nr_chunks]);
 	return (int)(dropped > INT32_MAX ? INT32_MAX : dropped);
 }

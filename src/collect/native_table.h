@@ -41,8 +41,8 @@ void *ntable_find(const struct ntable *t, const void *key);
 bool ntable_next(const struct ntable *t, size_t *pos, const void **key, void **val);
 /*
  * Keep the entries keep() says yes to (it may free what a dropped value
- * owns), in a table built anew: there is no delete. Returns how many were
- * dropped, or -ENOMEM with t as it was.
+ * owns), compacted in place: there is no delete. Cannot fail; returns how
+ * many were dropped. Chunks no longer needed are freed.
  */
 int ntable_keep(struct ntable *t, bool (*keep)(const void *key, void *val, void *arg), void *arg);
 
