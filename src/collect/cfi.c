@@ -34,11 +34,50 @@
 /* One FDE's range, and where it is in its section (the tie-break for equal starts). */
 struct fde_range {
 	uint64_t start, end, off;
+	const uint8_t *insns, *insns_end; /* its instructions, in the section's data */
+	uint32_t cie;			  /* index in fde_list.cies */
+};
+
+/*
+ * The rule of one register as far as a row can say it. RULE_OTHER is a
+ * rule libdw reports in a form no row takes (another register, a value
+ * rather than a saved slot); RULE_UNSPEC is no rule at all, whose meaning
+ * is libdw's default: such rows are left to libdw.
+ */
+enum reg_rule { RULE_UNSPEC, RULE_UNDEF, RULE_SAME, RULE_OFFSET, RULE_OTHER };
+
+struct reg_state {
+	uint8_t rule;
+	int64_t off; /* RULE_OFFSET: saved at CFA + off */
+};
+
+/* The state a row is made of: the CFA as register + offset, the return address, rbp. */
+struct cfa_state {
+	bool cfa_defined;
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	struct reg_state ra, rbp;
+};
+
+/* A CIE as the row builder needs it; its initial state is played out at first use. */
+struct cie_info {
+	uint64_t off;
+	uint8_t enc;
+	bool ok;
+	bool z;	       /* its FDEs have augmentation data, with its size first */
+	bool fast;     /* the one-pass builder may run its FDEs (else libdw, row by row) */
+	bool has_init; /* init holds its initial state */
+	uint64_t code_align;
+	int64_t data_align;
+	const uint8_t *insns, *insns_end;
+	struct cfa_state init;
 };
 
 struct fde_list {
 	struct fde_range *v;
 	size_t n, cap;
+	struct cie_info *cies;
+	size_t ncies, cap_cies;
 };
 
 struct row_buf {
@@ -378,7 +417,7 @@ static bool insns_sane(struct cursor c, uint8_t enc)
 	return true;
 }
 
-static int fde_list__push(struct fde_list *l, uint64_t start, uint64_t end, uint64_t off)
+static int fde_list__push(struct fde_list *l, const struct fde_range *r)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
@@ -389,16 +428,16 @@ static int fde_list__push(struct fde_list *l, uint64_t start, uint64_t end, uint
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n++] = (struct fde_range){start, end, off};
+	l->v[l->n++] = *r;
 	return 0;
 }
 
-struct cie_enc {
-	uint64_t off;
-	uint8_t enc;
-	bool ok;
-	bool z; /* its FDEs have augmentation data, with its size first */
-};
+static void fde_list__free(struct fde_list *l)
+{
+	free(l->v);
+	free(l->cies);
+	memset(l, 0, sizeof(*l));
+}
 
 static bool in_code(const struct cfi_table *t, uint64_t start, uint64_t end)
 {
@@ -422,8 +461,6 @@ static bool in_code(const struct cfi_table *t, uint64_t start, uint64_t end)
 static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde_list *out)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(s->elf, NULL);
-	struct cie_enc *cies = NULL;
-	size_t ncies = 0, cies_cap = 0;
 	Dwarf_Off off = 0, next;
 	int err = 0;
 
@@ -438,38 +475,54 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 		if (next <= off)
 			break;
 		if (dwarf_cfi_cie_p(&e)) {
-			if (ncies == cies_cap) {
-				size_t cap = cies_cap ? cies_cap * 2 : 16;
-				struct cie_enc *v = realloc(cies, cap * sizeof(*v));
+			struct cie_info *ci;
 
-				if (!v) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				cies = v;
-				cies_cap = cap;
+			if (out->ncies == out->cap_cies) {
+				size_t cap = out->cap_cies ? out->cap_cies * 2 : 16;
+				struct cie_info *v = realloc(out->cies, cap * sizeof(*v));
+
+				if (!v)
+					return -ENOMEM;
+				out->cies = v;
+				out->cap_cies = cap;
 			}
-			cies[ncies].off = off;
-			cies[ncies].ok = cie_fde_encoding(&e.cie, &cies[ncies].enc);
-			cies[ncies].z = e.cie.augmentation && e.cie.augmentation[0] == 'z';
-			if (cies[ncies].ok &&
+			ci = &out->cies[out->ncies];
+			memset(ci, 0, sizeof(*ci));
+			ci->off = off;
+			ci->ok = cie_fde_encoding(&e.cie, &ci->enc);
+			ci->z = e.cie.augmentation && e.cie.augmentation[0] == 'z';
+			if (ci->ok &&
 			    !insns_sane((struct cursor){e.cie.initial_instructions,
 							e.cie.initial_instructions_end},
-					cies[ncies].enc)) {
-				err = -EBADMSG;
-				goto cleanup;
-			}
-			ncies++;
+					ci->enc))
+				return -EBADMSG;
+			/*
+			 * Signal frames, another return address column and
+			 * odd factors stay with libdw.
+			 */
+			ci->fast = ci->ok && e.cie.return_address_register == REG_RA &&
+				   e.cie.code_alignment_factor >= 1 &&
+				   e.cie.code_alignment_factor <= 16 &&
+				   e.cie.data_alignment_factor >= -64 &&
+				   e.cie.data_alignment_factor <= 64 &&
+				   !(e.cie.augmentation && strchr(e.cie.augmentation, 'S'));
+			ci->code_align = e.cie.code_alignment_factor;
+			ci->data_align = e.cie.data_alignment_factor;
+			ci->insns = e.cie.initial_instructions;
+			ci->insns_end = e.cie.initial_instructions_end;
+			out->ncies++;
 		} else {
-			const struct cie_enc *ce = NULL;
+			const struct cie_info *ce = NULL;
 			struct cursor c = {e.fde.start, e.fde.end};
 			uint64_t start, range, augsz;
 			uint8_t enc;
+			size_t ci = 0;
 
 			/* CIEs come before their FDEs in practice: look back from the last */
-			for (size_t i = ncies; i-- > 0;) {
-				if (cies[i].off == e.fde.CIE_pointer) {
-					ce = &cies[i];
+			for (size_t i = out->ncies; i-- > 0;) {
+				if (out->cies[i].off == e.fde.CIE_pointer) {
+					ce = &out->cies[i];
+					ci = i;
 					break;
 				}
 			}
@@ -484,10 +537,8 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 				goto next;
 			if (ce->z)
 				c.p += augsz;
-			if (!insns_sane(c, enc)) {
-				err = -EBADMSG;
-				goto cleanup;
-			}
+			if (!insns_sane(c, enc))
+				return -EBADMSG;
 			switch (enc & 0x70) {
 			case 0:
 				break;
@@ -500,15 +551,20 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 			}
 			if (!range || start + range < start || !in_code(t, start, start + range))
 				goto next;
-			err = fde_list__push(out, start, start + range, off);
+			err = fde_list__push(out, &(struct fde_range){
+							  .start = start,
+							  .end = start + range,
+							  .off = off,
+							  .insns = c.p,
+							  .insns_end = c.end,
+							  .cie = (uint32_t)ci,
+						  });
 			if (err)
-				goto cleanup;
+				return err;
 		}
 	next:
 		off = next;
 	}
-cleanup:
-	free(cies);
 	return err;
 }
 
@@ -667,15 +723,279 @@ static int row_buf__push(struct row_buf *b, uint32_t pc, struct offcpu_cfi_row r
 	return 0;
 }
 
+/* ---- rows in one pass over an FDE's instructions ---- */
+
+/* remember_state nesting the one-pass builder follows (GCC nests one deep) */
+#define CFI_STATE_STACK 8
+
+static struct reg_state *state_reg(struct cfa_state *st, uint64_t reg)
+{
+	return reg == REG_RA ? &st->ra : reg == REG_RBP ? &st->rbp : NULL;
+}
+
+static void state_set(struct cfa_state *st, uint64_t reg, enum reg_rule rule, int64_t off)
+{
+	struct reg_state *r = state_reg(st, reg);
+
+	if (r)
+		*r = (struct reg_state){.rule = rule, .off = off};
+}
+
+/*
+ * The row of a state, as row_of() makes it from the frame libdw returns
+ * for the same rules. false: a rule whose meaning is libdw's to give (no
+ * rule at all, an undefined CFA).
+ */
+static bool row_of_state(const struct cfa_state *st, struct offcpu_cfi_row *r)
+{
+	int64_t off;
+
+	switch (st->ra.rule) {
+	case RULE_UNDEF:
+		*r = command_row(OFFCPU_CFA_END);
+		return true;
+	case RULE_OFFSET:
+		if (st->ra.off == -8)
+			break;
+		/* fall through */
+	case RULE_SAME:
+	case RULE_OTHER:
+		*r = command_row(OFFCPU_CFA_UNSUPPORTED);
+		return true;
+	default:
+		return false;
+	}
+	if (!st->cfa_defined)
+		return false;
+	if ((st->cfa_reg != REG_RSP && st->cfa_reg != REG_RBP) || !cfa_off_ok(st->cfa_off)) {
+		*r = command_row(OFFCPU_CFA_UNSUPPORTED);
+		return true;
+	}
+	*r = (struct offcpu_cfi_row){.cfa_off = (uint16_t)(st->cfa_off / 8)};
+	switch (st->rbp.rule) {
+	case RULE_SAME:
+		r->rule = OFFCPU_FP_SAME;
+		break;
+	case RULE_OFFSET:
+		off = st->rbp.off;
+		if (off % 8 == 0 && off / 8 >= INT8_MIN && off / 8 <= INT8_MAX) {
+			r->rule = OFFCPU_FP_SAVED;
+			r->fp_off = (int8_t)(off / 8);
+		} else {
+			r->rule = OFFCPU_FP_UNKNOWN;
+		}
+		break;
+	case RULE_UNDEF:
+	case RULE_OTHER:
+		r->rule = OFFCPU_FP_UNKNOWN;
+		break;
+	default:
+		return false;
+	}
+	r->rule = OFFCPU_CFI_RULE(st->cfa_reg == REG_RSP ? OFFCPU_CFA_SP : OFFCPU_CFA_FP, r->rule);
+	return true;
+}
+
+/*
+ * Play out CFA instructions from st. With fr NULL (a CIE's initial
+ * instructions) an advance is refused; with fr, each advance past the
+ * current location ends a row, pushed to b. Returns 0, 1 for an
+ * instruction or a state left to libdw (set_loc, expressions for the CFA,
+ * rbp or the return address, restore_state without remember_state, a
+ * restore inside a CIE...), or -ENOMEM.
+ */
+static int play(const struct cie_info *ci, const struct fde_range *fr, const struct cfi_table *t,
+		struct cursor c, struct cfa_state *st, struct row_buf *b)
+{
+	struct cfa_state stack[CFI_STATE_STACK];
+	struct offcpu_cfi_row r;
+	size_t depth = 0;
+	uint64_t loc = fr ? fr->start : 0, reg, v, next;
+	int64_t sv;
+	int err;
+
+	while (c.p < c.end) {
+		uint8_t op = *c.p++;
+
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			next = loc + (op & 0x3f) * ci->code_align;
+			goto advance;
+		case DW_CFA_offset:
+			if (!read_uleb(&c, &v))
+				return 1;
+			state_set(st, op & 0x3f, RULE_OFFSET, (int64_t)v * ci->data_align);
+			continue;
+		case DW_CFA_restore:
+			reg = op & 0x3f;
+			goto restore;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+			continue;
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			if (!read_fixed(&c,
+					op == DW_CFA_advance_loc1   ? 1
+					: op == DW_CFA_advance_loc2 ? 2
+								    : 4,
+					&v))
+				return 1;
+			next = loc + v * ci->code_align;
+			goto advance;
+		case DW_CFA_offset_extended:
+			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v))
+				return 1;
+			state_set(st, reg, RULE_OFFSET, (int64_t)v * ci->data_align);
+			continue;
+		case DW_CFA_offset_extended_sf:
+			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv))
+				return 1;
+			state_set(st, reg, RULE_OFFSET, sv * ci->data_align);
+			continue;
+		case DW_CFA_val_offset:
+		case DW_CFA_register:
+			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v))
+				return 1;
+			state_set(st, reg, RULE_OTHER, 0);
+			continue;
+		case DW_CFA_val_offset_sf:
+			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv))
+				return 1;
+			state_set(st, reg, RULE_OTHER, 0);
+			continue;
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+			if (!read_uleb(&c, &reg))
+				return 1;
+			state_set(st, reg, op == DW_CFA_undefined ? RULE_UNDEF : RULE_SAME, 0);
+			continue;
+		case DW_CFA_restore_extended:
+			if (!read_uleb(&c, &reg))
+				return 1;
+			goto restore;
+		case DW_CFA_def_cfa:
+			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v))
+				return 1;
+			st->cfa_defined = true;
+			st->cfa_reg = reg;
+			st->cfa_off = (int64_t)v;
+			continue;
+		case DW_CFA_def_cfa_sf:
+			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv))
+				return 1;
+			st->cfa_defined = true;
+			st->cfa_reg = reg;
+			st->cfa_off = sv * ci->data_align;
+			continue;
+		case DW_CFA_def_cfa_register:
+			if (!read_uleb(&c, &reg) || !st->cfa_defined)
+				return 1;
+			st->cfa_reg = reg;
+			continue;
+		case DW_CFA_def_cfa_offset:
+			if (!read_uleb(&c, &v) || !st->cfa_defined)
+				return 1;
+			st->cfa_off = (int64_t)v;
+			continue;
+		case DW_CFA_def_cfa_offset_sf:
+			if (!read_sleb(&c, &sv) || !st->cfa_defined)
+				return 1;
+			st->cfa_off = sv * ci->data_align;
+			continue;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			if (!read_uleb(&c, &reg) || state_reg(st, reg) || !read_uleb(&c, &v) ||
+			    v > (uint64_t)(c.end - c.p))
+				return 1;
+			c.p += v;
+			continue;
+		case DW_CFA_remember_state:
+			if (depth == CFI_STATE_STACK)
+				return 1;
+			stack[depth++] = *st;
+			continue;
+		case DW_CFA_restore_state:
+			if (!depth)
+				return 1;
+			*st = stack[--depth];
+			continue;
+		case DW_CFA_GNU_args_size:
+			if (!read_uleb(&c, &v))
+				return 1;
+			continue;
+		default:
+			return 1;
+		}
+	restore:
+		if (!fr)
+			return 1;
+		if (reg == REG_RA)
+			st->ra = ci->init.ra;
+		else if (reg == REG_RBP)
+			st->rbp = ci->init.rbp;
+		continue;
+	advance:
+		if (!fr || next < loc)
+			return 1;
+		if (next == loc)
+			continue;
+		if (!row_of_state(st, &r))
+			return 1;
+		if ((err = row_buf__push(b, (uint32_t)(loc - t->base), r)))
+			return err;
+		loc = next;
+		if (loc >= fr->end)
+			return 0;
+	}
+	if (!fr)
+		return 0;
+	if (!row_of_state(st, &r))
+		return 1;
+	return row_buf__push(b, (uint32_t)(loc - t->base), r);
+}
+
+/*
+ * The rows of one FDE in one pass over its CIE's and its own instructions:
+ * libdw's dwarf_cfi_addrframe plays them out again from the start for
+ * every row. 0, 1 when the FDE is left to libdw (rows pushed then taken
+ * back by the caller), -ENOMEM.
+ */
+static int fde_rows(struct fde_list *l, const struct fde_range *fr, const struct cfi_table *t,
+		    struct row_buf *b)
+{
+	struct cie_info *ci = &l->cies[fr->cie];
+	struct cfa_state st;
+
+	if (!ci->fast)
+		return 1;
+	if (!ci->has_init) {
+		/* libdw's x86-64 ABI preamble: rbp (callee-saved) keeps its value */
+		ci->init = (struct cfa_state){.rbp.rule = RULE_SAME};
+		if (play(ci, NULL, t, (struct cursor){ci->insns, ci->insns_end}, &ci->init,
+			 NULL)) {
+			ci->fast = false;
+			return 1;
+		}
+		ci->has_init = true;
+	}
+	st = ci->init;
+	return play(ci, fr, t, (struct cursor){fr->insns, fr->insns_end}, &st, b);
+}
+
 /*
  * The rows of the FDEs, in order of their start. Where FDEs overlap, the
  * one that starts later takes over from its start, and the rest of the
  * earlier one is dropped (a gap after the later one ends): the choice an
  * .eh_frame_hdr lookup makes. Within an FDE, the rule at each pc is the one
- * libdw's dwarf_cfi_addrframe returns for it.
+ * libdw's dwarf_cfi_addrframe returns for it: played out here in one pass
+ * (fde_rows()) where the instructions are the plain ones compilers emit,
+ * else asked of libdw row by row (and always with libdw_rows, the
+ * reference the tests compare with).
  */
 static int build_rows(const struct cfi_source *s, struct cfi_table *t, struct fde_list *fdes,
-		      struct row_buf *b)
+		      struct row_buf *b, bool libdw_rows)
 {
 	uint64_t covered = 0;
 	int err = 0;
@@ -694,6 +1014,18 @@ static int build_rows(const struct cfi_source *s, struct cfi_table *t, struct fd
 		}
 		while (b->n && b->v[b->n - 1].pc >= fr->start - t->base)
 			b->n--;
+		if (!libdw_rows) {
+			size_t n0 = b->n;
+
+			err = fde_rows(fdes, fr, t, b);
+			if (err < 0)
+				return err;
+			if (!err)
+				pc = fr->end;
+			else
+				t->stats.fdes_libdw++;
+			b->n = err ? n0 : b->n;
+		}
 		while (pc < fr->end) {
 			Dwarf_Frame *f = NULL;
 			Dwarf_Addr fstart, fend;
@@ -723,7 +1055,8 @@ static int build_rows(const struct cfi_source *s, struct cfi_table *t, struct fd
 	return err;
 }
 
-static int build_from(const struct cfi_source *s, struct cfi_table *t, const char *source)
+static int build_from(const struct cfi_source *s, struct cfi_table *t, const char *source,
+		      bool libdw_rows)
 {
 	struct fde_list fdes = {0};
 	struct row_buf b = {0};
@@ -732,8 +1065,8 @@ static int build_from(const struct cfi_source *s, struct cfi_table *t, const cha
 
 	err = read_fdes(s, t, &fdes);
 	if (!err)
-		err = build_rows(s, t, &fdes, &b);
-	free(fdes.v);
+		err = build_rows(s, t, &fdes, &b, libdw_rows);
+	fde_list__free(&fdes);
 	if (err == -EBADMSG) {
 		/* not trusted to libdw at all: as if the section were not there */
 		t->stats.corrupt++;
@@ -806,7 +1139,7 @@ static bool same_build_id(Elf *elf, const struct cfi_table *t)
 }
 
 /* The .debug_frame of the debug file at path, when it is this file's. */
-static int try_debug_file(const char *path, struct cfi_table *t)
+static int try_debug_file(const char *path, struct cfi_table *t, bool libdw_rows)
 {
 	struct cfi_source s;
 	Elf *elf;
@@ -819,7 +1152,7 @@ static int try_debug_file(const char *path, struct cfi_table *t)
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !same_build_id(elf, t))
 		goto cleanup;
 	if (!cfi_source__debug_frame(elf, &s)) {
-		err = build_from(&s, t, "debug file .debug_frame");
+		err = build_from(&s, t, "debug file .debug_frame", libdw_rows);
 		cfi_source__close(&s);
 	}
 cleanup:
@@ -828,7 +1161,8 @@ cleanup:
 	return err;
 }
 
-static int try_debuglink(Elf *elf, const char *path, const char *root, struct cfi_table *t)
+static int try_debuglink(Elf *elf, const char *path, const char *root, struct cfi_table *t,
+			 bool libdw_rows)
 {
 	uint64_t addr;
 	Elf_Data *d = section_data(elf, ".gnu_debuglink", &addr);
@@ -851,17 +1185,17 @@ static int try_debuglink(Elf *elf, const char *path, const char *root, struct cf
 	/* next to the file, in .debug/ beside it, then under the debug root */
 	if (snprintf(buf, sizeof(buf), "%s/%s", slash ? dir : ".", name) < (int)sizeof(buf) &&
 	    strcmp(buf, path))
-		err = try_debug_file(buf, t);
+		err = try_debug_file(buf, t, libdw_rows);
 	if (err == -ENOENT &&
 	    snprintf(buf, sizeof(buf), "%s/.debug/%s", slash ? dir : ".", name) < (int)sizeof(buf))
-		err = try_debug_file(buf, t);
+		err = try_debug_file(buf, t, libdw_rows);
 	if (err == -ENOENT && slash && path[0] == '/' &&
 	    snprintf(buf, sizeof(buf), "%s%s/%s", root, dir, name) < (int)sizeof(buf))
-		err = try_debug_file(buf, t);
+		err = try_debug_file(buf, t, libdw_rows);
 	return err;
 }
 
-static int try_build_id(const char *root, struct cfi_table *t)
+static int try_build_id(const char *root, struct cfi_table *t, bool libdw_rows)
 {
 	char buf[PATH_MAX];
 	int n;
@@ -874,11 +1208,14 @@ static int try_build_id(const char *root, struct cfi_table *t)
 	if (n >= (int)sizeof(buf) - 7)
 		return -ENOENT;
 	strcat(buf, ".debug");
-	return try_debug_file(buf, t);
+	return try_debug_file(buf, t, libdw_rows);
 }
 
-int cfi_table__build_root(int fd, const char *path, const char *debug_root, struct cfi_table *t)
+int cfi_table__build_opts(int fd, const char *path, const struct cfi_build_opts *o,
+			  struct cfi_table *t)
 {
+	const char *debug_root = o ? o->debug_root : NULL;
+	bool libdw_rows = o && o->libdw_rows;
 	struct cfi_source s;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
@@ -911,22 +1248,28 @@ int cfi_table__build_root(int fd, const char *path, const char *debug_root, stru
 
 	err = cfi_source__eh_frame(elf, &s);
 	if (!err) {
-		err = build_from(&s, t, ".eh_frame");
+		err = build_from(&s, t, ".eh_frame", libdw_rows);
 		cfi_source__close(&s);
 	}
 	if (err == -ENOENT && !cfi_source__debug_frame(elf, &s)) {
-		err = build_from(&s, t, ".debug_frame");
+		err = build_from(&s, t, ".debug_frame", libdw_rows);
 		cfi_source__close(&s);
 	}
 	if (err == -ENOENT)
-		err = try_build_id(debug_root, t);
+		err = try_build_id(debug_root, t, libdw_rows);
 	if (err == -ENOENT)
-		err = try_debuglink(elf, path, debug_root, t);
+		err = try_debuglink(elf, path, debug_root, t, libdw_rows);
 cleanup:
 	if (err && err != -ENOENT)
 		cfi_table__free(t);
 	elf_end(elf);
 	return err;
+}
+
+int cfi_table__build_root(int fd, const char *path, const char *debug_root, struct cfi_table *t)
+{
+	return cfi_table__build_opts(fd, path, &(struct cfi_build_opts){.debug_root = debug_root},
+				     t);
 }
 
 int cfi_table__build(int fd, const char *path, struct cfi_table *t)

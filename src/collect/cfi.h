@@ -28,6 +28,7 @@
 #define OFFCPU_COLLECT_CFI_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,7 @@
 
 struct cfi_stats {
 	size_t fdes;	    /* FDEs read */
+	size_t fdes_libdw;  /* ... whose rows libdw made, one call a row (the rest: one pass) */
 	size_t rows;	    /* rows in the table (after merging) */
 	size_t unsupported; /* rows made OFFCPU_CFA_UNSUPPORTED */
 	size_t fp_unknown;  /* rows with OFFCPU_FP_UNKNOWN */
@@ -78,6 +80,19 @@ int cfi_table__build(int fd, const char *path, struct cfi_table *t);
  * (a container's root, a test's directory); NULL means /usr/lib/debug.
  */
 int cfi_table__build_root(int fd, const char *path, const char *debug_root, struct cfi_table *t);
+
+struct cfi_build_opts {
+	const char *debug_root; /* NULL: /usr/lib/debug */
+	/*
+	 * Every row asked of libdw (dwarf_cfi_addrframe at each row's pc), as
+	 * the builder did before it played out each FDE once itself: the
+	 * reference the tests hold the one-pass rows to.
+	 */
+	bool libdw_rows;
+};
+
+int cfi_table__build_opts(int fd, const char *path, const struct cfi_build_opts *o,
+			  struct cfi_table *t);
 void cfi_table__free(struct cfi_table *t);
 
 /*

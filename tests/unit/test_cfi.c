@@ -1000,6 +1000,170 @@ TEST(cfi_fuzz_regression_huge_register)
 	cfi_table__free(&t);
 }
 
+/* ---- the one-pass row builder against libdw asked row by row ---- */
+
+/*
+ * Hand-written CFI with every instruction the one-pass builder plays out
+ * itself, and some it leaves to libdw: remember/restore_state around an
+ * epilogue, restore, same_value, undefined, register, val_offset, a CFA
+ * from another register, an offset too large for a row, an expression.
+ */
+static const char cfi_asm[] =
+	"\t.text\n"
+	"\t.globl f1\n\t.type f1,@function\nf1:\n\t.cfi_startproc\n"
+	"\tpush %rbp\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset %rbp, -16\n"
+	"\tmov %rsp, %rbp\n\t.cfi_def_cfa_register %rbp\n"
+	"\ttest %rdi, %rdi\n\tje 1f\n"
+	"\t.cfi_remember_state\n"
+	"\tpop %rbp\n\t.cfi_def_cfa %rsp, 8\n\t.cfi_restore %rbp\n\tret\n"
+	"1:\t.cfi_restore_state\n\tnop\n"
+	"\t.cfi_same_value %rbp\n\tnop\n"
+	"\t.cfi_register %rbp, %rbx\n\tnop\n"
+	"\t.cfi_val_offset %rbp, -24\n\tnop\n"
+	"\t.cfi_offset %rbp, -4096\n\tnop\n"
+	"\t.cfi_undefined %rbp\n\tnop\n"
+	"\t.cfi_def_cfa %r10, 0\n\tnop\n"
+	"\t.cfi_def_cfa %rsp, 12\n\tnop\n"
+	"\t.cfi_def_cfa %rsp, 1048576\n\tnop\n"
+	"\t.cfi_def_cfa %rsp, 8\n\tleave\n\tret\n"
+	"\t.cfi_endproc\n"
+	"\t.globl f2\n\t.type f2,@function\nf2:\n\t.cfi_startproc\n"
+	"\tnop\n\t.cfi_undefined %rip\n\tnop\n\t.cfi_register %rip, %rbx\n\tnop\n"
+	"\t.cfi_val_offset %rip, -8\n\tnop\n\t.cfi_offset %rip, -16\n\tnop\n"
+	"\t.cfi_same_value %rip\n\tnop\n\t.cfi_offset %rip, -8\n\tret\n"
+	"\t.cfi_endproc\n"
+	"\t.globl f3\n\t.type f3,@function\nf3:\n\t.cfi_startproc\n"
+	"\tsub $24, %rsp\n\t.cfi_adjust_cfa_offset 24\n"
+	"\t.cfi_escape 0x0f,0x03,0x77,0x20,0x06\n\tnop\n" /* CFA = [rsp + 32]: an expression */
+	"\t.cfi_def_cfa %rsp, 32\n\tadd $24, %rsp\n\t.cfi_adjust_cfa_offset -24\n\tret\n"
+	"\t.cfi_endproc\n"
+	"\t.globl f4\n\t.type f4,@function\nf4:\n\t.cfi_startproc\n\t.cfi_signal_frame\n"
+	"\tnop\n\tret\n\t.cfi_endproc\n"
+	"\t.section .note.GNU-stack,\"\",@progbits\n";
+
+static const char *compile_cfi_asm(void)
+{
+	const char *src = tmp_path("cfi.s"), *out = tmp_path("cfi.so");
+	FILE *f;
+
+	if (!have("gcc"))
+		return NULL;
+	f = fopen(src, "w");
+	if (!f)
+		return NULL;
+	fputs(cfi_asm, f);
+	fclose(f);
+	if (sh("gcc -shared -nostdlib -o '%s' '%s'", out, src))
+		return NULL;
+	return out;
+}
+
+/* The table of path made in one pass and by libdw row by row: the same rows. */
+static bool same_as_libdw(const char *path, size_t *fdes, size_t *via_libdw)
+{
+	struct cfi_table a, b;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ea, eb;
+	char x[64], y[64];
+	bool same = true;
+
+	if (fd < 0) {
+		UNIT_FAIL("%s: %s", path, strerror(errno));
+		return false;
+	}
+	ea = cfi_table__build_opts(fd, path, &(struct cfi_build_opts){0}, &a);
+	eb = cfi_table__build_opts(fd, path, &(struct cfi_build_opts){.libdw_rows = true}, &b);
+	close(fd);
+	if (ea || eb) {
+		if (ea == -ENOENT)
+			cfi_table__free(&a);
+		if (eb == -ENOENT)
+			cfi_table__free(&b);
+		if (ea != eb)
+			UNIT_FAIL("%s: one pass %d, libdw %d", path, ea, eb);
+		return ea == eb;
+	}
+	if (b.stats.fdes_libdw || a.n != b.n) {
+		UNIT_FAIL("%s: one pass %zu rows, libdw %zu rows (%zu FDEs its own)", path, a.n,
+			  b.n, b.stats.fdes_libdw);
+		same = false;
+	}
+	for (size_t i = 0; same && i < a.n; i++) {
+		if (!memcmp(&a.rows[i], &b.rows[i], sizeof(a.rows[i])))
+			continue;
+		cfi_row__format(&a.rows[i], x, sizeof(x));
+		cfi_row__format(&b.rows[i], y, sizeof(y));
+		UNIT_FAIL("%s: row %zu: one pass pc %#x '%s', libdw pc %#x '%s'", path, i,
+			  a.rows[i].pc, x, b.rows[i].pc, y);
+		same = false;
+	}
+	printf("# %s: %zu rows, %zu FDEs, %zu of them via libdw\n", path, a.n, a.stats.fdes,
+	       a.stats.fdes_libdw);
+	*fdes += a.stats.fdes;
+	*via_libdw += a.stats.fdes_libdw;
+	cfi_table__free(&a);
+	cfi_table__free(&b);
+	return same;
+}
+
+TEST(cfi_one_pass_same_as_libdw_handwritten)
+{
+	const char *so = compile_cfi_asm();
+	struct cfi_table t;
+	size_t fdes = 0, via = 0, saved = 0, unknown = 0, unsup = 0, end = 0;
+
+	if (!so) {
+		SKIP("gcc could not assemble the test CFI");
+		return;
+	}
+	if (!same_as_libdw(so, &fdes, &via))
+		return;
+	/* f3's expression and f4's signal frame go to libdw, f1 and f2 do not */
+	CHECK_INT(fdes, 4);
+	CHECK_INT(via, 2);
+	CHECK_INT(build_path(so, NULL, &t), 0);
+	for (size_t i = 0; i < t.n; i++) {
+		unsigned int cfa = OFFCPU_CFI_CFA(t.rows[i].rule), fp = OFFCPU_CFI_FP(t.rows[i].rule);
+
+		saved += (cfa == OFFCPU_CFA_SP || cfa == OFFCPU_CFA_FP) && fp == OFFCPU_FP_SAVED;
+		unknown += (cfa == OFFCPU_CFA_SP || cfa == OFFCPU_CFA_FP) && fp == OFFCPU_FP_UNKNOWN;
+		unsup += cfa == OFFCPU_CFA_UNSUPPORTED;
+		end += cfa == OFFCPU_CFA_END;
+	}
+	cfi_table__free(&t);
+	/* the instructions above make each kind of row at least once */
+	CHECK(saved >= 2);
+	CHECK(unknown >= 2);
+	CHECK(unsup >= 3);
+	CHECK(end >= 1);
+}
+
+TEST(cfi_one_pass_same_as_libdw_real_binaries)
+{
+	const char *paths[] = {LIBC,
+			       PYTHON,
+			       "/usr/bin/redis-server",
+			       "/usr/lib/postgresql/15/bin/postgres",
+			       "/lib64/ld-linux-x86-64.so.2",
+			       compile("nofp1", "-O2 -fomit-frame-pointer"),
+			       compile("fp1", "-O2 -fno-omit-frame-pointer"),
+			       compile_debug_frame_only()};
+	size_t fdes = 0, via = 0, files = 0;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (!paths[i] || access(paths[i], R_OK))
+			continue;
+		if (!same_as_libdw(paths[i], &fdes, &via))
+			return;
+		files++;
+	}
+	if (!files) {
+		SKIP("no binary to compare");
+		return;
+	}
+	/* nearly every FDE in one pass (libc: PLT and signal frames are libdw's) */
+	CHECK(via * 50 < fdes);
+}
+
 TEST(cfi_row_format)
 {
 	struct offcpu_cfi_row r = {.cfa_off = 2,
