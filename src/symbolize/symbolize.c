@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "symbolize/demangle.h"
+#include "symbolize/dwlazy.h"
 #include "symbolize/fp.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/procmaps.h"
@@ -85,6 +86,9 @@ struct binary {
 	bool has_symbols, has_debuginfo;
 	bool facts_tried; /* binary_facts() ran */
 	bool dwarf_read;  /* an inline lookup has loaded its DWARF */
+	char *dwarf_path; /* the file its DWARF is in, when found on this machine */
+	struct dwlazy *lazy; /* that DWARF inflated as lookups need it (NULL: through libdwfl) */
+	bool lazy_tried;
 	struct cu_funcs *cus;
 	size_t ncus, cus_cap;
 	struct hmap cu_idx; /* a CU DIE's address -> its index in cus */
@@ -131,6 +135,7 @@ struct proc {
 
 struct symbolizer {
 	bool inlines, no_demangle, debuginfod, perf_map_dir_given;
+	bool dwarf_whole;
 	char *kallsyms_path, *proc_root, *perf_map_dir;
 
 	struct ksyms *ksyms;
@@ -328,8 +333,10 @@ static void binary__free(struct binary *b)
 	free(b->vc);
 	free(b->vframes);
 	hmap__free(&b->vc_idx);
+	dwlazy__free(b->lazy);
 	dwfl_end(b->dwfl);
 	free(b->segs);
+	free(b->dwarf_path);
 	free(b->path);
 	free(b);
 }
@@ -357,6 +364,9 @@ static void binary_close(struct binary *b)
 	b->vframes = NULL;
 	b->nvframes = b->vframes_cap = 0;
 	hmap__free(&b->vc_idx);
+	dwlazy__free(b->lazy);
+	b->lazy = NULL;
+	b->lazy_tried = false;
 	dwfl_end(b->dwfl);
 	b->dwfl = NULL;
 	b->mod = NULL;
@@ -537,8 +547,11 @@ static bool binary_has_dwarf(struct symbolizer *s, struct binary *b)
 	Dwarf_Addr dwbias;
 	bool yes;
 
-	if (elf_has_dwarf(elf))
+	if (elf_has_dwarf(elf)) {
+		dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+		b->dwarf_path = main_file ? strdup(main_file) : NULL;
 		return true;
+	}
 	/*
 	 * The module's own search is not called from here: it keeps what it
 	 * finds in the module. The same places, looked at from outside.
@@ -556,14 +569,17 @@ static bool binary_has_dwarf(struct symbolizer *s, struct binary *b)
 		dwfl_module_info(b->mod, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
 		fd = debuglink_open(b->mod, main_file, link, crc, &found);
 	}
-	free(found);
 	if (fd < 0)
-		/* only elfutils' servers are left to ask */
+		/* only elfutils' servers are left to ask (found is NULL) */
 		return s->debuginfod && dwfl_module_getdwarf(b->mod, &dwbias) != NULL;
 	dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	yes = elf_has_dwarf(dbg);
 	elf_end(dbg);
 	close(fd);
+	if (yes)
+		b->dwarf_path = found;
+	else
+		free(found);
 	return yes;
 }
 
@@ -1035,19 +1051,41 @@ static int push_inlines_of(struct symbolizer *s, struct proc *p, Dwarf_Die *fn, 
 	return err;
 }
 
+/* The lowest vaddr of b's PT_LOAD segments. */
+static uint64_t lowest_vaddr(const struct binary *b)
+{
+	uint64_t v = b->segs[0].vaddr;
+
+	for (size_t i = 1; i < b->nsegs; i++)
+		if (b->segs[i].vaddr < v)
+			v = b->segs[i].vaddr;
+	return v;
+}
+
 /* The functions inlined at vaddr, from the outermost caller inwards. */
 static int push_inlines(struct symbolizer *s, struct proc *p, struct binary *b, uint64_t vaddr)
 {
 	Dwfl_Module *mod = b->mod;
 	Dwarf_Addr bias;
-	Dwarf_Die *cu, *scopes = NULL, *fn;
+	Dwarf_Die cudie, *cu, *scopes = NULL, *fn;
 	int n, err = 0;
 
 	if (!b->dwarf_read) {
 		b->dwarf_read = true;
 		s->stats.dwarf_reads++;
 	}
-	cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	if (!b->lazy_tried) {
+		b->lazy_tried = true;
+		if (!s->dwarf_whole && b->dwarf_path && b->nsegs)
+			b->lazy = dwlazy__open(b->dwarf_path, lowest_vaddr(b));
+	}
+	if (b->lazy) {
+		/* the DWARF's addresses are the file's (dwlazy__open() checked) */
+		bias = 0;
+		cu = dwlazy__addrdie(b->lazy, vaddr, &cudie) ? &cudie : NULL;
+	} else {
+		cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	}
 	fn = cu ? fn_find(b, cu, vaddr - bias) : NULL;
 
 	if (fn)
@@ -1306,6 +1344,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->inlines = opts->inlines;
 	s->no_demangle = opts->no_demangle;
 	s->debuginfod = opts->debuginfod;
+	s->dwarf_whole = opts->dwarf_whole;
 	s->perf_map_dir_given = opts->perf_map_dir != NULL;
 	s->kallsyms_path = strdup(opts->kallsyms_path ? opts->kallsyms_path : "/proc/kallsyms");
 	s->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
@@ -1370,6 +1409,16 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	*st = s->stats;
 	st->processes = s->nprocs;
 	st->binaries = s->nbins;
+	for (size_t i = 0; i < s->nbins; i++) {
+		size_t done, size;
+
+		if (!s->bins[i] || !s->bins[i]->lazy)
+			continue;
+		dwlazy__info_size(s->bins[i]->lazy, &done, &size);
+		st->dwarf_lazy++;
+		st->dwarf_info_read += done;
+		st->dwarf_info_size += size;
+	}
 }
 
 int symbolizer__forget_gone(struct symbolizer *s)

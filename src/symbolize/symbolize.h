@@ -55,6 +55,12 @@ struct symbolizer_opts {
 	const char *proc_root;	   /* default /proc; tests point it elsewhere */
 	const char *perf_map_dir;  /* default /tmp */
 	bool debuginfod;	   /* let elfutils download debuginfo (DEBUGINFOD_URLS) */
+	/*
+	 * Inline lookups through libdwfl, which inflates a binary's whole
+	 * DWARF, rather than only the compile units they need (dwlazy.h):
+	 * the reference the tests hold the lazy reading to.
+	 */
+	bool dwarf_whole;
 };
 
 struct sym_frame {
@@ -141,6 +147,9 @@ struct symbolizer_stats {
 	size_t processes;	  /* pids tracked */
 	size_t binaries;	  /* distinct files opened */
 	size_t dwarf_reads;	  /* binaries whose DWARF was loaded (for inline frames only) */
+	size_t dwarf_lazy;	  /* ... of them read as far as lookups needed (dwlazy.h) */
+	uint64_t dwarf_info_read; /* bytes of their .debug_info inflated */
+	uint64_t dwarf_info_size; /* ... of their .debug_info's full size */
 	uint64_t binaries_closed; /* ... closed once no process mapped them (forget_gone) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);

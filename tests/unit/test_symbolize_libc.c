@@ -532,6 +532,95 @@ TEST(libc_addresses_resolved_once_serve_every_process)
 	symbolizer__free(s);
 }
 
+/* The span of libc's functions, from the debug file's symbols. */
+static bool text_span(const char *debug, uint64_t *lo, uint64_t *hi)
+{
+	char cmd[512], *syms, *line, *save = NULL;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s 2>/dev/null", debug);
+	syms = run(cmd);
+	if (!syms)
+		return false;
+	*lo = ~0ull;
+	*hi = 0;
+	for (line = strtok_r(syms, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, z;
+		char t;
+
+		if (sscanf(line, "%llx %llx %c", &a, &z, &t) == 3 && (t == 't' || t == 'T')) {
+			*lo = a < *lo ? a : *lo;
+			*hi = a + z > *hi ? a + z : *hi;
+		}
+	}
+	free(syms);
+	return *lo < *hi;
+}
+
+/*
+ * libc's DWARF read only as far as the lookups need (symbolize/dwlazy.h)
+ * gives every address the inlined frames libdwfl's whole reading gives, and
+ * an address near the start of the text needs little of .debug_info.
+ */
+TEST(libc_lazy_dwarf_same_frames_as_whole)
+{
+	struct symbolizer_opts lazy_o = {.inlines = true}, whole_o = {.inlines = true,
+								    .dwarf_whole = true};
+	struct symbolizer *lazy = NULL, *whole = NULL;
+	struct symbolizer_stats st;
+	struct libc_info l;
+	const char *why;
+	uint64_t lo, hi;
+	size_t compared = 0, inlined = 0, n = 3000;
+	int a, b;
+
+	if (!libc_with_debug(&l, &why))
+		SKIP("%s", why);
+	if (!text_span(l.debug, &lo, &hi))
+		SKIP("nm could not read %s (Debian: binutils)", l.debug);
+	lazy = symbolizer__new(&lazy_o);
+	whole = symbolizer__new(&whole_o);
+	CHECK(lazy && whole);
+	for (size_t i = 0; i < n; i++) {
+		struct sym_frame fa[16], fb[16];
+		uint64_t at = lo + (hi - lo) / n * i + 7;
+
+		a = symbolizer__user(lazy, getpid(), l.bias + at, fa, 16);
+		b = symbolizer__user(whole, getpid(), l.bias + at, fb, 16);
+		if (a != b) {
+			UNIT_FAIL("libc+0x%" PRIx64 ": %d frames read lazily, %d whole", at, a, b);
+			goto cleanup;
+		}
+		for (int j = 0; j < a; j++) {
+			if (strcmp(fa[j].name, fb[j].name) || fa[j].is_inline != fb[j].is_inline) {
+				UNIT_FAIL("libc+0x%" PRIx64 ": frame %d \"%s\"%s lazily, \"%s\"%s whole",
+					  at, j, fa[j].name, fa[j].is_inline ? " (inlined)" : "",
+					  fb[j].name, fb[j].is_inline ? " (inlined)" : "");
+				goto cleanup;
+			}
+		}
+		compared++;
+		inlined += a > 1;
+		if (i == 0) {
+			/* the first CUs only */
+			symbolizer__stats(lazy, &st);
+			if (st.dwarf_lazy != 1 || !st.dwarf_info_read ||
+			    st.dwarf_info_read * 2 > st.dwarf_info_size) {
+				UNIT_FAIL("after one lookup near the start: %zu lazy, %" PRIu64
+					  " of %" PRIu64 " bytes of .debug_info",
+					  st.dwarf_lazy, st.dwarf_info_read, st.dwarf_info_size);
+				goto cleanup;
+			}
+		}
+	}
+	symbolizer__stats(whole, &st);
+	CHECK_INT(st.dwarf_lazy, 0);
+	printf("# %zu addresses, %zu with inlined frames\n", compared, inlined);
+	CHECK(inlined > 100);
+cleanup:
+	symbolizer__free(lazy);
+	symbolizer__free(whole);
+}
+
 int main(void)
 {
 	return unit_run();

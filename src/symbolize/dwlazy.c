@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DWARF inflated as far as inline lookups need (contract in dwlazy.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <zlib.h>
+
+#include "symbolize/dwlazy.h"
+
+/* How much more .debug_info one step inflates at least: fewer, larger inflate() calls. */
+#define INFLATE_STEP (256u << 10)
+
+/* The sections kept, whole except .debug_info. The first three are required. */
+static const char *const kept[] = {
+	".debug_info",	    ".debug_abbrev", ".debug_aranges", ".debug_str",    ".debug_line_str",
+	".debug_str_offsets", ".debug_addr",   ".debug_rnglists", ".debug_ranges",
+};
+#define NKEPT (sizeof(kept) / sizeof(kept[0]))
+
+/* Debug sections an inline lookup never reads: left out of the image. */
+static const char *const skipped[] = {
+	".debug_loc",	   ".debug_loclists",	 ".debug_line",	       ".debug_frame",
+	".debug_macro",	   ".debug_macinfo",	 ".debug_pubnames",    ".debug_pubtypes",
+	".debug_gnu_pubnames", ".debug_gnu_pubtypes",
+};
+
+struct arange {
+	uint64_t lo, hi, cu; /* [lo, hi) is in the CU whose header is at cu */
+};
+
+struct isec {
+	Elf_Scn *scn;	  /* in the file */
+	uint64_t size;	  /* uncompressed */
+	uint64_t img_off; /* where its bytes are in the image */
+	uint64_t align;
+};
+
+struct dwlazy {
+	int fd;
+	Elf *file; /* the file itself, read by libelf through mmap */
+	struct isec sec[NKEPT];
+	uint8_t *img; /* the ELF image libdw reads */
+	size_t img_len;
+	Elf *elf;
+	Dwarf *dw;
+	z_stream z; /* .debug_info's stream, while not all inflated */
+	bool z_live;
+	uint8_t *info;
+	size_t info_size, info_done;
+	bool broken; /* inflating failed: no more lookups */
+	struct arange *ar;
+	size_t nar;
+};
+
+static bool name_in(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
+			return true;
+	return false;
+}
+
+/* The compressed bytes of scn after its header, and their zlib header check. */
+static bool zlib_data(Elf_Scn *scn, const uint8_t **p, size_t *len, uint64_t *size,
+		      uint64_t *align)
+{
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+	Elf64_Chdr ch;
+
+	if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
+		return false;
+	memcpy(&ch, raw->d_buf, sizeof(ch));
+	if (ch.ch_type != ELFCOMPRESS_ZLIB)
+		return false;
+	*p = (const uint8_t *)raw->d_buf + sizeof(ch);
+	*len = raw->d_size - sizeof(ch);
+	*size = ch.ch_size;
+	*align = ch.ch_addralign ? ch.ch_addralign : 1;
+	return true;
+}
+
+/* A kept section other than .debug_info, whole into the image. */
+static bool section_fill(struct dwlazy *d, const struct isec *s)
+{
+	GElf_Shdr sh;
+	Elf_Data *raw;
+	const uint8_t *p;
+	size_t len;
+	uint64_t size, align;
+	z_stream z = {0};
+	bool ok;
+
+	if (!gelf_getshdr(s->scn, &sh))
+		return false;
+	if (!(sh.sh_flags & SHF_COMPRESSED)) {
+		raw = elf_rawdata(s->scn, NULL);
+		if (!raw || raw->d_size != s->size)
+			return false;
+		memcpy(d->img + s->img_off, raw->d_buf, s->size);
+		return true;
+	}
+	if (!zlib_data(s->scn, &p, &len, &size, &align) || size != s->size ||
+	    inflateInit(&z) != Z_OK)
+		return false;
+	z.next_in = (Bytef *)p;
+	z.avail_in = (uInt)len;
+	z.next_out = d->img + s->img_off;
+	z.avail_out = (uInt)s->size;
+	ok = len <= UINT32_MAX && s->size <= UINT32_MAX && inflate(&z, Z_FINISH) == Z_STREAM_END &&
+	     z.total_out == s->size;
+	inflateEnd(&z);
+	return ok;
+}
+
+/* .debug_info inflated through byte upto (at least INFLATE_STEP more). */
+static bool info_ensure(struct dwlazy *d, size_t upto)
+{
+	if (upto > d->info_size)
+		upto = d->info_size;
+	while (d->info_done < upto) {
+		size_t want = d->info_size - d->info_done;
+		int r;
+
+		if (d->broken || !d->z_live)
+			return false;
+		if (want > upto - d->info_done + INFLATE_STEP)
+			want = upto - d->info_done + INFLATE_STEP;
+		if (want > UINT32_MAX)
+			want = UINT32_MAX;
+		d->z.next_out = d->info + d->info_done;
+		d->z.avail_out = (uInt)want;
+		r = inflate(&d->z, Z_SYNC_FLUSH);
+		d->info_done = d->z.total_out;
+		if (r == Z_STREAM_END || d->info_done >= d->info_size) {
+			inflateEnd(&d->z);
+			d->z_live = false;
+			if (d->info_done != d->info_size)
+				d->broken = true;
+		} else if (r != Z_OK) {
+			inflateEnd(&d->z);
+			d->z_live = false;
+			d->broken = true;
+		}
+	}
+	return !d->broken;
+}
+
+/* ---- reading DWARF's own encodings ---- */
+
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static bool rd_u(struct rd *r, size_t n, uint64_t *v)
+{
+	if ((size_t)(r->end - r->p) < n)
+		return false;
+	*v = 0;
+	for (size_t i = 0; i < n; i++)
+		*v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return true;
+}
+
+static bool rd_uleb(struct rd *r, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (r->p < r->end) {
+		uint8_t b = *r->p++;
+
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static int ar_cmp(const void *a, const void *b)
+{
+	const struct arange *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* .debug_aranges: which CU holds which addresses. false when it cannot be read whole. */
+static bool aranges_read(struct dwlazy *d, const struct isec *s)
+{
+	struct rd r = {d->img + s->img_off, d->img + s->img_off + s->size};
+	size_t cap = 0;
+
+	while (r.p < r.end) {
+		const uint8_t *set = r.p;
+		uint64_t len, ver, cu, asz, ssz, lo, n;
+		bool dw64 = false;
+		struct rd t;
+
+		if (!rd_u(&r, 4, &len))
+			return false;
+		if (len == 0xffffffff) {
+			if (!rd_u(&r, 8, &len))
+				return false;
+			dw64 = true;
+		}
+		if (len > (uint64_t)(r.end - r.p))
+			return false;
+		t = (struct rd){r.p, r.p + len};
+		r.p += len;
+		if (!rd_u(&t, 2, &ver) || ver != 2 || !rd_u(&t, dw64 ? 8 : 4, &cu) ||
+		    !rd_u(&t, 1, &asz) || !rd_u(&t, 1, &ssz) || asz != 8 || ssz != 0)
+			return false;
+		/* the tuples start at a multiple of twice the address size from the set's start */
+		t.p = set + (((size_t)(t.p - set) + 15) & ~(size_t)15);
+		for (;;) {
+			if (!rd_u(&t, 8, &lo) || !rd_u(&t, 8, &n))
+				break;
+			if (!lo && !n)
+				break;
+			if (!n || lo + n < lo)
+				continue;
+			if (d->nar == cap) {
+				size_t c = cap ? cap * 2 : 1024;
+				struct arange *v = realloc(d->ar, c * sizeof(*v));
+
+				if (!v)
+					return false;
+				d->ar = v;
+				cap = c;
+			}
+			d->ar[d->nar++] = (struct arange){lo, lo + n, cu};
+		}
+	}
+	qsort(d->ar, d->nar, sizeof(*d->ar), ar_cmp);
+	return true;
+}
+
+/*
+ * Whether the abbreviations at off name a form that refers outside the
+ * CU (another CU, the dwz alternate file, a type unit) or one this cannot
+ * tell (indirect): such a CU needs .debug_info whole.
+ */
+static bool abbrevs_local(const struct dwlazy *d, uint64_t off)
+{
+	const struct isec *s = &d->sec[1];
+	struct rd r;
+	uint64_t code, tag, at, form;
+
+	if (off >= s->size)
+		return false;
+	r = (struct rd){d->img + s->img_off + off, d->img + s->img_off + s->size};
+	for (;;) {
+		if (!rd_uleb(&r, &code))
+			return false;
+		if (!code)
+			return true;
+		if (!rd_uleb(&r, &tag) || r.p >= r.end)
+			return false;
+		r.p++; /* children */
+		for (;;) {
+			if (!rd_uleb(&r, &at) || !rd_uleb(&r, &form))
+				return false;
+			if (!at && !form)
+				break;
+			switch (form) {
+			case DW_FORM_ref_addr:
+			case DW_FORM_indirect:
+			case DW_FORM_ref_sig8:
+			case DW_FORM_ref_sup4:
+			case DW_FORM_ref_sup8:
+			case DW_FORM_strp_sup:
+			case DW_FORM_GNU_ref_alt:
+			case DW_FORM_GNU_strp_alt:
+				return false;
+			case DW_FORM_implicit_const:
+				if (!rd_uleb(&r, &at)) /* its value, signed: skipped the same way */
+					return false;
+				break;
+			}
+		}
+	}
+}
+
+/* The CU whose header is at off, inflated to its end, and what its DIEs may reach. */
+static bool cu_ensure(struct dwlazy *d, uint64_t off)
+{
+	uint64_t len, ver, abbrev, ut = DW_UT_compile, asz;
+	size_t hdr = 4;
+	struct rd r;
+
+	if (off >= d->info_size || !info_ensure(d, off + 24))
+		return false;
+	r = (struct rd){d->info + off, d->info + d->info_done};
+	if (!rd_u(&r, 4, &len))
+		return false;
+	if (len == 0xffffffff) {
+		if (!rd_u(&r, 8, &len))
+			return false;
+		hdr = 12;
+	}
+	if (len > d->info_size - off - hdr || !info_ensure(d, off + hdr + len))
+		return false;
+	if (!rd_u(&r, 2, &ver) || ver < 2 || ver > 5)
+		return false;
+	if (ver == 5 && (!rd_u(&r, 1, &ut) || !rd_u(&r, 1, &asz)))
+		return false;
+	if (!rd_u(&r, hdr == 12 ? 8 : 4, &abbrev))
+		return false;
+	if ((ut != DW_UT_compile && ut != DW_UT_partial) || !abbrevs_local(d, abbrev))
+		return info_ensure(d, d->info_size);
+	return true;
+}
+
+bool dwlazy__addrdie(struct dwlazy *d, uint64_t addr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi = d ? d->nar : 0;
+	Dwarf_Off next;
+	size_t hsize;
+	uint64_t off;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->ar[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= d->ar[lo - 1].hi)
+		return false;
+	off = d->ar[lo - 1].cu;
+	if (!cu_ensure(d, off))
+		return false;
+	if (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL))
+		return false;
+	return dwarf_offdie(d->dw, off + hsize, cu) != NULL;
+}
+
+void dwlazy__info_size(const struct dwlazy *d, size_t *inflated, size_t *size)
+{
+	*inflated = d ? d->info_done : 0;
+	*size = d ? d->info_size : 0;
+}
+
+void dwlazy__free(struct dwlazy *d)
+{
+	if (!d)
+		return;
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->z_live)
+		inflateEnd(&d->z);
+	if (d->img)
+		munmap(d->img, d->img_len);
+	if (d->file)
+		elf_end(d->file);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->ar);
+	free(d);
+}
+
+/* The lowest PT_LOAD vaddr of elf; false when it has none. */
+static bool lowest_load(Elf *elf, uint64_t *vaddr)
+{
+	size_t n;
+	bool any = false;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (!any || ph.p_vaddr < *vaddr)
+			*vaddr = ph.p_vaddr;
+		any = true;
+	}
+	return any;
+}
+
+/* Which sections go into the image, and their sizes. false: a file this does not serve. */
+static bool sections_pick(struct dwlazy *d)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(d->file, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(d->file, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		const uint8_t *p;
+		size_t len;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(d->file, shstrndx, sh.sh_name)))
+			return false;
+		if (!strcmp(name, ".gnu_debugaltlink") || !strncmp(name, ".zdebug", 7))
+			return false;
+		if (strncmp(name, ".debug_", 7) || name_in(name, skipped, sizeof(skipped) / sizeof(skipped[0])))
+			continue;
+		for (size_t i = 0;; i++) {
+			if (i == NKEPT)
+				return false; /* a debug section not known here (type units...) */
+			if (strcmp(name, kept[i]))
+				continue;
+			if (d->sec[i].scn || sh.sh_type == SHT_NOBITS)
+				return false;
+			d->sec[i].scn = scn;
+			d->sec[i].size = sh.sh_size;
+			d->sec[i].align = sh.sh_addralign ? sh.sh_addralign : 1;
+			if ((sh.sh_flags & SHF_COMPRESSED) &&
+			    !zlib_data(scn, &p, &len, &d->sec[i].size, &d->sec[i].align))
+				return false;
+			/* only a compressed .debug_info is worth it: libdw maps a plain one */
+			if (i == 0 && !(sh.sh_flags & SHF_COMPRESSED))
+				return false;
+			break;
+		}
+	}
+	return d->sec[0].scn && d->sec[1].scn && d->sec[2].scn;
+}
+
+/* The image: ELF header, the kept sections, their names, the section headers. */
+static bool image_build(struct dwlazy *d, const GElf_Ehdr *feh)
+{
+	char names[256];
+	size_t nlen = 1, nsec = 1, off = sizeof(Elf64_Ehdr), shoff;
+	uint32_t name_at[NKEPT];
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+
+	names[0] = '\0';
+	for (size_t i = 0; i < NKEPT; i++) {
+		size_t a = d->sec[i].align < 4096 ? d->sec[i].align : 4096;
+
+		if (!d->sec[i].scn)
+			continue;
+		off = (off + a - 1) & ~(a - 1);
+		if (!off || d->sec[i].size > SIZE_MAX / 2 - off)
+			return false;
+		d->sec[i].img_off = off;
+		off += d->sec[i].size;
+		name_at[i] = (uint32_t)nlen;
+		memcpy(names + nlen, kept[i], strlen(kept[i]) + 1);
+		nlen += strlen(kept[i]) + 1;
+		nsec++;
+	}
+	memcpy(names + nlen, ".shstrtab", 10);
+	off = (off + 7) & ~(size_t)7;
+	shoff = off + ((nlen + 10 + 7) & ~(size_t)7);
+	d->img_len = shoff + (nsec + 1) * sizeof(Elf64_Shdr);
+	d->img = mmap(NULL, d->img_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d->img == MAP_FAILED) {
+		d->img = NULL;
+		return false;
+	}
+	memcpy(d->img + off, names, nlen + 10);
+	eh = (Elf64_Ehdr *)d->img;
+	memcpy(eh->e_ident, feh->e_ident, EI_NIDENT);
+	eh->e_type = ET_DYN;
+	eh->e_machine = feh->e_machine;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shoff = shoff;
+	eh->e_shnum = (uint16_t)(nsec + 1);
+	eh->e_shstrndx = (uint16_t)nsec;
+	sh = (Elf64_Shdr *)(d->img + shoff);
+	for (size_t i = 0, k = 1; i < NKEPT; i++) {
+		if (!d->sec[i].scn)
+			continue;
+		sh[k++] = (Elf64_Shdr){
+			.sh_name = name_at[i],
+			.sh_type = SHT_PROGBITS,
+			.sh_offset = d->sec[i].img_off,
+			.sh_size = d->sec[i].size,
+			.sh_addralign = d->sec[i].align,
+		};
+	}
+	sh[nsec] = (Elf64_Shdr){
+		.sh_name = (uint32_t)nlen,
+		.sh_type = SHT_STRTAB,
+		.sh_offset = off,
+		.sh_size = nlen + 10,
+		.sh_addralign = 1,
+	};
+	return true;
+}
+
+struct dwlazy *dwlazy__open(const char *path, uint64_t vaddr)
+{
+	struct dwlazy *d = calloc(1, sizeof(*d));
+	const uint8_t *p;
+	size_t len;
+	uint64_t size, align, low = 0;
+	GElf_Ehdr eh;
+
+	if (!d)
+		return NULL;
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
+		goto fail;
+	d->file = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	if (!d->file || elf_kind(d->file) != ELF_K_ELF || !gelf_getehdr(d->file, &eh) ||
+	    gelf_getclass(d->file) != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		goto fail;
+	/* the DWARF's addresses are the binary's own only if the segments agree */
+	if (!lowest_load(d->file, &low) || low != vaddr)
+		goto fail;
+	if (!sections_pick(d) || !image_build(d, &eh))
+		goto fail;
+	for (size_t i = 1; i < NKEPT; i++)
+		if (d->sec[i].scn && !section_fill(d, &d->sec[i]))
+			goto fail;
+	if (!aranges_read(d, &d->sec[2]))
+		goto fail;
+	if (!zlib_data(d->sec[0].scn, &p, &len, &size, &align) || len > UINT32_MAX ||
+	    inflateInit(&d->z) != Z_OK)
+		goto fail;
+	d->z_live = true;
+	d->z.next_in = (Bytef *)p;
+	d->z.avail_in = (uInt)len;
+	d->info = d->img + d->sec[0].img_off;
+	d->info_size = d->sec[0].size;
+	d->elf = elf_memory((char *)d->img, d->img_len);
+	d->dw = d->elf ? dwarf_begin_elf(d->elf, DWARF_C_READ, NULL) : NULL;
+	if (!d->dw)
+		goto fail;
+	return d;
+fail:
+	dwlazy__free(d);
+	return NULL;
+}
