@@ -38,11 +38,16 @@ struct arange {
 };
 
 struct isec {
-	Elf_Scn *scn;	  /* in the file */
-	uint64_t size;	  /* uncompressed */
-	uint64_t img_off; /* where its bytes are in the image */
+	Elf_Scn *scn; /* in the file */
+	bool compressed;
+	uint64_t file_off, file_len; /* its bytes in the file (after the compression header) */
+	uint64_t size;		     /* uncompressed */
+	uint64_t img_off;	     /* where its bytes are in the image */
 	uint64_t align;
 };
+
+/* Compressed bytes are read with pread, this much at a time: mapped, they would stay resident. */
+#define INBUF (64u << 10)
 
 struct dwlazy {
 	int fd;
@@ -54,6 +59,8 @@ struct dwlazy {
 	Dwarf *dw;
 	z_stream z; /* .debug_info's stream, while not all inflated */
 	bool z_live;
+	uint64_t in_off, in_left; /* its compressed bytes not read yet */
+	uint8_t inbuf[INBUF];
 	uint8_t *info;
 	size_t info_size, info_done;
 	bool broken; /* inflating failed: no more lookups */
@@ -69,54 +76,69 @@ static bool name_in(const char *name, const char *const *list, size_t n)
 	return false;
 }
 
-/* The compressed bytes of scn after its header, and their zlib header check. */
-static bool zlib_data(Elf_Scn *scn, const uint8_t **p, size_t *len, uint64_t *size,
-		      uint64_t *align)
+/* Where a compressed section's stream is in the file, and its size inflated. */
+static bool zlib_header(int fd, const GElf_Shdr *sh, struct isec *s)
 {
-	Elf_Data *raw = elf_rawdata(scn, NULL);
 	Elf64_Chdr ch;
 
-	if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
+	if (sh->sh_size < sizeof(ch) ||
+	    pread(fd, &ch, sizeof(ch), (off_t)sh->sh_offset) != (ssize_t)sizeof(ch) ||
+	    ch.ch_type != ELFCOMPRESS_ZLIB)
 		return false;
-	memcpy(&ch, raw->d_buf, sizeof(ch));
-	if (ch.ch_type != ELFCOMPRESS_ZLIB)
-		return false;
-	*p = (const uint8_t *)raw->d_buf + sizeof(ch);
-	*len = raw->d_size - sizeof(ch);
-	*size = ch.ch_size;
-	*align = ch.ch_addralign ? ch.ch_addralign : 1;
+	s->compressed = true;
+	s->file_off = sh->sh_offset + sizeof(ch);
+	s->file_len = sh->sh_size - sizeof(ch);
+	s->size = ch.ch_size;
+	s->align = ch.ch_addralign ? ch.ch_addralign : 1;
 	return true;
 }
 
-/* A kept section other than .debug_info, whole into the image. */
+/*
+ * Inflate from the file (*in_off, *in_left bytes left) until z's output
+ * is full or its stream ends. The zlib code of the last step, Z_DATA_ERROR
+ * when the file cannot be read.
+ */
+static int pump(struct dwlazy *d, z_stream *z, uint64_t *in_off, uint64_t *in_left)
+{
+	int r = Z_OK;
+
+	while (z->avail_out) {
+		if (!z->avail_in) {
+			size_t n = *in_left < INBUF ? (size_t)*in_left : INBUF;
+			ssize_t got;
+
+			if (!n)
+				return Z_BUF_ERROR;
+			got = pread(d->fd, d->inbuf, n, (off_t)*in_off);
+			if (got <= 0)
+				return Z_DATA_ERROR;
+			*in_off += (uint64_t)got;
+			*in_left -= (uint64_t)got;
+			z->next_in = d->inbuf;
+			z->avail_in = (uInt)got;
+		}
+		r = inflate(z, Z_NO_FLUSH);
+		if (r != Z_OK)
+			return r;
+	}
+	return r;
+}
+
+/* A kept section other than .debug_info, whole into the image (before .debug_info's stream). */
 static bool section_fill(struct dwlazy *d, const struct isec *s)
 {
-	GElf_Shdr sh;
-	Elf_Data *raw;
-	const uint8_t *p;
-	size_t len;
-	uint64_t size, align;
+	uint64_t off = s->file_off, left = s->file_len;
 	z_stream z = {0};
 	bool ok;
 
-	if (!gelf_getshdr(s->scn, &sh))
+	if (!s->compressed)
+		return pread(d->fd, d->img + s->img_off, s->size, (off_t)s->file_off) ==
+		       (ssize_t)s->size;
+	if (s->size > UINT32_MAX || inflateInit(&z) != Z_OK)
 		return false;
-	if (!(sh.sh_flags & SHF_COMPRESSED)) {
-		raw = elf_rawdata(s->scn, NULL);
-		if (!raw || raw->d_size != s->size)
-			return false;
-		memcpy(d->img + s->img_off, raw->d_buf, s->size);
-		return true;
-	}
-	if (!zlib_data(s->scn, &p, &len, &size, &align) || size != s->size ||
-	    inflateInit(&z) != Z_OK)
-		return false;
-	z.next_in = (Bytef *)p;
-	z.avail_in = (uInt)len;
 	z.next_out = d->img + s->img_off;
 	z.avail_out = (uInt)s->size;
-	ok = len <= UINT32_MAX && s->size <= UINT32_MAX && inflate(&z, Z_FINISH) == Z_STREAM_END &&
-	     z.total_out == s->size;
+	ok = pump(d, &z, &off, &left) == Z_STREAM_END && z.total_out == s->size;
 	inflateEnd(&z);
 	return ok;
 }
@@ -138,7 +160,7 @@ static bool info_ensure(struct dwlazy *d, size_t upto)
 			want = UINT32_MAX;
 		d->z.next_out = d->info + d->info_done;
 		d->z.avail_out = (uInt)want;
-		r = inflate(&d->z, Z_SYNC_FLUSH);
+		r = pump(d, &d->z, &d->in_off, &d->in_left);
 		d->info_done = d->z.total_out;
 		if (r == Z_STREAM_END || d->info_done >= d->info_size) {
 			inflateEnd(&d->z);
@@ -404,8 +426,6 @@ static bool sections_pick(struct dwlazy *d)
 	while ((scn = elf_nextscn(d->file, scn))) {
 		GElf_Shdr sh;
 		const char *name;
-		const uint8_t *p;
-		size_t len;
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(d->file, shstrndx, sh.sh_name)))
 			return false;
@@ -421,10 +441,10 @@ static bool sections_pick(struct dwlazy *d)
 			if (d->sec[i].scn || sh.sh_type == SHT_NOBITS)
 				return false;
 			d->sec[i].scn = scn;
-			d->sec[i].size = sh.sh_size;
+			d->sec[i].file_off = sh.sh_offset;
+			d->sec[i].file_len = d->sec[i].size = sh.sh_size;
 			d->sec[i].align = sh.sh_addralign ? sh.sh_addralign : 1;
-			if ((sh.sh_flags & SHF_COMPRESSED) &&
-			    !zlib_data(scn, &p, &len, &d->sec[i].size, &d->sec[i].align))
+			if ((sh.sh_flags & SHF_COMPRESSED) && !zlib_header(d->fd, &sh, &d->sec[i]))
 				return false;
 			/* only a compressed .debug_info is worth it: libdw maps a plain one */
 			if (i == 0 && !(sh.sh_flags & SHF_COMPRESSED))
@@ -505,9 +525,7 @@ static bool image_build(struct dwlazy *d, const GElf_Ehdr *feh)
 struct dwlazy *dwlazy__open(const char *path, uint64_t vaddr)
 {
 	struct dwlazy *d = calloc(1, sizeof(*d));
-	const uint8_t *p;
-	size_t len;
-	uint64_t size, align, low = 0;
+	uint64_t low = 0;
 	GElf_Ehdr eh;
 
 	if (!d)
@@ -529,12 +547,11 @@ struct dwlazy *dwlazy__open(const char *path, uint64_t vaddr)
 			goto fail;
 	if (!aranges_read(d, &d->sec[2]))
 		goto fail;
-	if (!zlib_data(d->sec[0].scn, &p, &len, &size, &align) || len > UINT32_MAX ||
-	    inflateInit(&d->z) != Z_OK)
+	if (inflateInit(&d->z) != Z_OK)
 		goto fail;
 	d->z_live = true;
-	d->z.next_in = (Bytef *)p;
-	d->z.avail_in = (uInt)len;
+	d->in_off = d->sec[0].file_off;
+	d->in_left = d->sec[0].file_len;
 	d->info = d->img + d->sec[0].img_off;
 	d->info_size = d->sec[0].size;
 	d->elf = elf_memory((char *)d->img, d->img_len);
