@@ -7,6 +7,8 @@
 #
 # BENCH_OFFCPU_BASE=PATH adds a variant: that offcpu binary with -p (an earlier build,
 # to measure a change before and after in the same run).
+# BENCH_PG_MODES / BENCH_REDIS_MODES (space-separated, from the lists below) run only
+# those variants, e.g. "bare offcpu bcc-a" when only the recorder's own cost is wanted.
 #
 # A private PostgreSQL cluster (initdb in a temporary directory, 127.0.0.1 on a free
 # port) under pgbench TPC-B and select-only, and a private redis-server under
@@ -27,8 +29,8 @@ is_root || die "the service benchmarks need root (BPF, perf, the postgres user)"
 # recorder started: offcpu -p and the bpftrace script follow forks from the
 # postmaster; offcputime -p and perf -p cannot, so they trace the host, and
 # offcpu -a is there to compare with them like for like.
-PG_MODES="bare offcpu offcpu-a bcc-a bpftrace perf-a"
-REDIS_MODES="bare offcpu bcc bpftrace perf"
+PG_MODES=${BENCH_PG_MODES:-"bare offcpu offcpu-a bcc-a bpftrace perf-a"}
+REDIS_MODES=${BENCH_REDIS_MODES:-"bare offcpu bcc bpftrace perf"}
 BASE=${BENCH_OFFCPU_BASE:-}
 if [ -n "$BASE" ]; then
 	[ -x "$BASE" ] || die "BENCH_OFFCPU_BASE=$BASE is not an executable"
