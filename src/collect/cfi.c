@@ -727,6 +727,13 @@ static int row_buf__push(struct row_buf *b, uint32_t pc, struct offcpu_cfi_row r
 
 /* remember_state nesting the one-pass builder follows (GCC nests one deep) */
 #define CFI_STATE_STACK 8
+/* Operands past this are left to libdw: factored, they could overflow (and no row holds them). */
+#define CFI_OPERAND_MAX (1ULL << 32)
+
+static bool operand_ok(int64_t v)
+{
+	return v >= -(int64_t)CFI_OPERAND_MAX && v <= (int64_t)CFI_OPERAND_MAX;
+}
 
 static struct reg_state *state_reg(struct cfa_state *st, uint64_t reg)
 {
@@ -822,7 +829,7 @@ static int play(const struct cie_info *ci, const struct fde_range *fr, const str
 			next = loc + (op & 0x3f) * ci->code_align;
 			goto advance;
 		case DW_CFA_offset:
-			if (!read_uleb(&c, &v))
+			if (!read_uleb(&c, &v) || v > CFI_OPERAND_MAX)
 				return 1;
 			state_set(st, op & 0x3f, RULE_OFFSET, (int64_t)v * ci->data_align);
 			continue;
@@ -845,12 +852,12 @@ static int play(const struct cie_info *ci, const struct fde_range *fr, const str
 			next = loc + v * ci->code_align;
 			goto advance;
 		case DW_CFA_offset_extended:
-			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v))
+			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v) || v > CFI_OPERAND_MAX)
 				return 1;
 			state_set(st, reg, RULE_OFFSET, (int64_t)v * ci->data_align);
 			continue;
 		case DW_CFA_offset_extended_sf:
-			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv))
+			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv) || !operand_ok(sv))
 				return 1;
 			state_set(st, reg, RULE_OFFSET, sv * ci->data_align);
 			continue;
@@ -876,14 +883,14 @@ static int play(const struct cie_info *ci, const struct fde_range *fr, const str
 				return 1;
 			goto restore;
 		case DW_CFA_def_cfa:
-			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v))
+			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v) || v > CFI_OPERAND_MAX)
 				return 1;
 			st->cfa_defined = true;
 			st->cfa_reg = reg;
 			st->cfa_off = (int64_t)v;
 			continue;
 		case DW_CFA_def_cfa_sf:
-			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv))
+			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv) || !operand_ok(sv))
 				return 1;
 			st->cfa_defined = true;
 			st->cfa_reg = reg;
@@ -895,12 +902,12 @@ static int play(const struct cie_info *ci, const struct fde_range *fr, const str
 			st->cfa_reg = reg;
 			continue;
 		case DW_CFA_def_cfa_offset:
-			if (!read_uleb(&c, &v) || !st->cfa_defined)
+			if (!read_uleb(&c, &v) || v > CFI_OPERAND_MAX || !st->cfa_defined)
 				return 1;
 			st->cfa_off = (int64_t)v;
 			continue;
 		case DW_CFA_def_cfa_offset_sf:
-			if (!read_sleb(&c, &sv) || !st->cfa_defined)
+			if (!read_sleb(&c, &sv) || !operand_ok(sv) || !st->cfa_defined)
 				return 1;
 			st->cfa_off = sv * ci->data_align;
 			continue;
