@@ -2,11 +2,15 @@
 /*
  * Unwind tables from call frame information (contract in collect/cfi.h).
  *
- * libdw evaluates the CFI; this file only finds where each FDE starts and
- * ends (libdw has no public iterator over FDE ranges), asks libdw for the
- * row at each pc, and reduces the rules libdw returns to struct
- * offcpu_cfi_row. It steps row to row with the end that dwarf_frame_info
- * gives, never address by address.
+ * This file finds where each FDE starts and ends (libdw has no public
+ * iterator over FDE ranges) and plays out each FDE's instructions once,
+ * after its CIE's (fde_rows()), reducing the rules to struct
+ * offcpu_cfi_row as libdw's answer for the same rules would be reduced
+ * (row_of()). FDEs with anything else (signal frames, expressions for the
+ * CFA, rbp or the return address, set_loc, deep remember_state) are asked
+ * of libdw row by row: dwarf_cfi_addrframe at each pc, stepping with the
+ * end that dwarf_frame_info gives. libdw plays an FDE out from its start
+ * for every row asked, which made the builder quadratic in an FDE's rows.
  */
 #include <errno.h>
 #include <fcntl.h>
