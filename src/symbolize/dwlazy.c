@@ -264,7 +264,8 @@ static bool aranges_read(struct dwlazy *d, const struct isec *s)
 			d->ar[d->nar++] = (struct arange){lo, lo + n, cu};
 		}
 	}
-	qsort(d->ar, d->nar, sizeof(*d->ar), ar_cmp);
+	if (d->nar) /* qsort() of nothing: a null pointer (UBSan) */
+		qsort(d->ar, d->nar, sizeof(*d->ar), ar_cmp);
 	return true;
 }
 

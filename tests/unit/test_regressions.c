@@ -17,6 +17,7 @@
 #include "parse/profile_text.h"
 #include "parse/summary_json.h"
 #include "parse/bpftrace.h"
+#include "symbolize/dwlazy.h"
 #include "unit.h"
 
 #define REG "tests/fuzz/regressions/"
@@ -313,4 +314,19 @@ TEST(regression_summary_loss_name_longer_than_kept)
 int main(void)
 {
 	return unit_run();
+}
+
+/*
+ * A compressed debug file whose .debug_aranges is empty (fuzz_dwlazy): the
+ * lazy DWARF reader sorted no ranges with qsort(NULL, 0, ...) (UBSan). It
+ * opens, and no address has a CU.
+ */
+TEST(regression_dwlazy_aranges_without_ranges)
+{
+	struct dwlazy *d = dwlazy__open(REG "dwlazy/aranges-without-ranges", 0);
+	Dwarf_Die cu;
+
+	CHECK(d);
+	CHECK(!dwlazy__addrdie(d, 0x1140, &cu));
+	dwlazy__free(d);
 }
