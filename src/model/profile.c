@@ -4,7 +4,8 @@
  *
  * - Every record lives in a segmented array (fixed-size chunks that never move),
  *   so accessor pointers stay valid while the profile grows and no row costs a
- *   malloc of its own.
+ *   malloc of its own. The chunks are carved from an arena (util/arena.h), so
+ *   that a big profile's records sit in huge pages, as its tables do.
  * - Names and stack frame lists are copied into arenas (big blocks, freed at once):
  *   names in one, frame lists in another, so that the few thousand frame names a
  *   parser compares on every line sit together in cache instead of one to a
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "model/profile.h"
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/hmap.h"
 #include "util/vec.h"
@@ -38,6 +40,7 @@ struct segarr {
 	size_t nr_chunks, chunks_cap;
 	size_t n;
 	size_t elem;
+	struct arena *mem; /* where the chunks come from (zeroed) */
 };
 
 static inline void *seg_at(const struct segarr *s, size_t i)
@@ -51,7 +54,7 @@ static void *seg_push(struct segarr *s)
 	if ((s->n & SEG_MASK) == 0 && (s->n >> SEG_SHIFT) == s->nr_chunks) {
 		if (vec_reserve(s->chunks, s->chunks_cap, s->nr_chunks + 1))
 			return NULL;
-		s->chunks[s->nr_chunks] = calloc(SEG_SIZE, s->elem);
+		s->chunks[s->nr_chunks] = arena__alloc(s->mem, SEG_SIZE * s->elem, 16);
 		if (!s->chunks[s->nr_chunks])
 			return NULL;
 		s->nr_chunks++;
@@ -61,62 +64,7 @@ static void *seg_push(struct segarr *s)
 
 static void seg_free(struct segarr *s)
 {
-	for (size_t i = 0; i < s->nr_chunks; i++)
-		free(s->chunks[i]);
 	free(s->chunks);
-}
-
-struct arena_block {
-	struct arena_block *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
-#ifndef ARENA_BLOCK
-#define ARENA_BLOCK (256 * 1024)
-#endif
-
-struct arena {
-	struct arena_block *head;
-};
-
-static void *arena_alloc(struct arena *a, size_t size, size_t align)
-{
-	struct arena_block *b = a->head;
-	size_t off;
-
-	if (b) {
-		off = (b->used + align - 1) & ~(align - 1);
-		if (off <= b->size && size <= b->size - off) {
-			b->used = off + size;
-			return (char *)b->data + off;
-		}
-	}
-	/* A name bigger than a block gets a block of its own. */
-	size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
-
-	b = malloc(sizeof(*b) + bsize);
-	if (!b)
-		return NULL;
-	b->size = bsize;
-	b->used = size;
-	/* Keep filling the current block when the new one is a one-off big name. */
-	if (a->head && bsize > ARENA_BLOCK) {
-		b->next = a->head->next;
-		a->head->next = b;
-	} else {
-		b->next = a->head;
-		a->head = b;
-	}
-	return b->data;
-}
-
-static void arena_free(struct arena *a)
-{
-	for (struct arena_block *b = a->head, *next; b; b = next) {
-		next = b->next;
-		free(b);
-	}
 }
 
 struct frame_rec {
@@ -158,7 +106,8 @@ struct thread_rec {
 };
 
 struct profile {
-	struct arena names, stack_arena;
+	/* Names, stacks' frame lists, and the segmented arrays' chunks. */
+	struct arena names, stack_arena, recs;
 	struct segarr frames, stacks, threads, rows;
 	struct hmap frame_tab, stack_tab, thread_tab, row_tab;
 	struct profile_totals totals;
@@ -175,6 +124,7 @@ struct profile *profile__new(void)
 	p->stacks.elem = sizeof(struct stack_rec);
 	p->threads.elem = sizeof(struct thread_rec);
 	p->rows.elem = sizeof(struct profile_row);
+	p->frames.mem = p->stacks.mem = p->threads.mem = p->rows.mem = &p->recs;
 	return p;
 }
 
@@ -182,8 +132,9 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	arena_free(&p->names);
-	arena_free(&p->stack_arena);
+	arena__free(&p->names);
+	arena__free(&p->stack_arena);
+	arena__free(&p->recs);
 	seg_free(&p->frames);
 	seg_free(&p->stacks);
 	seg_free(&p->threads);
@@ -292,7 +243,7 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 		return -EOVERFLOW;
 	if (len > SIZE_MAX - sizeof(*key) - 1)
 		return -ENOMEM;
-	key = arena_alloc(&p->names, sizeof(*key) + len + 1, _Alignof(struct frame_key));
+	key = arena__alloc(&p->names, sizeof(*key) + len + 1, _Alignof(struct frame_key));
 	if (!key)
 		return -ENOMEM;
 	f = seg_push(&p->frames);
@@ -346,7 +297,7 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return -EOVERFLOW;
 	if (n > UINT32_MAX || n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
-	key = arena_alloc(&p->stack_arena, sizeof(*key) + n * sizeof(*frames),
+	key = arena__alloc(&p->stack_arena, sizeof(*key) + n * sizeof(*frames),
 			  _Alignof(struct stack_key));
 	if (!key)
 		return -ENOMEM;
@@ -385,7 +336,7 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 	}
 	if (p->threads.n >= MAX_IDS)
 		return -EOVERFLOW;
-	copy = arena_alloc(&p->names, len + 1, 1);
+	copy = arena__alloc(&p->names, len + 1, 1);
 	if (!copy)
 		return -ENOMEM;
 	r = seg_push(&p->threads);

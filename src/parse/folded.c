@@ -29,6 +29,7 @@
 
 #include "model/frame_name.h"
 #include "parse/folded.h"
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/lines.h"
 #include "util/vec.h"
@@ -376,10 +377,10 @@ static uint64_t ring__put(struct folded_state *fs, const char *fp, size_t len)
 	/* Doubled only when the double is still within what the stacks ask for. */
 	if (!fs->ring || (fs->ring_size < RING_MAX && fs->ring_size * 2 <= want)) {
 		size_t size = fs->ring ? fs->ring_size * 2 : RING_MIN;
-		char *r = malloc(size);
+		char *r = bigmem__alloc(size);
 
 		if (r) {
-			free(fs->ring);
+			bigmem__free(fs->ring, fs->ring_size);
 			fs->ring = r;
 			fs->ring_size = size;
 			/* Every position kept so far is now more than a ring behind. */
@@ -418,11 +419,12 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 	if (!fs->cache || nst > fs->cache_mask + 1) {
 		size_t slots = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
 		struct line_slot *c =
-			slots < SIZE_MAX / sizeof(*c) ? calloc(slots, sizeof(*c)) : NULL;
+			slots < SIZE_MAX / sizeof(*c) ? bigmem__alloc(slots * sizeof(*c)) : NULL;
 
 		/* What the old cache held is not rehashed: it is found again as lines repeat. */
 		if (c) {
-			free(fs->cache);
+			if (fs->cache)
+				bigmem__free(fs->cache, (fs->cache_mask + 1) * sizeof(*c));
 			fs->cache = c;
 			fs->cache_mask = slots - 1;
 		}
@@ -792,8 +794,9 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	free(fs.comm);
 	free(fs.prev);
 	free(fs.memo);
-	free(fs.cache);
+	if (fs.cache)
+		bigmem__free(fs.cache, (fs.cache_mask + 1) * sizeof(*fs.cache));
 	free(fs.fv);
-	free(fs.ring);
+	bigmem__free(fs.ring, fs.ring_size);
 	return err;
 }
