@@ -593,7 +593,8 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 
 		if (b == e)
 			continue;
-		qsort(order + b, e - b, sizeof(*order), cmp_row_by_thread);
+		if (e - b > 1) /* most stacks have one row */
+			qsort(order + b, e - b, sizeof(*order), cmp_row_by_thread);
 		memset(sum, 0, sizeof(*sum));
 		sum->stack = (uint32_t)s;
 		for (size_t i = b; i < e;) {
