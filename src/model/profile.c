@@ -89,6 +89,12 @@ struct stack_rec {
 	 */
 	struct profile_row *row_hint;
 	uint32_t n;
+	/*
+	 * Whether the stack has more than one row. Until it has, its one row is
+	 * row_hint and is not in the row table: a profile whose stacks each have
+	 * one thread (most of them) builds no row table at all.
+	 */
+	bool many_rows;
 };
 
 /* A stack's frames with their count, in one arena allocation. */
@@ -364,6 +370,25 @@ static void weight_add(struct profile_weight *a, const struct profile_weight *b)
 	a->runq_ns += b->runq_ns;
 }
 
+static uint64_t row_hash(uint32_t thread, uint32_t stack, enum offcpu_state state)
+{
+	return hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
+}
+
+/* A zeroed row at the end of the rows; NULL when out of memory. */
+static struct profile_row *new_row(struct profile *p, uint32_t thread, uint32_t stack,
+				   enum offcpu_state state)
+{
+	struct profile_row *r = seg_push(&p->rows);
+
+	if (r) {
+		r->thread = thread;
+		r->stack = stack;
+		r->state = state;
+	}
+	return r;
+}
+
 void profile__prefetch(const struct profile *p, uint32_t stack)
 {
 	if (stack < p->stacks.n)
@@ -404,23 +429,41 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	r = sr->row_hint;
 	if (r && r->thread == thread && r->state == state)
 		goto found;
-	err = hmap__reserve(t);
+	if (!r) {
+		/* The stack's first row: nothing to look up, nothing to file. */
+		r = new_row(p, thread, stack, state);
+		if (!r)
+			return -ENOMEM;
+		sr->row_hint = r;
+		goto found;
+	}
+	/* Room for two: a stack's first row is filed along with its second. */
+	err = hmap__reserve_n(t, 2);
 	if (err)
 		return err;
-	h = hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
-	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
-		if (r->thread == thread && r->stack == stack && r->state == state) {
-			sr->row_hint = r;
-			goto found;
+	h = row_hash(thread, stack, state);
+	i = hmap__first(t, h);
+	if (sr->many_rows) {
+		while ((r = hmap__next(t, h, &i))) {
+			if (r->thread == thread && r->stack == stack && r->state == state) {
+				sr->row_hint = r;
+				goto found;
+			}
 		}
 	}
-	r = seg_push(&p->rows);
+	r = new_row(p, thread, stack, state);
 	if (!r)
 		return -ENOMEM;
-	r->thread = thread;
-	r->stack = stack;
-	r->state = state;
-	hmap__put(t, i, h, r);
+	if (sr->many_rows) {
+		hmap__put(t, i, h, r); /* i: the free slot the lookup ended on */
+	} else {
+		struct profile_row *first = sr->row_hint;
+
+		/* Neither fails after the reserve. */
+		hmap__add(t, row_hash(first->thread, first->stack, first->state), first);
+		hmap__add(t, h, r);
+		sr->many_rows = true;
+	}
 	sr->row_hint = r;
 found:
 	weight_add(&r->w, w);

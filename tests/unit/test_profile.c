@@ -197,6 +197,62 @@ TEST(profile_add_after_stack_finds_the_right_row)
 	profile__free(p);
 }
 
+/*
+ * A stack's first row is kept out of the row table until a second comes (most
+ * stacks have one): rows that come back after others on the same stack, in
+ * any order across stacks, are still summed into one row each, and no row is
+ * made twice.
+ */
+TEST(profile_add_rows_of_one_and_many_per_stack_sum_once)
+{
+	enum { STACKS = 300, THREADS = 5 };
+	static uint64_t want[STACKS][THREADS][2];
+	struct profile *p = profile__new();
+	size_t rows = 0;
+	uint32_t f;
+
+	CHECK(p);
+	f = profile__frame(p, FRAME_USER, "f", 1);
+	for (int t = 0; t < THREADS; t++)
+		CHECK_INT(profile__thread(p, 1, t + 1, "t"), t);
+	for (uint32_t s = 0; s < STACKS; s++) {
+		uint32_t fr[2] = {f, s};
+
+		if (s)
+			CHECK_INT(profile__frame(p, FRAME_USER, (char[]){'a' + s % 26, 'a' + s / 26}, 2),
+				  (int)s);
+		CHECK_INT(profile__stack(p, fr, s ? 2 : 1), (int)s);
+	}
+	/* Stack s has s % 4 + 1 row keys: rounds revisit the first after later ones. */
+	for (int round = 0; round < 6; round++) {
+		for (uint32_t s = 0; s < STACKS; s++) {
+			int keys = s % 4 + 1, k = (round * 3 + s) % keys;
+			int th = k % 2 + s % 3, st = k / 2;
+			uint64_t v = 1 + round * STACKS + s;
+
+			CHECK_INT(profile__add(p, th, s, st ? OFFCPU_STATE_DISK : OFFCPU_STATE_SLEEP,
+					       WP(1, v, 0)),
+				  0);
+			want[s][th][st] += v;
+		}
+	}
+	for (uint32_t s = 0; s < STACKS; s++)
+		for (int k = 0; k < THREADS * 2; k++)
+			rows += want[s][k % THREADS][k / THREADS] != 0;
+	CHECK_INT(profile__nr_rows(p), rows);
+	for (size_t i = 0; i < profile__nr_rows(p); i++) {
+		const struct profile_row *r = profile__row_at(p, i);
+		int st = r->state == OFFCPU_STATE_DISK;
+
+		if (r->w.off_ns != want[r->stack][r->thread][st]) {
+			CHECK_U64(r->w.off_ns, want[r->stack][r->thread][st]);
+			break;
+		}
+		want[r->stack][r->thread][st] = 0; /* a second row of the same key would fail */
+	}
+	profile__free(p);
+}
+
 TEST(profile_add_rejects_bad_ids_and_weights)
 {
 	struct profile *p = profile__new();
