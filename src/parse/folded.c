@@ -46,14 +46,17 @@ struct memo {
 };
 
 /*
- * A line cache slot: the stack id + 1 (0: empty slot), 16 more bits of the
- * hash, and the stack's frames, so that the guess costs one cache miss (the
- * frames) after the slot's and not two. Stacks of more than 65535 frames are
- * not cached. When the line's frames part is still in the text ring, where
- * it is: a line equal to it byte for byte has its stack without a check.
+ * A line cache slot: the stack id + 1 (0: empty slot), the line's hash, and
+ * the stack's frames, so that the guess costs one cache miss (the frames)
+ * after the slot's and not two. Stacks of more than 65535 frames are not
+ * cached. When the line's frames part is still in the text ring, where it
+ * is: a line equal to it byte for byte has its stack without a check. The
+ * whole hash is kept so that a cache that grows keeps what it held (a line
+ * dropped is interned again, frame by frame, when it comes back).
  */
 struct line_slot {
-	uint64_t text; /* tag << 48 | (ring position + 1), or tag << 48 alone */
+	uint64_t hash;
+	uint64_t text; /* ring position + 1, or 0 */
 	const uint32_t *frames;
 	uint32_t stack1;
 	uint16_t n;
@@ -128,7 +131,11 @@ struct folded_state {
 		size_t len;
 		int id;
 	} comms[64];
-	/* Sets of two slots, at least as many slots as stacks: 24 to 48 bytes a stack. */
+	/*
+	 * Sets of two slots, at least twice as many slots as stacks (64 to 128
+	 * bytes a stack): with fewer, sets overflow and drop lines that come
+	 * back, each then interned again frame by frame.
+	 */
 	struct line_slot *cache;
 	size_t cache_mask;     /* slots - 1 */
 	struct frame_view *fv; /* for every frame id below nr_fv */
@@ -336,7 +343,7 @@ static struct line_guess line_cache__get(const struct folded_state *fs, uint64_t
 		return (struct line_guess){.stack = -1};
 	set = line_cache__set(fs, h);
 	for (int k = 0; k < 2; k++) {
-		if (set[k].stack1 && set[k].text >> 48 == h >> 48)
+		if (set[k].stack1 && set[k].hash == h)
 			return (struct line_guess){(int)(set[k].stack1 - 1), set[k].n,
 						   set[k].frames};
 	}
@@ -352,9 +359,9 @@ static int ring__find(const struct folded_state *fs, uint64_t h, const char *fp,
 		return -1;
 	set = line_cache__set(fs, h);
 	for (int k = 0; k < 2; k++) {
-		uint64_t pos1 = set[k].text & RING_POS_MASK;
+		uint64_t pos1 = set[k].text;
 
-		if (!set[k].stack1 || set[k].text >> 48 != h >> 48 || !pos1 || set[k].len != len)
+		if (!set[k].stack1 || set[k].hash != h || !pos1 || set[k].len != len)
 			continue;
 		/* Overwritten once the writer is a whole ring past it (or the ring grew). */
 		if (fs->ring_w - (pos1 - 1) > fs->ring_size)
@@ -402,6 +409,27 @@ static uint64_t ring__put(struct folded_state *fs, const char *fp, size_t len)
 }
 
 /*
+ * Move what the cache holds into a new one of twice its slots (mask + 1): a
+ * set's entries go to one of two sets, by one more bit of their hash, so none
+ * is dropped, and the newer stays first.
+ */
+static void line_cache__move(const struct folded_state *fs, struct line_slot *to, size_t mask)
+{
+	for (size_t i = 0; fs->cache && i <= fs->cache_mask; i += 2) {
+		for (int k = 1; k >= 0; k--) {
+			const struct line_slot *e = &fs->cache[i + k];
+			struct line_slot *set;
+
+			if (!e->stack1)
+				continue;
+			set = &to[e->hash & mask & ~(size_t)1];
+			set[1] = set[0];
+			set[0] = *e;
+		}
+	}
+}
+
+/*
  * Remember that the line hashing to h gave stack; the set's older entry is
  * the one that goes. The cache is only an accelerator: when it cannot grow
  * (out of memory) it stays as it is.
@@ -416,13 +444,13 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 
 	if (!frames || n > UINT16_MAX)
 		return;
-	if (!fs->cache || nst > fs->cache_mask + 1) {
+	if (!fs->cache || 2 * nst > fs->cache_mask + 1) {
 		size_t slots = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
 		struct line_slot *c =
 			slots < SIZE_MAX / sizeof(*c) ? bigmem__alloc(slots * sizeof(*c)) : NULL;
 
-		/* What the old cache held is not rehashed: it is found again as lines repeat. */
 		if (c) {
+			line_cache__move(fs, c, slots - 1);
 			if (fs->cache)
 				bigmem__free(fs->cache, (fs->cache_mask + 1) * sizeof(*c));
 			fs->cache = c;
@@ -432,17 +460,17 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 			return;
 	}
 	set = (struct line_slot *)line_cache__set(fs, h);
-	text = h >> 48 << 48 | ring__put(fs, fp, fp_len);
+	text = ring__put(fs, fp, fp_len);
 	/* The same line again (its text had gone from the ring): only the text changes. */
 	for (int k = 0; k < 2; k++) {
-		if (set[k].stack1 == (uint32_t)stack + 1 && set[k].text >> 48 == h >> 48) {
+		if (set[k].stack1 == (uint32_t)stack + 1 && set[k].hash == h) {
 			set[k].text = text;
 			set[k].len = (uint16_t)fp_len;
 			return;
 		}
 	}
 	set[1] = set[0];
-	set[0] = (struct line_slot){text, frames, (uint32_t)stack + 1, (uint16_t)n,
+	set[0] = (struct line_slot){h, text, frames, (uint32_t)stack + 1, (uint16_t)n,
 				    (uint16_t)fp_len};
 }
 
