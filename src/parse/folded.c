@@ -372,6 +372,27 @@ static int ring__find(const struct folded_state *fs, uint64_t h, const char *fp,
 	return -1;
 }
 
+/* Start fetching the ring's text of the line hashing to h, which ring__find() compares. */
+static void ring__prefetch(const struct folded_state *fs, uint64_t h)
+{
+	const struct line_slot *set;
+
+	if (!fs->cache || !fs->ring)
+		return;
+	set = line_cache__set(fs, h);
+	for (int k = 0; k < 2; k++) {
+		const char *t;
+
+		if (!set[k].stack1 || set[k].hash != h || !set[k].text ||
+		    fs->ring_w - (set[k].text - 1) > fs->ring_size)
+			continue;
+		t = fs->ring + ((set[k].text - 1) & (fs->ring_size - 1));
+		for (size_t off = 0; off < set[k].len; off += 64)
+			__builtin_prefetch(t + off);
+		return;
+	}
+}
+
 /*
  * Copy a frames part into the ring; its position + 1, or 0 when it is not
  * kept (too long, out of memory). A ring that grows starts empty.
@@ -499,6 +520,9 @@ static int intern_frame(struct folded_state *fs, enum frame_kind kind, const cha
 
 	if (id < 0)
 		return id;
+	/* Known already: a frame's name and kind never change (and its record may be out of cache). */
+	if ((size_t)id < fs->nr_fv && fs->fv[id].kind != FRAME__COUNT)
+		return id;
 	if (fs->nr_fv < n) {
 		if (vec_reserve(fs->fv, fs->fv_cap, n))
 			return -ENOMEM;
@@ -600,6 +624,11 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 			return thread;
 		goto add;
 	}
+	guess = line_cache__get(fs, h);
+	/* The guess is checked against the frames' views: fetched while the spans are cut. */
+	for (i = 0; i < guess.n && guess.stack >= 0; i++)
+		if (guess.frames[i] < fs->nr_fv)
+			__builtin_prefetch(&fs->fv[guess.frames[i]]);
 	err = cut_spans(fs, line, end, &nspans, &delim);
 	if (err)
 		return err;
@@ -624,10 +653,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		       (same || (size_t)(fs->spans[reuse].s + fs->spans[reuse].len - fp) < common))
 			reuse++;
 	}
-	if (!same) {
-		guess = line_cache__get(fs, h);
-		guessing = guess.stack >= 0;
-	}
+	guessing = !same && guess.stack >= 0;
 
 	for (i = 1; i < nspans; i++) {
 		struct span f = fs->spans[i];
@@ -686,6 +712,9 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 				f.s = unsym;
 			}
 		}
+		/* A few frames ahead, the name the check will compare (its view is in cache). */
+		if (guessing && nids + 3 < guess.n && guess.frames[nids + 3] < fs->nr_fv)
+			__builtin_prefetch(fs->fv[guess.frames[nids + 3]].name);
 		if (guessing && nids < guess.n &&
 		    frame_is(fs, guess.frames[nids], kind, f.s, f.len)) {
 			id = (int)guess.frames[nids];
@@ -778,6 +807,7 @@ static void fetch_ahead(struct folded_state *fs)
 	__builtin_prefetch(g.frames);
 	__builtin_prefetch(g.frames + g.n - !!g.n);
 	profile__prefetch(fs->p, g.stack);
+	ring__prefetch(fs, a->h);
 }
 
 int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
