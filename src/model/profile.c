@@ -598,6 +598,78 @@ static bool weight_beats(const struct profile_weight *a, const struct profile_we
 	return a->off_ns != b->off_ns ? a->off_ns > b->off_ns : a->count > b->count;
 }
 
+/* Below this many, qsort(); above, a radix sort, whose passes cost more than its compares save. */
+#ifndef RADIX_MIN
+#define RADIX_MIN 512
+#endif
+
+/*
+ * Sort sums made in ascending stack order as cmp_stack_sum() does: off_ns
+ * descending, then stack ascending. A big profile has 100k stacks and more:
+ * a stable radix sort on off_ns, a byte a pass (passes where every key has
+ * the same byte are skipped), keeps the stack order of ties for free. 0 or
+ * -ENOMEM (the sums unchanged then).
+ */
+static int sort_stack_sums(struct profile_stack_sum *sums, size_t n)
+{
+	struct profile_stack_sum *tmp;
+	uint32_t *idx, *idx2;
+	uint64_t *key, *key2;
+	size_t count[256];
+
+	if (n < RADIX_MIN) {
+		qsort(sums, n, sizeof(*sums), cmp_stack_sum);
+		return 0;
+	}
+	key = malloc(n * sizeof(*key) * 2);
+	idx = malloc(n * sizeof(*idx) * 2);
+	tmp = malloc(n * sizeof(*tmp));
+	if (!key || !idx || !tmp) {
+		free(key);
+		free(idx);
+		free(tmp);
+		return -ENOMEM;
+	}
+	key2 = key + n;
+	idx2 = idx + n;
+	for (size_t i = 0; i < n; i++) {
+		key[i] = ~sums[i].w.off_ns; /* ascending ~off_ns is descending off_ns */
+		idx[i] = (uint32_t)i;
+	}
+	for (int shift = 0; shift < 64; shift += 8) {
+		uint64_t *kt;
+		uint32_t *it;
+		size_t sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[key[i] >> shift & 0xff]++;
+		if (count[key[0] >> shift & 0xff] == n)
+			continue;
+		for (int b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t d = count[key[i] >> shift & 0xff]++;
+
+			key2[d] = key[i];
+			idx2[d] = idx[i];
+		}
+		kt = key, key = key2, key2 = kt;
+		it = idx, idx = idx2, idx2 = it;
+	}
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = sums[idx[i]];
+	memcpy(sums, tmp, n * sizeof(*sums));
+	free(key < key2 ? key : key2);
+	free(idx < idx2 ? idx : idx2);
+	free(tmp);
+	return 0;
+}
+
 int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **out, size_t *n)
 {
 	size_t nst = p->stacks.n, nrows = p->rows.n, nout = 0;
@@ -657,7 +729,9 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 		}
 		nout++;
 	}
-	qsort(sums, nout, sizeof(*sums), cmp_stack_sum);
+	err = sort_stack_sums(sums, nout);
+	if (err)
+		goto cleanup;
 	*out = sums;
 	*n = nout;
 	sums = NULL;

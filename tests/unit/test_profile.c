@@ -368,6 +368,61 @@ TEST(profile_sum_by_stack_sorted_with_top_thread)
 }
 
 /* A stack that merges threads of two processes (and of two unnamed ones) names them all. */
+/*
+ * Thousands of stacks (sorted another way than a few): off_ns descending,
+ * ties by stack id ascending, each stack with rows once, and its sums and
+ * top thread carried along. Values differ in every byte and tie often.
+ */
+TEST(profile_sum_by_stack_sorts_many_stacks_with_ties)
+{
+	enum { STACKS = 5000 };
+	static uint64_t want[STACKS];
+	static bool seen[STACKS];
+	struct profile *p = profile__new();
+	struct profile_stack_sum *s;
+	size_t n, nwant = 0;
+	uint32_t f[2];
+
+	CHECK(p);
+	f[0] = profile__frame(p, FRAME_USER, "root", 4);
+	CHECK_INT(profile__thread(p, 1, 1, "t1"), 0);
+	CHECK_INT(profile__thread(p, 1, 2, "t2"), 1);
+	for (uint32_t i = 0; i < STACKS; i++) {
+		char name[16];
+		int len = snprintf(name, sizeof(name), "s%u", i);
+		/* 61 values spread over six bytes (the sum stays below 2^64): ties are many */
+		uint64_t v = (uint64_t)(i * 7919u % 61) * 0x102040810204ULL + 1;
+
+		f[1] = profile__frame(p, FRAME_USER, name, len);
+		CHECK_INT(profile__stack(p, f, 2), (int)i);
+		if (i % 7 == 3)
+			continue; /* a stack without rows is not in the sums */
+		/* The thread with the time has the smaller count: off_ns picks it. */
+		CHECK_INT(profile__add(p, i % 2, i, OFFCPU_STATE_SLEEP, WP(1, v, 0)), 0);
+		CHECK_INT(profile__add(p, 1 - i % 2, i, OFFCPU_STATE_SLEEP, WP(2, 0, 0)), 0);
+		want[i] = v;
+		nwant++;
+	}
+	CHECK_INT(profile__sum_by_stack(p, &s, &n), 0);
+	CHECK_INT(n, nwant);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t st = s[i].stack;
+		bool ok = st < STACKS && !seen[st] && want[st] && s[i].w.off_ns == want[st] &&
+			  s[i].w.count == 3 && s[i].thread == st % 2;
+
+		if (ok && i)
+			ok = s[i - 1].w.off_ns > s[i].w.off_ns ||
+			     (s[i - 1].w.off_ns == s[i].w.off_ns && s[i - 1].stack < st);
+		if (!ok) {
+			CHECK(!"a stack sum out of order, twice or wrong");
+			break;
+		}
+		seen[st] = true;
+	}
+	free(s);
+	profile__free(p);
+}
+
 TEST(profile_stack_threads_counts_threads_and_processes)
 {
 	struct profile *p = profile__new();
