@@ -140,6 +140,7 @@ struct folded_state {
 	size_t cache_mask;     /* slots - 1 */
 	struct frame_view *fv; /* for every frame id below nr_fv */
 	size_t nr_fv, fv_cap;
+	size_t fv_from; /* the profile's frames before the parse: from here on, each is in fv */
 	/*
 	 * The text ring: ring_w is where the next byte goes, counted from the
 	 * start of the parse, so a position older than ring_size is overwritten.
@@ -520,8 +521,12 @@ static int intern_frame(struct folded_state *fs, enum frame_kind kind, const cha
 
 	if (id < 0)
 		return id;
-	/* Known already: a frame's name and kind never change (and its record may be out of cache). */
-	if ((size_t)id < fs->nr_fv && fs->fv[id].kind != FRAME__COUNT)
+	/*
+	 * Known already: a frame's name and kind never change. Frames this parse
+	 * made are all known, which is told without reading the view (a cache miss).
+	 */
+	if ((size_t)id < fs->nr_fv &&
+	    ((size_t)id >= fs->fv_from || fs->fv[id].kind != FRAME__COUNT))
 		return id;
 	if (fs->nr_fv < n) {
 		if (vec_reserve(fs->fv, fs->fv_cap, n))
@@ -826,6 +831,7 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	int err;
 
 	memset(fs.st, 0, sizeof(*fs.st));
+	fs.fv_from = profile__nr_frames(p);
 	lr = line_reader__new(in);
 	if (!lr)
 		return -ENOMEM;
