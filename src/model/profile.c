@@ -612,7 +612,6 @@ static bool weight_beats(const struct profile_weight *a, const struct profile_we
  */
 static int sort_stack_sums(struct profile_stack_sum *sums, size_t n)
 {
-	struct profile_stack_sum *tmp;
 	uint32_t *idx, *idx2;
 	uint64_t *key, *key2;
 	size_t count[256];
@@ -623,11 +622,9 @@ static int sort_stack_sums(struct profile_stack_sum *sums, size_t n)
 	}
 	key = malloc(n * sizeof(*key) * 2);
 	idx = malloc(n * sizeof(*idx) * 2);
-	tmp = malloc(n * sizeof(*tmp));
-	if (!key || !idx || !tmp) {
+	if (!key || !idx) {
 		free(key);
 		free(idx);
-		free(tmp);
 		return -ENOMEM;
 	}
 	key2 = key + n;
@@ -661,12 +658,29 @@ static int sort_stack_sums(struct profile_stack_sum *sums, size_t n)
 		kt = key, key = key2, key2 = kt;
 		it = idx, idx = idx2, idx2 = it;
 	}
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = sums[idx[i]];
-	memcpy(sums, tmp, n * sizeof(*sums));
+	/*
+	 * Place i takes sums[idx[i]]: followed cycle by cycle in place, so that
+	 * the sort needs no second copy of the sums (40 MB on 1M stacks).
+	 */
+	for (size_t i = 0; i < n; i++) {
+		struct profile_stack_sum t;
+		size_t j = i;
+
+		if (idx[i] == i)
+			continue;
+		t = sums[i];
+		while (idx[j] != i) {
+			size_t k = idx[j];
+
+			sums[j] = sums[k];
+			idx[j] = (uint32_t)j;
+			j = k;
+		}
+		sums[j] = t;
+		idx[j] = (uint32_t)j;
+	}
 	free(key < key2 ? key : key2);
 	free(idx < idx2 ? idx : idx2);
-	free(tmp);
 	return 0;
 }
 
