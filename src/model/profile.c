@@ -304,7 +304,7 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 	if (n > UINT32_MAX || n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
 	key = arena__alloc(&p->stack_arena, sizeof(*key) + n * sizeof(*frames),
-			  _Alignof(struct stack_key));
+			   _Alignof(struct stack_key));
 	if (!key)
 		return -ENOMEM;
 	s = seg_push(&p->stacks);

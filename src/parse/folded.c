@@ -492,8 +492,8 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 		}
 	}
 	set[1] = set[0];
-	set[0] = (struct line_slot){h, text, frames, (uint32_t)stack + 1, (uint16_t)n,
-				    (uint16_t)fp_len};
+	set[0] = (struct line_slot){
+		h, text, frames, (uint32_t)stack + 1, (uint16_t)n, (uint16_t)fp_len};
 }
 
 /* Whether frame id is (kind, name[0..len)), as profile__frame() would intern it. */

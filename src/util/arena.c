@@ -29,8 +29,8 @@ void *bigmem__alloc(size_t size)
 		return NULL;
 	len = huge_round(size);
 	/* One huge page more than needed, so that an aligned start is inside. */
-	m = mmap(NULL, len + BIGMEM_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
+	m = mmap(NULL, len + BIGMEM_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	lead = (BIGMEM_HUGE - ((uintptr_t)m & (BIGMEM_HUGE - 1))) & (BIGMEM_HUGE - 1);

@@ -219,7 +219,8 @@ TEST(profile_add_rows_of_one_and_many_per_stack_sum_once)
 		uint32_t fr[2] = {f, s};
 
 		if (s)
-			CHECK_INT(profile__frame(p, FRAME_USER, (char[]){'a' + s % 26, 'a' + s / 26}, 2),
+			CHECK_INT(profile__frame(p, FRAME_USER,
+						 (char[]){'a' + s % 26, 'a' + s / 26}, 2),
 				  (int)s);
 		CHECK_INT(profile__stack(p, fr, s ? 2 : 1), (int)s);
 	}
@@ -230,7 +231,8 @@ TEST(profile_add_rows_of_one_and_many_per_stack_sum_once)
 			int th = k % 2 + s % 3, st = k / 2;
 			uint64_t v = 1 + round * STACKS + s;
 
-			CHECK_INT(profile__add(p, th, s, st ? OFFCPU_STATE_DISK : OFFCPU_STATE_SLEEP,
+			CHECK_INT(profile__add(p, th, s,
+					       st ? OFFCPU_STATE_DISK : OFFCPU_STATE_SLEEP,
 					       WP(1, v, 0)),
 				  0);
 			want[s][th][st] += v;

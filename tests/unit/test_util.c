@@ -267,7 +267,7 @@ TEST(arena_pieces_are_zeroed_aligned_apart_and_blocks_grow)
 				CHECK(!"a piece was overwritten by another");
 				break;
 			}
-	/* About 15 MB asked: blocks of 256 KiB doubling to 4 MiB, so at most one 4 MiB block spare. */
+	/* About 15 MB asked: blocks of 256 KiB doubling to 4 MiB, at most one 4 MiB spare. */
 	CHECK(a.mapped >= asked);
 	CHECK(a.mapped <= asked + (4u << 20) + (256u << 10));
 	arena__free(&a);
