@@ -36,7 +36,15 @@ size_t frame_name__unsymbolize(const char *s, size_t len, char *buf, size_t size
 
 bool frame_name__unsymbolized(const char *name)
 {
-	size_t len = strlen(name);
+	size_t len;
+
+	/*
+	 * Every spelling starts with '[' or '0', and most names are symbols: the
+	 * writers ask this of every frame of every stack.
+	 */
+	if (name[0] != '[' && name[0] != '0')
+		return false;
+	len = strlen(name);
 
 	if (frame_name__is_raw(name, len))
 		return true;

@@ -4,7 +4,8 @@
  *
  * - Every record lives in a segmented array (fixed-size chunks that never move),
  *   so accessor pointers stay valid while the profile grows and no row costs a
- *   malloc of its own.
+ *   malloc of its own. The chunks are carved from an arena (util/arena.h), so
+ *   that a big profile's records sit in huge pages, as its tables do.
  * - Names and stack frame lists are copied into arenas (big blocks, freed at once):
  *   names in one, frame lists in another, so that the few thousand frame names a
  *   parser compares on every line sit together in cache instead of one to a
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "model/profile.h"
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/hmap.h"
 #include "util/vec.h"
@@ -38,6 +40,7 @@ struct segarr {
 	size_t nr_chunks, chunks_cap;
 	size_t n;
 	size_t elem;
+	struct arena *mem; /* where the chunks come from (zeroed) */
 };
 
 static inline void *seg_at(const struct segarr *s, size_t i)
@@ -51,7 +54,7 @@ static void *seg_push(struct segarr *s)
 	if ((s->n & SEG_MASK) == 0 && (s->n >> SEG_SHIFT) == s->nr_chunks) {
 		if (vec_reserve(s->chunks, s->chunks_cap, s->nr_chunks + 1))
 			return NULL;
-		s->chunks[s->nr_chunks] = calloc(SEG_SIZE, s->elem);
+		s->chunks[s->nr_chunks] = arena__alloc(s->mem, SEG_SIZE * s->elem, 16);
 		if (!s->chunks[s->nr_chunks])
 			return NULL;
 		s->nr_chunks++;
@@ -61,62 +64,7 @@ static void *seg_push(struct segarr *s)
 
 static void seg_free(struct segarr *s)
 {
-	for (size_t i = 0; i < s->nr_chunks; i++)
-		free(s->chunks[i]);
 	free(s->chunks);
-}
-
-struct arena_block {
-	struct arena_block *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
-#ifndef ARENA_BLOCK
-#define ARENA_BLOCK (256 * 1024)
-#endif
-
-struct arena {
-	struct arena_block *head;
-};
-
-static void *arena_alloc(struct arena *a, size_t size, size_t align)
-{
-	struct arena_block *b = a->head;
-	size_t off;
-
-	if (b) {
-		off = (b->used + align - 1) & ~(align - 1);
-		if (off <= b->size && size <= b->size - off) {
-			b->used = off + size;
-			return (char *)b->data + off;
-		}
-	}
-	/* A name bigger than a block gets a block of its own. */
-	size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
-
-	b = malloc(sizeof(*b) + bsize);
-	if (!b)
-		return NULL;
-	b->size = bsize;
-	b->used = size;
-	/* Keep filling the current block when the new one is a one-off big name. */
-	if (a->head && bsize > ARENA_BLOCK) {
-		b->next = a->head->next;
-		a->head->next = b;
-	} else {
-		b->next = a->head;
-		a->head = b;
-	}
-	return b->data;
-}
-
-static void arena_free(struct arena *a)
-{
-	for (struct arena_block *b = a->head, *next; b; b = next) {
-		next = b->next;
-		free(b);
-	}
 }
 
 struct frame_rec {
@@ -141,6 +89,12 @@ struct stack_rec {
 	 */
 	struct profile_row *row_hint;
 	uint32_t n;
+	/*
+	 * Whether the stack has more than one row. Until it has, its one row is
+	 * row_hint and is not in the row table: a profile whose stacks each have
+	 * one thread (most of them) builds no row table at all.
+	 */
+	bool many_rows;
 };
 
 /* A stack's frames with their count, in one arena allocation. */
@@ -158,7 +112,8 @@ struct thread_rec {
 };
 
 struct profile {
-	struct arena names, stack_arena;
+	/* Names, stacks' frame lists, and the segmented arrays' chunks. */
+	struct arena names, stack_arena, recs;
 	struct segarr frames, stacks, threads, rows;
 	struct hmap frame_tab, stack_tab, thread_tab, row_tab;
 	struct profile_totals totals;
@@ -175,6 +130,7 @@ struct profile *profile__new(void)
 	p->stacks.elem = sizeof(struct stack_rec);
 	p->threads.elem = sizeof(struct thread_rec);
 	p->rows.elem = sizeof(struct profile_row);
+	p->frames.mem = p->stacks.mem = p->threads.mem = p->rows.mem = &p->recs;
 	return p;
 }
 
@@ -182,8 +138,9 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	arena_free(&p->names);
-	arena_free(&p->stack_arena);
+	arena__free(&p->names);
+	arena__free(&p->stack_arena);
+	arena__free(&p->recs);
 	seg_free(&p->frames);
 	seg_free(&p->stacks);
 	seg_free(&p->threads);
@@ -292,7 +249,7 @@ int profile__frame(struct profile *p, enum frame_kind kind, const char *name, si
 		return -EOVERFLOW;
 	if (len > SIZE_MAX - sizeof(*key) - 1)
 		return -ENOMEM;
-	key = arena_alloc(&p->names, sizeof(*key) + len + 1, _Alignof(struct frame_key));
+	key = arena__alloc(&p->names, sizeof(*key) + len + 1, _Alignof(struct frame_key));
 	if (!key)
 		return -ENOMEM;
 	f = seg_push(&p->frames);
@@ -346,8 +303,8 @@ int profile__stack(struct profile *p, const uint32_t *frames, size_t n)
 		return -EOVERFLOW;
 	if (n > UINT32_MAX || n > (SIZE_MAX - sizeof(*key)) / sizeof(*frames))
 		return -ENOMEM;
-	key = arena_alloc(&p->stack_arena, sizeof(*key) + n * sizeof(*frames),
-			  _Alignof(struct stack_key));
+	key = arena__alloc(&p->stack_arena, sizeof(*key) + n * sizeof(*frames),
+			   _Alignof(struct stack_key));
 	if (!key)
 		return -ENOMEM;
 	s = seg_push(&p->stacks);
@@ -385,7 +342,7 @@ int profile__thread(struct profile *p, int pid, int tid, const char *comm)
 	}
 	if (p->threads.n >= MAX_IDS)
 		return -EOVERFLOW;
-	copy = arena_alloc(&p->names, len + 1, 1);
+	copy = arena__alloc(&p->names, len + 1, 1);
 	if (!copy)
 		return -ENOMEM;
 	r = seg_push(&p->threads);
@@ -411,6 +368,25 @@ static void weight_add(struct profile_weight *a, const struct profile_weight *b)
 	a->count += b->count;
 	a->off_ns += b->off_ns;
 	a->runq_ns += b->runq_ns;
+}
+
+static uint64_t row_hash(uint32_t thread, uint32_t stack, enum offcpu_state state)
+{
+	return hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
+}
+
+/* A zeroed row at the end of the rows; NULL when out of memory. */
+static struct profile_row *new_row(struct profile *p, uint32_t thread, uint32_t stack,
+				   enum offcpu_state state)
+{
+	struct profile_row *r = seg_push(&p->rows);
+
+	if (r) {
+		r->thread = thread;
+		r->stack = stack;
+		r->state = state;
+	}
+	return r;
 }
 
 void profile__prefetch(const struct profile *p, uint32_t stack)
@@ -453,23 +429,41 @@ int profile__add(struct profile *p, uint32_t thread, uint32_t stack, enum offcpu
 	r = sr->row_hint;
 	if (r && r->thread == thread && r->state == state)
 		goto found;
-	err = hmap__reserve(t);
+	if (!r) {
+		/* The stack's first row: nothing to look up, nothing to file. */
+		r = new_row(p, thread, stack, state);
+		if (!r)
+			return -ENOMEM;
+		sr->row_hint = r;
+		goto found;
+	}
+	/* Room for two: a stack's first row is filed along with its second. */
+	err = hmap__reserve_n(t, 2);
 	if (err)
 		return err;
-	h = hash_mix64(hash_add64((uint64_t)thread << 32 | stack, state));
-	for (i = hmap__first(t, h); (r = hmap__next(t, h, &i));) {
-		if (r->thread == thread && r->stack == stack && r->state == state) {
-			sr->row_hint = r;
-			goto found;
+	h = row_hash(thread, stack, state);
+	i = hmap__first(t, h);
+	if (sr->many_rows) {
+		while ((r = hmap__next(t, h, &i))) {
+			if (r->thread == thread && r->stack == stack && r->state == state) {
+				sr->row_hint = r;
+				goto found;
+			}
 		}
 	}
-	r = seg_push(&p->rows);
+	r = new_row(p, thread, stack, state);
 	if (!r)
 		return -ENOMEM;
-	r->thread = thread;
-	r->stack = stack;
-	r->state = state;
-	hmap__put(t, i, h, r);
+	if (sr->many_rows) {
+		hmap__put(t, i, h, r); /* i: the free slot the lookup ended on */
+	} else {
+		struct profile_row *first = sr->row_hint;
+
+		/* Neither fails after the reserve. */
+		hmap__add(t, row_hash(first->thread, first->stack, first->state), first);
+		hmap__add(t, h, r);
+		sr->many_rows = true;
+	}
 	sr->row_hint = r;
 found:
 	weight_add(&r->w, w);
@@ -604,6 +598,92 @@ static bool weight_beats(const struct profile_weight *a, const struct profile_we
 	return a->off_ns != b->off_ns ? a->off_ns > b->off_ns : a->count > b->count;
 }
 
+/* Below this many, qsort(); above, a radix sort, whose passes cost more than its compares save. */
+#ifndef RADIX_MIN
+#define RADIX_MIN 512
+#endif
+
+/*
+ * Sort sums made in ascending stack order as cmp_stack_sum() does: off_ns
+ * descending, then stack ascending. A big profile has 100k stacks and more:
+ * a stable radix sort on off_ns, a byte a pass (passes where every key has
+ * the same byte are skipped), keeps the stack order of ties for free. 0 or
+ * -ENOMEM (the sums unchanged then).
+ */
+static int sort_stack_sums(struct profile_stack_sum *sums, size_t n)
+{
+	uint32_t *idx, *idx2;
+	uint64_t *key, *key2;
+	size_t count[256];
+
+	if (n < RADIX_MIN) {
+		qsort(sums, n, sizeof(*sums), cmp_stack_sum);
+		return 0;
+	}
+	key = malloc(n * sizeof(*key) * 2);
+	idx = malloc(n * sizeof(*idx) * 2);
+	if (!key || !idx) {
+		free(key);
+		free(idx);
+		return -ENOMEM;
+	}
+	key2 = key + n;
+	idx2 = idx + n;
+	for (size_t i = 0; i < n; i++) {
+		key[i] = ~sums[i].w.off_ns; /* ascending ~off_ns is descending off_ns */
+		idx[i] = (uint32_t)i;
+	}
+	for (int shift = 0; shift < 64; shift += 8) {
+		uint64_t *kt;
+		uint32_t *it;
+		size_t sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[key[i] >> shift & 0xff]++;
+		if (count[key[0] >> shift & 0xff] == n)
+			continue;
+		for (int b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t d = count[key[i] >> shift & 0xff]++;
+
+			key2[d] = key[i];
+			idx2[d] = idx[i];
+		}
+		kt = key, key = key2, key2 = kt;
+		it = idx, idx = idx2, idx2 = it;
+	}
+	/*
+	 * Place i takes sums[idx[i]]: followed cycle by cycle in place, so that
+	 * the sort needs no second copy of the sums (40 MB on 1M stacks).
+	 */
+	for (size_t i = 0; i < n; i++) {
+		struct profile_stack_sum t;
+		size_t j = i;
+
+		if (idx[i] == i)
+			continue;
+		t = sums[i];
+		while (idx[j] != i) {
+			size_t k = idx[j];
+
+			sums[j] = sums[k];
+			idx[j] = (uint32_t)j;
+			j = k;
+		}
+		sums[j] = t;
+		idx[j] = (uint32_t)j;
+	}
+	free(key < key2 ? key : key2);
+	free(idx < idx2 ? idx : idx2);
+	return 0;
+}
+
 int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **out, size_t *n)
 {
 	size_t nst = p->stacks.n, nrows = p->rows.n, nout = 0;
@@ -642,7 +722,8 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 
 		if (b == e)
 			continue;
-		qsort(order + b, e - b, sizeof(*order), cmp_row_by_thread);
+		if (e - b > 1) /* most stacks have one row */
+			qsort(order + b, e - b, sizeof(*order), cmp_row_by_thread);
 		memset(sum, 0, sizeof(*sum));
 		sum->stack = (uint32_t)s;
 		for (size_t i = b; i < e;) {
@@ -662,7 +743,9 @@ int profile__sum_by_stack(const struct profile *p, struct profile_stack_sum **ou
 		}
 		nout++;
 	}
-	qsort(sums, nout, sizeof(*sums), cmp_stack_sum);
+	err = sort_stack_sums(sums, nout);
+	if (err)
+		goto cleanup;
 	*out = sums;
 	*n = nout;
 	sums = NULL;

@@ -29,6 +29,7 @@
 
 #include "model/frame_name.h"
 #include "parse/folded.h"
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/lines.h"
 #include "util/vec.h"
@@ -45,14 +46,17 @@ struct memo {
 };
 
 /*
- * A line cache slot: the stack id + 1 (0: empty slot), 16 more bits of the
- * hash, and the stack's frames, so that the guess costs one cache miss (the
- * frames) after the slot's and not two. Stacks of more than 65535 frames are
- * not cached. When the line's frames part is still in the text ring, where
- * it is: a line equal to it byte for byte has its stack without a check.
+ * A line cache slot: the stack id + 1 (0: empty slot), the line's hash, and
+ * the stack's frames, so that the guess costs one cache miss (the frames)
+ * after the slot's and not two. Stacks of more than 65535 frames are not
+ * cached. When the line's frames part is still in the text ring, where it
+ * is: a line equal to it byte for byte has its stack without a check. The
+ * whole hash is kept so that a cache that grows keeps what it held (a line
+ * dropped is interned again, frame by frame, when it comes back).
  */
 struct line_slot {
-	uint64_t text; /* tag << 48 | (ring position + 1), or tag << 48 alone */
+	uint64_t hash;
+	uint64_t text; /* ring position + 1, or 0 */
 	const uint32_t *frames;
 	uint32_t stack1;
 	uint16_t n;
@@ -127,11 +131,16 @@ struct folded_state {
 		size_t len;
 		int id;
 	} comms[64];
-	/* Sets of two slots, at least as many slots as stacks: 24 to 48 bytes a stack. */
+	/*
+	 * Sets of two slots, at least twice as many slots as stacks (64 to 128
+	 * bytes a stack): with fewer, sets overflow and drop lines that come
+	 * back, each then interned again frame by frame.
+	 */
 	struct line_slot *cache;
 	size_t cache_mask;     /* slots - 1 */
 	struct frame_view *fv; /* for every frame id below nr_fv */
 	size_t nr_fv, fv_cap;
+	size_t fv_from; /* the profile's frames before the parse: from here on, each is in fv */
 	/*
 	 * The text ring: ring_w is where the next byte goes, counted from the
 	 * start of the parse, so a position older than ring_size is overwritten.
@@ -335,7 +344,7 @@ static struct line_guess line_cache__get(const struct folded_state *fs, uint64_t
 		return (struct line_guess){.stack = -1};
 	set = line_cache__set(fs, h);
 	for (int k = 0; k < 2; k++) {
-		if (set[k].stack1 && set[k].text >> 48 == h >> 48)
+		if (set[k].stack1 && set[k].hash == h)
 			return (struct line_guess){(int)(set[k].stack1 - 1), set[k].n,
 						   set[k].frames};
 	}
@@ -351,9 +360,9 @@ static int ring__find(const struct folded_state *fs, uint64_t h, const char *fp,
 		return -1;
 	set = line_cache__set(fs, h);
 	for (int k = 0; k < 2; k++) {
-		uint64_t pos1 = set[k].text & RING_POS_MASK;
+		uint64_t pos1 = set[k].text;
 
-		if (!set[k].stack1 || set[k].text >> 48 != h >> 48 || !pos1 || set[k].len != len)
+		if (!set[k].stack1 || set[k].hash != h || !pos1 || set[k].len != len)
 			continue;
 		/* Overwritten once the writer is a whole ring past it (or the ring grew). */
 		if (fs->ring_w - (pos1 - 1) > fs->ring_size)
@@ -362,6 +371,27 @@ static int ring__find(const struct folded_state *fs, uint64_t h, const char *fp,
 			return (int)(set[k].stack1 - 1);
 	}
 	return -1;
+}
+
+/* Start fetching the ring's text of the line hashing to h, which ring__find() compares. */
+static void ring__prefetch(const struct folded_state *fs, uint64_t h)
+{
+	const struct line_slot *set;
+
+	if (!fs->cache || !fs->ring)
+		return;
+	set = line_cache__set(fs, h);
+	for (int k = 0; k < 2; k++) {
+		const char *t;
+
+		if (!set[k].stack1 || set[k].hash != h || !set[k].text ||
+		    fs->ring_w - (set[k].text - 1) > fs->ring_size)
+			continue;
+		t = fs->ring + ((set[k].text - 1) & (fs->ring_size - 1));
+		for (size_t off = 0; off < set[k].len; off += 64)
+			__builtin_prefetch(t + off);
+		return;
+	}
 }
 
 /*
@@ -376,10 +406,10 @@ static uint64_t ring__put(struct folded_state *fs, const char *fp, size_t len)
 	/* Doubled only when the double is still within what the stacks ask for. */
 	if (!fs->ring || (fs->ring_size < RING_MAX && fs->ring_size * 2 <= want)) {
 		size_t size = fs->ring ? fs->ring_size * 2 : RING_MIN;
-		char *r = malloc(size);
+		char *r = bigmem__alloc(size);
 
 		if (r) {
-			free(fs->ring);
+			bigmem__free(fs->ring, fs->ring_size);
 			fs->ring = r;
 			fs->ring_size = size;
 			/* Every position kept so far is now more than a ring behind. */
@@ -401,6 +431,27 @@ static uint64_t ring__put(struct folded_state *fs, const char *fp, size_t len)
 }
 
 /*
+ * Move what the cache holds into a new one of twice its slots (mask + 1): a
+ * set's entries go to one of two sets, by one more bit of their hash, so none
+ * is dropped, and the newer stays first.
+ */
+static void line_cache__move(const struct folded_state *fs, struct line_slot *to, size_t mask)
+{
+	for (size_t i = 0; fs->cache && i <= fs->cache_mask; i += 2) {
+		for (int k = 1; k >= 0; k--) {
+			const struct line_slot *e = &fs->cache[i + k];
+			struct line_slot *set;
+
+			if (!e->stack1)
+				continue;
+			set = &to[e->hash & mask & ~(size_t)1];
+			set[1] = set[0];
+			set[0] = *e;
+		}
+	}
+}
+
+/*
  * Remember that the line hashing to h gave stack; the set's older entry is
  * the one that goes. The cache is only an accelerator: when it cannot grow
  * (out of memory) it stays as it is.
@@ -415,14 +466,15 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 
 	if (!frames || n > UINT16_MAX)
 		return;
-	if (!fs->cache || nst > fs->cache_mask + 1) {
+	if (!fs->cache || 2 * nst > fs->cache_mask + 1) {
 		size_t slots = fs->cache ? (fs->cache_mask + 1) * 2 : LINE_CACHE_MIN;
 		struct line_slot *c =
-			slots < SIZE_MAX / sizeof(*c) ? calloc(slots, sizeof(*c)) : NULL;
+			slots < SIZE_MAX / sizeof(*c) ? bigmem__alloc(slots * sizeof(*c)) : NULL;
 
-		/* What the old cache held is not rehashed: it is found again as lines repeat. */
 		if (c) {
-			free(fs->cache);
+			line_cache__move(fs, c, slots - 1);
+			if (fs->cache)
+				bigmem__free(fs->cache, (fs->cache_mask + 1) * sizeof(*c));
 			fs->cache = c;
 			fs->cache_mask = slots - 1;
 		}
@@ -430,18 +482,18 @@ static void line_cache__put(struct folded_state *fs, uint64_t h, int stack, cons
 			return;
 	}
 	set = (struct line_slot *)line_cache__set(fs, h);
-	text = h >> 48 << 48 | ring__put(fs, fp, fp_len);
+	text = ring__put(fs, fp, fp_len);
 	/* The same line again (its text had gone from the ring): only the text changes. */
 	for (int k = 0; k < 2; k++) {
-		if (set[k].stack1 == (uint32_t)stack + 1 && set[k].text >> 48 == h >> 48) {
+		if (set[k].stack1 == (uint32_t)stack + 1 && set[k].hash == h) {
 			set[k].text = text;
 			set[k].len = (uint16_t)fp_len;
 			return;
 		}
 	}
 	set[1] = set[0];
-	set[0] = (struct line_slot){text, frames, (uint32_t)stack + 1, (uint16_t)n,
-				    (uint16_t)fp_len};
+	set[0] = (struct line_slot){
+		h, text, frames, (uint32_t)stack + 1, (uint16_t)n, (uint16_t)fp_len};
 }
 
 /* Whether frame id is (kind, name[0..len)), as profile__frame() would intern it. */
@@ -468,6 +520,13 @@ static int intern_frame(struct folded_state *fs, enum frame_kind kind, const cha
 	size_t n = profile__nr_frames(fs->p);
 
 	if (id < 0)
+		return id;
+	/*
+	 * Known already: a frame's name and kind never change. Frames this parse
+	 * made are all known, which is told without reading the view (a cache miss).
+	 */
+	if ((size_t)id < fs->nr_fv &&
+	    ((size_t)id >= fs->fv_from || fs->fv[id].kind != FRAME__COUNT))
 		return id;
 	if (fs->nr_fv < n) {
 		if (vec_reserve(fs->fv, fs->fv_cap, n))
@@ -570,6 +629,11 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 			return thread;
 		goto add;
 	}
+	guess = line_cache__get(fs, h);
+	/* The guess is checked against the frames' views: fetched while the spans are cut. */
+	for (i = 0; i < guess.n && guess.stack >= 0; i++)
+		if (guess.frames[i] < fs->nr_fv)
+			__builtin_prefetch(&fs->fv[guess.frames[i]]);
 	err = cut_spans(fs, line, end, &nspans, &delim);
 	if (err)
 		return err;
@@ -594,10 +658,7 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 		       (same || (size_t)(fs->spans[reuse].s + fs->spans[reuse].len - fp) < common))
 			reuse++;
 	}
-	if (!same) {
-		guess = line_cache__get(fs, h);
-		guessing = guess.stack >= 0;
-	}
+	guessing = !same && guess.stack >= 0;
 
 	for (i = 1; i < nspans; i++) {
 		struct span f = fs->spans[i];
@@ -656,6 +717,9 @@ static int parse_line(struct folded_state *fs, const char *line, size_t len, siz
 				f.s = unsym;
 			}
 		}
+		/* A few frames ahead, the name the check will compare (its view is in cache). */
+		if (guessing && nids + 3 < guess.n && guess.frames[nids + 3] < fs->nr_fv)
+			__builtin_prefetch(fs->fv[guess.frames[nids + 3]].name);
 		if (guessing && nids < guess.n &&
 		    frame_is(fs, guess.frames[nids], kind, f.s, f.len)) {
 			id = (int)guess.frames[nids];
@@ -748,6 +812,7 @@ static void fetch_ahead(struct folded_state *fs)
 	__builtin_prefetch(g.frames);
 	__builtin_prefetch(g.frames + g.n - !!g.n);
 	profile__prefetch(fs->p, g.stack);
+	ring__prefetch(fs, a->h);
 }
 
 int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
@@ -766,6 +831,7 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	int err;
 
 	memset(fs.st, 0, sizeof(*fs.st));
+	fs.fv_from = profile__nr_frames(p);
 	lr = line_reader__new(in);
 	if (!lr)
 		return -ENOMEM;
@@ -792,8 +858,9 @@ int folded__parse(FILE *in, struct profile *p, const struct folded_opts *opts,
 	free(fs.comm);
 	free(fs.prev);
 	free(fs.memo);
-	free(fs.cache);
+	if (fs.cache)
+		bigmem__free(fs.cache, (fs.cache_mask + 1) * sizeof(*fs.cache));
 	free(fs.fv);
-	free(fs.ring);
+	bigmem__free(fs.ring, fs.ring_size);
 	return err;
 }

@@ -72,7 +72,7 @@ static inline uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 static inline uint64_t hash_bytes_wide(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data, *end = p + len;
-	uint64_t a, b, c, d, w[4];
+	uint64_t a, b, c, d, w0, w1, w2, w3;
 
 	if (len < 32)
 		return hash_bytes(data, len, seed);
@@ -81,11 +81,15 @@ static inline uint64_t hash_bytes_wide(const void *data, size_t len, uint64_t se
 	c = a ^ 0x13198a2e03707344ULL;
 	d = a ^ 0xa4093822299f31d0ULL;
 	for (;;) {
-		memcpy(w, p, 32);
-		a = hash_add64(a, w[0]);
-		b = hash_add64(b, w[1]);
-		c = hash_add64(c, w[2]);
-		d = hash_add64(d, w[3]);
+		/* Four loads into registers: a copy to an array went through the stack. */
+		memcpy(&w0, p, 8);
+		memcpy(&w1, p + 8, 8);
+		memcpy(&w2, p + 16, 8);
+		memcpy(&w3, p + 24, 8);
+		a = hash_add64(a, w0);
+		b = hash_add64(b, w1);
+		c = hash_add64(c, w2);
+		d = hash_add64(d, w3);
 		p += 32;
 		if (p == end)
 			break;

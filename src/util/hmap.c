@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/arena.h"
 #include "util/hmap.h"
 
 #define HMAP_MIN 64
@@ -14,7 +15,7 @@ int hmap__grow(struct hmap *m)
 
 	if (cap > SIZE_MAX / sizeof(*ns))
 		return -ENOMEM;
-	ns = calloc(cap, sizeof(*ns));
+	ns = bigmem__alloc(cap * sizeof(*ns));
 	if (!ns)
 		return -ENOMEM;
 	/* The stored hash places each value again without calling back to the caller. */
@@ -27,7 +28,8 @@ int hmap__grow(struct hmap *m)
 			;
 		ns[j] = m->slots[i];
 	}
-	free(m->slots);
+	if (m->slots)
+		bigmem__free(m->slots, (m->mask + 1) * sizeof(*ns));
 	m->slots = ns;
 	m->mask = cap - 1;
 	return 0;
@@ -58,6 +60,7 @@ void hmap__free(struct hmap *m)
 {
 	if (!m)
 		return;
-	free(m->slots);
+	if (m->slots)
+		bigmem__free(m->slots, (m->mask + 1) * sizeof(*m->slots));
 	memset(m, 0, sizeof(*m));
 }

@@ -47,6 +47,18 @@ static inline int hmap__reserve(struct hmap *m)
 	return 0;
 }
 
+/* Make room for n more values: after it, n puts or adds cannot fail. 0 or -ENOMEM. */
+static inline int hmap__reserve_n(struct hmap *m, size_t n)
+{
+	while (!m->slots || (m->len + n) * 2 > m->mask + 1) {
+		int err = hmap__grow(m);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Where a probe for hash starts. */
 static inline size_t hmap__first(const struct hmap *m, uint64_t hash)
 {

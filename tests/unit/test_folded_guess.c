@@ -189,6 +189,46 @@ TEST(folded_ring_text_written_over_is_not_believed)
 	profile__free(p);
 }
 
+/*
+ * The line cache keeps what it held when it grows with the profile's stacks:
+ * every line put is still found after many doublings (lines whose hashes
+ * fall in sets of their own, so that none is dropped for want of room).
+ */
+TEST(folded_line_cache_keeps_its_lines_when_it_grows)
+{
+	enum { N = 20000 };
+	struct folded_state fs = {.p = profile__new()};
+	size_t first_slots = 0;
+	uint32_t f;
+
+	CHECK(fs.p);
+	f = profile__frame(fs.p, FRAME_USER, "f", 1);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t fr[2] = {f, i};
+		char text[16];
+		int len = snprintf(text, sizeof(text), "f;%u", i);
+
+		if (i)
+			CHECK_INT(profile__frame(fs.p, FRAME_USER, text, len), (int)i);
+		CHECK_INT(profile__stack(fs.p, fr, i ? 2 : 1), (int)i);
+		line_cache__put(&fs, (uint64_t)i << 1, (int)i, text, len);
+		if (!first_slots)
+			first_slots = fs.cache_mask + 1;
+	}
+	CHECK(fs.cache_mask + 1 >= 16 * first_slots); /* it grew, several times */
+	for (uint32_t i = 0; i < N; i++) {
+		struct line_guess g = line_cache__get(&fs, (uint64_t)i << 1);
+
+		if (g.stack != (int)i) {
+			CHECK_INT(g.stack, (int)i);
+			break;
+		}
+	}
+	bigmem__free(fs.cache, (fs.cache_mask + 1) * sizeof(*fs.cache));
+	bigmem__free(fs.ring, fs.ring_size);
+	profile__free(fs.p);
+}
+
 int main(void)
 {
 	return unit_run();

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "collect/native_table.h"
 #include "parse/parse.h"
 #include "unit.h"
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/hmap.h"
 #include "util/procfs.h"
@@ -224,6 +226,130 @@ TEST(parse_u64_takes_digits_only_and_refuses_wrap)
 	CHECK_INT(parse__u64("", 0, &v), -EINVAL);
 	CHECK_INT(parse__u64("-1", 2, &v), -EINVAL);
 	CHECK_INT(parse__u64(" 1", 2, &v), -EINVAL);
+}
+
+/* Whether p[0..n) is all zero. */
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * Pieces are zeroed, aligned and apart (each keeps what was written into it
+ * while thousands more are carved), and the blocks grow so that the memory
+ * mapped stays within a bounded tail of what was asked for.
+ */
+TEST(arena_pieces_are_zeroed_aligned_apart_and_blocks_grow)
+{
+	enum { N = 20000 };
+	static unsigned char *piece[N];
+	static size_t len[N];
+	struct arena a = {0};
+	size_t asked = 0;
+
+	for (int i = 0; i < N; i++) {
+		size_t align = (size_t)1 << (i % 7); /* 1 .. 64 */
+
+		len[i] = 1 + (size_t)(i * 37) % 1500;
+		piece[i] = arena__alloc(&a, len[i], align);
+		CHECK(piece[i]);
+		CHECK_INT((uintptr_t)piece[i] & (align - 1), 0);
+		CHECK(all_zero(piece[i], len[i]));
+		memset(piece[i], i & 0xff, len[i]);
+		asked += len[i];
+	}
+	for (int i = 0; i < N; i++)
+		for (size_t k = 0; k < len[i]; k++)
+			if (piece[i][k] != (unsigned char)(i & 0xff)) {
+				CHECK(!"a piece was overwritten by another");
+				break;
+			}
+	/* About 15 MB asked: blocks of 256 KiB doubling to 4 MiB, at most one 4 MiB spare. */
+	CHECK(a.mapped >= asked);
+	CHECK(a.mapped <= asked + (4u << 20) + (256u << 10));
+	arena__free(&a);
+	CHECK_INT(a.mapped, 0);
+	CHECK(!a.head);
+	arena__free(&a); /* freeing twice, or an empty arena, is fine */
+	arena__free(NULL);
+}
+
+/*
+ * A piece bigger than a block gets a block of its own and the block being
+ * filled keeps being filled; a piece that cannot be had (out of memory, or a
+ * size that would wrap) is NULL and changes nothing.
+ */
+TEST(arena_big_pieces_and_exhaustion_leave_the_current_block)
+{
+	struct arena a = {0};
+	unsigned char *x, *big, *y, *z;
+
+	x = arena__alloc(&a, 100, 8);
+	CHECK(x);
+	big = arena__alloc(&a, (size_t)9 << 20, 64);
+	CHECK(big);
+	CHECK_INT((uintptr_t)big & 63, 0);
+	CHECK(all_zero(big, (size_t)9 << 20));
+	big[((size_t)9 << 20) - 1] = 1;
+	y = arena__alloc(&a, 100, 8);
+	CHECK(y == x + 104); /* right after x, in x's block */
+	/* 128 TiB: more than a process can map; then a size that would wrap. */
+	CHECK(!arena__alloc(&a, (size_t)1 << 47, 8));
+	CHECK(!arena__alloc(&a, SIZE_MAX - 8, 8));
+	z = arena__alloc(&a, 8, 8);
+	CHECK(z == y + 104);
+	arena__free(&a);
+}
+
+/* Big blocks start on a huge page and are zeroed; small ones come from the heap. */
+TEST(bigmem_blocks_are_zeroed_and_big_ones_huge_page_aligned)
+{
+	size_t sizes[] = {1, 4096, BIGMEM_HUGE - 1, BIGMEM_HUGE, BIGMEM_HUGE + 1, 3 * BIGMEM_HUGE};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned char *p = bigmem__alloc(sizes[i]);
+
+		CHECK(p);
+		if (sizes[i] >= BIGMEM_HUGE)
+			CHECK_INT((uintptr_t)p & (BIGMEM_HUGE - 1), 0);
+		CHECK(all_zero(p, sizes[i]));
+		memset(p, 0xa5, sizes[i]);
+		bigmem__free(p, sizes[i]);
+	}
+	CHECK(!bigmem__alloc((size_t)1 << 47));
+	bigmem__free(NULL, BIGMEM_HUGE);
+}
+
+/* A table grown past BIGMEM_HUGE (huge-page slots) keeps every value, and clearing empties it. */
+TEST(hmap_grown_into_huge_pages_keeps_every_value)
+{
+	enum { N = 100000 };
+	struct hmap m = {0};
+	size_t pos;
+	void *v;
+
+	for (size_t i = 0; i < N; i++)
+		CHECK_INT(hmap__add(&m, hash_mix64(i), hmap_idx(i)), 0);
+	CHECK_INT(m.len, N);
+	CHECK((m.mask + 1) * sizeof(*m.slots) >= BIGMEM_HUGE);
+	for (size_t i = 0; i < N; i++) {
+		uint64_t h = hash_mix64(i);
+		bool seen = false;
+
+		for (pos = hmap__first(&m, h); (v = hmap__next(&m, h, &pos));)
+			seen |= hmap_idx_of(v) == i;
+		if (!seen) {
+			CHECK(!"a value was lost when the table grew");
+			break;
+		}
+	}
+	hmap__clear(&m);
+	pos = hmap__first(&m, hash_mix64(7));
+	CHECK(!hmap__next(&m, hash_mix64(7), &pos));
+	hmap__free(&m);
 }
 
 int main(void)
