@@ -44,9 +44,12 @@ else
 	ok $t
 fi
 
-# kallsyms is read once, at start (in a thread while the programs load): the
-# symbolizer answers the core kernel's frames from it at stop.
-t=startup_reads_kallsyms_once
+# The kernel's names come from the ksym program (bpf_kallsyms_lookup_name
+# and %pB, asked per symbol): a record of a command never reads
+# /proc/kallsyms, whose read makes the kernel format 100,000+ symbols (tens
+# of milliseconds), and its kernel frames still carry the names kallsyms has.
+# Kernels without the helper (before 5.16) read it once, in a thread.
+t=startup_names_kernel_frames_without_reading_kallsyms
 if ! command -v strace >/dev/null; then
 	skip $t "strace is not installed"
 else
@@ -54,11 +57,39 @@ else
 	strace -f -qq -e trace=open,openat -o "$SCRATCH/once.strace" \
 		"$OFFCPU_BIN" record -q -o "$d" -- "$W/nanosleep" >/dev/null 2>&1
 	n=$(grep -c '/proc/kallsyms' "$SCRATCH/once.strace")
+	want=0
+	grep -q 'the ksym program could not answer' "$d/offcpu.diagnostics.txt" && want=1
 	frames=$(grep -c '__schedule' "$d/offcpu.time.txt" 2>/dev/null)
-	if [ "$n" != 1 ]; then
-		fail $t "/proc/kallsyms opened $n times"
+	# Every kernel frame (after the ";-;" between user and kernel) is a kallsyms name.
+	awk '{ print $3 }' /proc/kallsyms | sort -u >"$SCRATCH/knames"
+	sed -nE 's/^.*;-;(.*) [0-9]+$/\1/p' "$d/offcpu.time.txt" | tr ';' '\n' |
+		sort -u >"$SCRATCH/kframes"
+	unknown=$(comm -23 "$SCRATCH/kframes" "$SCRATCH/knames" | head -5 | tr '\n' ' ')
+	if [ "$n" != "$want" ]; then
+		fail $t "/proc/kallsyms opened $n times (want $want)"
 	elif [ "${frames:-0}" -eq 0 ]; then
 		fail $t "no symbolized kernel frames in $d/offcpu.time.txt"
+	elif [ ! -s "$SCRATCH/kframes" ] || [ -n "$unknown" ]; then
+		fail $t "kernel frames not in /proc/kallsyms: ${unknown:-none found}"
+	else
+		ok $t
+	fi
+fi
+
+# A timeline needs the interrupt entry code's ranges (found by name prefix):
+# kallsyms is read then, once, in a thread while the programs load.
+t=startup_timeline_reads_kallsyms_once
+if ! command -v strace >/dev/null; then
+	skip $t "strace is not installed"
+else
+	d=$SCRATCH/tl
+	strace -f -qq -e trace=open,openat -o "$SCRATCH/tl.strace" \
+		"$OFFCPU_BIN" record -q --timeline -o "$d" -- "$W/nanosleep" >/dev/null 2>&1
+	n=$(grep -c '/proc/kallsyms' "$SCRATCH/tl.strace")
+	if [ "$n" != 1 ]; then
+		fail $t "/proc/kallsyms opened $n times with --timeline"
+	elif grep -q 'interrupt entry code not found' "$d/offcpu.diagnostics.txt"; then
+		fail $t "no interrupt entry ranges: $(grep 'interrupt entry' "$d/offcpu.diagnostics.txt")"
 	else
 		ok $t
 	fi
