@@ -21,6 +21,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/kbtf.h"
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
@@ -267,58 +268,74 @@ void native_kernel_text(struct native *n, bool timeline)
  * run-queue time then comes from the scheduler itself, and the wakeup
  * tracepoints are not needed.
  */
-static bool has_member(const struct btf *btf, const char *type, const char *member)
-{
-	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	const struct btf_member *m = t ? btf_members(t) : NULL;
+enum {
+	W_SWITCH,
+	W_RDONLY_CAST,
+	W_LOOP,
+	W_FUNC_ID,
+	W_SCHED_INFO,
+	W_SCHED_ENTITY,
+	W_CFS_RQ,
+	W_RQ,
+	W_NR
+};
 
-	for (int i = 0; t && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
-			return true;
-	return false;
-}
-
-/* Helpers are no BTF functions: the kernel's enum of them names each. */
-static bool has_enumerator(const struct btf *btf, const char *type, const char *name)
-{
-	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	const struct btf_enum *e = t ? btf_enum(t) : NULL;
-
-	for (int i = 0; t && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name))
-			return true;
-	return false;
-}
-
+/*
+ * Read with kbtf (one walk, no libbpf parse: libbpf parses the same BTF for
+ * CO-RE at load, and a second full parse cost 10-15 ms); libbpf's loader
+ * only when the file cannot be read so (it also looks outside sysfs).
+ */
 void native_kernel_features(struct native *n)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct kbtf_want w[W_NR] = {
+		[W_SWITCH] = {"btf_trace_sched_switch", BTF_KIND_TYPEDEF},
+		[W_RDONLY_CAST] = {"bpf_rdonly_cast", BTF_KIND_FUNC},
+		[W_LOOP] = {"bpf_loop", BTF_KIND_FUNC},
+		[W_FUNC_ID] = {"bpf_func_id", BTF_KIND_ENUM},
+		[W_SCHED_INFO] = {"sched_info", BTF_KIND_STRUCT},
+		[W_SCHED_ENTITY] = {"sched_entity", BTF_KIND_STRUCT},
+		[W_CFS_RQ] = {"cfs_rq", BTF_KIND_STRUCT},
+		[W_RQ] = {"rq", BTF_KIND_STRUCT},
+	};
+	struct btf *btf = NULL;
 	const struct btf_type *t;
-	int id;
+	struct kbtf k;
+	const void *raw;
+	__u32 size;
 
 	n->switch_state = true;
 	n->rdonly_cast = n->schedinfo = n->loop = n->ksym_prog = false;
-	if (!btf)
-		return;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
-	if (id > 0) {
-		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type); /* pointer */
-		if (t && btf_is_ptr(t))
-			t = btf__type_by_id(btf, t->type);
-		if (t && btf_is_func_proto(t))
-			n->switch_state = btf_vlen(t) >= 5; /* void *, preempt, prev, next, state */
+	if (kbtf__open(&k, "/sys/kernel/btf/vmlinux")) {
+		btf = btf__load_vmlinux_btf();
+		raw = btf ? btf__raw_data(btf, &size) : NULL;
+		if (!raw || kbtf__from_mem(&k, raw, size)) {
+			btf__free(btf);
+			return;
+		}
 	}
-	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	kbtf__find(&k, w, W_NR);
+	t = kbtf__type(&k, w[W_SWITCH].id);
+	t = t ? kbtf__type(&k, t->type) : NULL; /* pointer */
+	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR)
+		t = kbtf__type(&k, t->type);
+	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_FUNC_PROTO)
+		n->switch_state = BTF_INFO_VLEN(t->info) >= 5; /* void *, preempt, prev, next, state */
+	n->rdonly_cast = w[W_RDONLY_CAST].id > 0;
 	/* The unwinder needs bpf_loop (5.17) and is written for x86-64. */
-	n->loop = btf__find_by_name_kind(btf, "bpf_loop", BTF_KIND_FUNC) > 0;
-	n->ksym_prog = has_enumerator(btf, "bpf_func_id", "BPF_FUNC_kallsyms_lookup_name");
+	n->loop = w[W_LOOP].id > 0;
 	n->dwarf = OFFCPU_DWARF_ARCH && n->loop;
-	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
-		       has_member(btf, "sched_entity", "cfs_rq") &&
-		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
-	btf__free(btf);
+	/* Helpers are no BTF functions: the kernel's enum of them names each. */
+	n->ksym_prog = kbtf__has_enumerator(&k, w[W_FUNC_ID].id, "BPF_FUNC_kallsyms_lookup_name");
+	n->schedinfo = kbtf__has_member(&k, w[W_SCHED_INFO].id, "last_queued") &&
+		       kbtf__has_member(&k, w[W_SCHED_ENTITY].id, "cfs_rq") &&
+		       kbtf__has_member(&k, w[W_CFS_RQ].id, "rq") &&
+		       kbtf__has_member(&k, w[W_RQ].id, "clock");
+	if (btf) {
+		free(k.offs); /* the data is libbpf's */
+		btf__free(btf);
+	} else {
+		kbtf__close(&k);
+	}
 }
 
 /* Where cgroup v2 is mounted ("" when it is not), for a message. */
