@@ -125,6 +125,7 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct offcpu_thread);
 } threads SEC(".maps");
@@ -163,6 +164,7 @@ __u32 procs_gen = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_AGG);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct offcpu_agg_key);
 	__type(value, struct offcpu_agg_val);
 } agg0 SEC(".maps");
@@ -170,6 +172,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_AGG);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct offcpu_agg_key);
 	__type(value, struct offcpu_agg_val);
 } agg1 SEC(".maps");
@@ -178,6 +181,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_STACKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, __u8);
 } stacks SEC(".maps");
