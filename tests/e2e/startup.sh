@@ -94,3 +94,26 @@ else
 		ok $t
 	fi
 fi
+
+# The kernel's BTF (5 MB) is mapped, not read: sysfs hands it out a page per
+# read(), 1,300 calls a parse, and record parses it for libbpf's CO-RE and
+# walks it for its own feature checks. Kernels before 6.16 cannot map it.
+t=startup_maps_the_kernel_btf
+if ! command -v strace >/dev/null; then
+	skip $t "strace is not installed"
+elif ! python3 -c 'import mmap, os; f = os.open("/sys/kernel/btf/vmlinux", os.O_RDONLY); mmap.mmap(f, os.fstat(f).st_size, prot=mmap.PROT_READ, flags=mmap.MAP_PRIVATE)' 2>/dev/null; then
+	skip $t "this kernel cannot map /sys/kernel/btf/vmlinux"
+else
+	d=$SCRATCH/btf
+	strace -f -qq -e trace=read -o "$SCRATCH/btf.strace" \
+		"$OFFCPU_BIN" record -q -o "$d" -- true >/dev/null 2>&1
+	# libbpf asks for the rest of the file each time: reads of a megabyte or more
+	n=$(grep -cE 'read\([0-9]+, .*, [0-9]{7,}\)' "$SCRATCH/btf.strace")
+	if [ ! -s "$d/offcpu.summary.json" ]; then
+		fail $t "record failed"
+	elif [ "$n" != 0 ]; then
+		fail $t "$n reads of a megabyte or more (the kernel's BTF read a page at a time)"
+	else
+		ok $t
+	fi
+fi
