@@ -1055,7 +1055,12 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 static __always_inline void on_exit(struct task_struct *p, const bool btf)
 {
 	__u32 tgid = RD(btf, p, tgid);
-	int live = btf ? p->signal->live.counter : BPF_CORE_READ(p, signal, live.counter);
+	/*
+	 * A probe read in both flavours: following p->signal from the trusted
+	 * p made the verifier search the kernel's BTF by name (its
+	 * __safe_trusted types), 1.5-8 ms for this 22-instruction program.
+	 */
+	int live = BPF_CORE_READ(p, signal, live.counter);
 
 	/* The last thread of the process: its pid may be reused by a stranger. */
 	if (live == 0) {
