@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -214,17 +216,9 @@ int kbtf__has_enumerator(const struct kbtf *k, int id, const char *name)
 	return 0;
 }
 
-/*
- * libbpf's own loader of the kernel's BTF, which bpf_object__load() calls
- * for CO-RE, reads /sys/kernel/btf/vmlinux a page per read() (1,300 calls
- * for 5 MB: 4 ms of a record's start-up). This definition takes its place
- * (libbpf calls it through its PLT): the file mapped (6.16+) and parsed from
- * memory. Anything else (no sysfs BTF, a kernel that cannot map it) goes to
- * libbpf's, which also looks outside sysfs.
- */
-struct btf *btf__load_vmlinux_btf(void)
+/* The kernel's BTF parsed by libbpf from the mapped file, or NULL. */
+static struct btf *vmlinux_parse(void)
 {
-	static struct btf *(*libbpf_load)(void);
 	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
 	struct btf *btf = NULL;
 	struct stat st;
@@ -237,9 +231,68 @@ struct btf *btf__load_vmlinux_btf(void)
 	if (p != MAP_FAILED) {
 		btf = btf__new(p, (__u32)st.st_size);
 		munmap(p, (size_t)st.st_size);
-		if (btf)
-			return btf;
 	}
+	return btf;
+}
+
+/*
+ * The parse ahead of time, in a thread (kbtf__preload()): bpf_object__load()
+ * asks for it after the skeleton's open and libbpf's own probes, which the
+ * main thread does meanwhile.
+ */
+static struct {
+	pthread_t thread;
+	bool pending;
+	struct btf *btf;
+} pre;
+
+static void *preload_run(void *arg)
+{
+	pre.btf = vmlinux_parse();
+	return arg;
+}
+
+void kbtf__preload(void)
+{
+	if (!pre.pending && !pre.btf)
+		pre.pending = !pthread_create(&pre.thread, NULL, preload_run, NULL);
+}
+
+/* The preloaded BTF (the caller owns it), or NULL. */
+static struct btf *preload_take(void)
+{
+	struct btf *btf;
+
+	if (pre.pending)
+		pthread_join(pre.thread, NULL);
+	pre.pending = false;
+	btf = pre.btf;
+	pre.btf = NULL;
+	return btf;
+}
+
+void kbtf__preload_end(void)
+{
+	btf__free(preload_take());
+}
+
+/*
+ * libbpf's own loader of the kernel's BTF, which bpf_object__load() calls
+ * for CO-RE, reads /sys/kernel/btf/vmlinux a page per read() (1,300 calls
+ * for 5 MB: 4 ms of a record's start-up). This definition takes its place
+ * (libbpf calls it through its PLT): the file mapped (6.16+) and parsed from
+ * memory. Anything else (no sysfs BTF, a kernel that cannot map it) goes to
+ * libbpf's, which also looks outside sysfs.
+ */
+struct btf *btf__load_vmlinux_btf(void)
+{
+	static struct btf *(*libbpf_load)(void);
+	struct btf *btf = preload_take();
+
+	if (!btf)
+		btf = vmlinux_parse();
+	if (btf)
+		return btf;
 	if (!libbpf_load)
 		libbpf_load = (struct btf *(*)(void))dlsym(RTLD_NEXT, "btf__load_vmlinux_btf");
 	if (!libbpf_load) {

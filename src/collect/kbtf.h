@@ -48,5 +48,12 @@ const char *kbtf__str(const struct kbtf *k, uint32_t off);
 int kbtf__has_member(const struct kbtf *k, int id, const char *member);
 /* Whether enum id has an enumerator of this name. */
 int kbtf__has_enumerator(const struct kbtf *k, int id, const char *name);
+/*
+ * Start parsing the kernel's BTF for libbpf in a thread: the next
+ * btf__load_vmlinux_btf() (bpf_object__load()'s, for CO-RE) takes the
+ * result. kbtf__preload_end() frees what no load took.
+ */
+void kbtf__preload(void);
+void kbtf__preload_end(void);
 
 #endif

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/kbtf.h"
 #include "collect/native_priv.h"
 #include "collect/probe.h"
 #include "collect/unwind.h"
@@ -188,6 +189,7 @@ struct native *native__start(const struct native_opts *o)
 		native_destroy_skel(n);
 		err = native_load_attach(n, o, true, why, sizeof(why));
 	}
+	kbtf__preload_end(); /* a parse no load took */
 	if (err)
 		goto cleanup;
 	if (native_vstats_on())

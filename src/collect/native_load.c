@@ -303,6 +303,8 @@ void native_kernel_features(struct native *n)
 	const void *raw;
 	__u32 size;
 
+	/* libbpf's parse of the same file, for the load, meanwhile on the other CPU. */
+	kbtf__preload();
 	n->switch_state = true;
 	n->rdonly_cast = n->schedinfo = n->loop = n->ksym_prog = false;
 	if (kbtf__open(&k, "/sys/kernel/btf/vmlinux")) {
