@@ -618,7 +618,8 @@ static int unwind_setup(struct native *n, const struct native_opts *o, char *why
  * program: its size, the instructions the verifier processed, its states and
  * the time it took. What start-up costs is mostly this (bench/verifier.sh).
  */
-#define VSTATS_LOG 1024
+/* Room for what the verifier writes and then discards (global functions), not the stats alone. */
+#define VSTATS_LOG 65536
 
 struct vstats {
 	char log[NATIVE_NR_PROGS + 1][VSTATS_LOG];
