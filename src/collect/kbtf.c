@@ -294,7 +294,7 @@ struct btf *btf__load_vmlinux_btf(void)
 	if (btf)
 		return btf;
 	if (!libbpf_load)
-		libbpf_load = (struct btf *(*)(void))dlsym(RTLD_NEXT, "btf__load_vmlinux_btf");
+		libbpf_load = (struct btf * (*)(void)) dlsym(RTLD_NEXT, "btf__load_vmlinux_btf");
 	if (!libbpf_load) {
 		errno = ENOENT;
 		return NULL;

@@ -197,8 +197,7 @@ struct native *native__start(const struct native_opts *o)
 			    "start-up: kernel BTF %.1f ms, kallsyms thread %s in %.1f ms, "
 			    "load and attach %.1f ms",
 			    (t[1] - t[0]) / 1e6, n->ktext_thread_on ? "started" : "not needed",
-			    (t[2] - t[1]) / 1e6,
-			    (native_mono_ns() - t[2]) / 1e6);
+			    (t[2] - t[1]) / 1e6, (native_mono_ns() - t[2]) / 1e6);
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
 		err = -errno;

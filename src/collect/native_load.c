@@ -227,8 +227,9 @@ void native_kernel_text(struct native *n, bool timeline)
 	n->ktext_pending = false;
 	n->ktext_done = true;
 	if (!n->ktext_thread_on && (err = kernel_text_ask(n))) {
-		native_note(n, "kernel symbols: the ksym program could not answer (%s): "
-			       "reading /proc/kallsyms",
+		native_note(n,
+			    "kernel symbols: the ksym program could not answer (%s): "
+			    "reading /proc/kallsyms",
 			    strerror(-err));
 		kernel_text_read(n);
 	}
@@ -320,8 +321,9 @@ void native_kernel_features(struct native *n)
 	t = t ? kbtf__type(&k, t->type) : NULL; /* pointer */
 	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR)
 		t = kbtf__type(&k, t->type);
+	/* void *, preempt, prev, next, state */
 	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_FUNC_PROTO)
-		n->switch_state = BTF_INFO_VLEN(t->info) >= 5; /* void *, preempt, prev, next, state */
+		n->switch_state = BTF_INFO_VLEN(t->info) >= 5;
 	n->rdonly_cast = w[W_RDONLY_CAST].id > 0;
 	/* The unwinder needs bpf_loop (5.17) and is written for x86-64. */
 	n->loop = w[W_LOOP].id > 0;

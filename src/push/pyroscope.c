@@ -88,7 +88,8 @@ static void curl_init_once(void)
 	    !CURL_SYM(easy_cleanup, "curl_easy_cleanup") ||
 	    !CURL_SYM(easy_strerror, "curl_easy_strerror") ||
 	    !CURL_SYM(easy_escape, "curl_easy_escape") || !CURL_SYM(free, "curl_free") ||
-	    !CURL_SYM(mime_init, "curl_mime_init") || !CURL_SYM(mime_addpart, "curl_mime_addpart") ||
+	    !CURL_SYM(mime_init, "curl_mime_init") ||
+	    !CURL_SYM(mime_addpart, "curl_mime_addpart") ||
 	    !CURL_SYM(mime_name, "curl_mime_name") ||
 	    !CURL_SYM(mime_filename, "curl_mime_filename") ||
 	    !CURL_SYM(mime_type, "curl_mime_type") || !CURL_SYM(mime_data, "curl_mime_data") ||

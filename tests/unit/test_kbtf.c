@@ -98,9 +98,12 @@ TEST(kbtf_refuses_what_is_not_whole_btf)
 TEST(kbtf_agrees_with_libbpf_on_the_kernel)
 {
 	struct kbtf_want w[] = {
-		{"btf_trace_sched_switch", BTF_KIND_TYPEDEF}, {"bpf_loop", BTF_KIND_FUNC},
-		{"bpf_rdonly_cast", BTF_KIND_FUNC},	      {"bpf_func_id", BTF_KIND_ENUM},
-		{"sched_info", BTF_KIND_STRUCT},	      {"rq", BTF_KIND_STRUCT},
+		{"btf_trace_sched_switch", BTF_KIND_TYPEDEF},
+		{"bpf_loop", BTF_KIND_FUNC},
+		{"bpf_rdonly_cast", BTF_KIND_FUNC},
+		{"bpf_func_id", BTF_KIND_ENUM},
+		{"sched_info", BTF_KIND_STRUCT},
+		{"rq", BTF_KIND_STRUCT},
 		{"task_struct", BTF_KIND_STRUCT},
 	};
 	struct btf *b;
