@@ -718,9 +718,9 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 	native_note(n,
 		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %" PRIu64
 		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64
-		    ", %zu over budget, %zu mappings dropped",
+		    ", %zu over budget, %zu mappings dropped, %zu forgotten",
 		    us.processes, us.binaries, us.tables, us.bytes, us.rows_bytes, us.budget,
-		    us.over_budget, us.maps_dropped);
+		    us.over_budget, us.maps_dropped, us.forgotten);
 	for (size_t i = 0; bins && i < nb; i++) {
 		static const char *const status[] = {"table", "no CFI", "over budget", "error"};
 
