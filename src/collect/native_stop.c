@@ -16,6 +16,7 @@
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "collect/wakers.h"
+#include "util/vec.h"
 #include "model/timeline.h"
 #include "offcpu.skel.h"
 
@@ -262,42 +263,110 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 }
 
 /*
+ * Every thread the BPF side knows, each once, into *ths / *tids (*nr of
+ * them; the caller frees both). At a cut the programs run on while the map
+ * is read: threads exit and their entries are taken by new ones, and a walk
+ * key by key can then be sent back to the start (the threads before come
+ * twice: their open waits would count twice) or into another bucket's chain
+ * (the buckets between are skipped: their threads' waits would go to a later
+ * period). The batch read goes bucket by bucket, each read whole under its
+ * lock. A kernel without it is walked key by key, each thread kept once.
+ */
+static int threads_read(struct native *n, uint32_t **tids, struct offcpu_thread **ths, size_t *nr)
+{
+	enum { BATCH = 256 };
+	int fd = bpf_map__fd(n->skel->maps.threads), err = 0;
+	struct offcpu_thread *more;
+	size_t cap = 0;
+	uint32_t in_b = 0, out_b = 0, tid, next;
+	bool first = true, created;
+	struct ntable seen;
+
+	*tids = NULL;
+	*ths = NULL;
+	*nr = 0;
+	for (;;) {
+		uint32_t count = BATCH;
+		int ret;
+
+		if (vec_reserve(*tids, cap, *nr + BATCH) || !(more = reallocarray(*ths, cap, sizeof(**ths))))
+			return -ENOMEM;
+		*ths = more;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &in_b, &out_b, *tids + *nr, *ths + *nr,
+					   &count, NULL);
+		if (ret && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				break; /* no batch ops: key by key below */
+			return -errno;
+		}
+		*nr += count;
+		if (ret)
+			return 0; /* ENOENT: every bucket read */
+		first = false;
+		in_b = out_b;
+	}
+	if (ntable_init(&seen, sizeof(uint32_t), sizeof(uint8_t)))
+		return -ENOMEM;
+	first = true;
+	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
+		first = false;
+		tid = next;
+		if (!ntable_get(&seen, &tid, &created)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!created)
+			continue;
+		if (vec_reserve(*tids, cap, *nr + 1) || !(more = reallocarray(*ths, cap, sizeof(**ths)))) {
+			err = -ENOMEM;
+			break;
+		}
+		*ths = more;
+		if (bpf_map_lookup_elem(fd, &tid, *ths + *nr))
+			continue;
+		(*tids)[(*nr)++] = tid;
+	}
+	ntable_free(&seen);
+	return err;
+}
+
+/*
  * Threads still known to the BPF side at stop: their identity and ground
  * truth, and the open interval of those still off the CPU.
  */
 static int read_live_threads(struct build *b)
 {
 	struct native *n = b->n;
-	int fd = bpf_map__fd(n->skel->maps.threads);
-	struct offcpu_thread th;
-	uint32_t tid, next;
-	bool first = true;
-	int err;
+	struct offcpu_thread *ths;
+	uint32_t *tids;
+	size_t nr;
+	int err = threads_read(n, &tids, &ths, &nr);
 
-	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
-		first = false;
-		tid = next;
-		if (bpf_map_lookup_elem(fd, &tid, &th))
-			continue;
-		stack_touch(n, th.kstack);
-		stack_touch(n, th.ustack);
+	for (size_t i = 0; !err && i < nr; i++) {
+		const struct offcpu_thread *th = &ths[i];
+		uint32_t tid = tids[i];
+
+		stack_touch(n, th->kstack);
+		stack_touch(n, th->ustack);
 		for (int w = 0; w < OFFCPU_CACHE_WAYS; w++) {
-			if (!th.tag[w])
+			if (!th->tag[w])
 				continue;
-			stack_touch(n, th.sites[w].kstack);
-			stack_touch(n, th.sites[w].ustack);
+			stack_touch(n, th->sites[w].kstack);
+			stack_touch(n, th->sites[w].ustack);
 		}
 		if (b->final) {
-			n->stats.switches += th.switches;
-			n->stats.cache_hits += th.hits;
-			n->stats.intervals += th.intervals;
-			n->stats.interval_ns += th.interval_ns;
+			n->stats.switches += th->switches;
+			n->stats.cache_hits += th->hits;
+			n->stats.intervals += th->intervals;
+			n->stats.interval_ns += th->interval_ns;
 		}
-		if ((err = live_sites(b, &th, tid)) || (err = live_identity(b, &th, tid)) ||
-		    (err = live_interval(b, &th, tid)))
-			return err;
+		if ((err = live_sites(b, th, tid)) || (err = live_identity(b, th, tid)))
+			break;
+		err = live_interval(b, th, tid);
 	}
-	return 0;
+	free(tids);
+	free(ths);
+	return err;
 }
 
 /*
@@ -371,28 +440,28 @@ static void timeline_info(struct native *n, const struct offcpu_stats *st)
  */
 static int snapshot_live(struct native *n, struct ntable *at_stop)
 {
-	int fd = bpf_map__fd(n->skel->maps.threads);
-	struct offcpu_thread th;
-	uint32_t tid, next;
-	bool first = true;
+	struct offcpu_thread *ths;
+	uint32_t *tids;
+	size_t nr;
+	int err = threads_read(n, &tids, &ths, &nr);
 
-	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
+	for (size_t i = 0; !err && i < nr; i++) {
 		char path[96];
 		uint64_t ss[2], *v;
 
-		first = false;
-		tid = next;
-		if (bpf_map_lookup_elem(fd, &tid, &th))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", th.tgid, tid);
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", ths[i].tgid, tids[i]);
 		if (read_u64s(path, ss, 2))
 			continue;
-		v = ntable_get(at_stop, &tid, NULL);
-		if (!v)
-			return -ENOMEM;
+		v = ntable_get(at_stop, &tids[i], NULL);
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
 		memcpy(v, ss, sizeof(ss));
 	}
-	return 0;
+	free(tids);
+	free(ths);
+	return err;
 }
 
 /* Program runs the kernel skipped (its recursion guard), over all loaded programs. */
@@ -889,6 +958,7 @@ static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts
 	struct native *n = b->n;
 	struct symbolizer *sym = b->sym;
 	uint64_t before = n->stacks_evicted, closed = 0;
+	struct unwinder_stats us = {0}, us2 = {0};
 	struct symbolizer_stats ss;
 	int gone = 0;
 
@@ -901,11 +971,15 @@ static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts
 		symbolizer__stats(sym, &ss);
 		closed = ss.binaries_closed - closed;
 	}
-	unwinder__forget_gone(n->unw);
+	if (n->unw) {
+		unwinder__stats(n->unw, &us);
+		unwinder__forget_gone(n->unw);
+		unwinder__stats(n->unw, &us2);
+	}
 	mmstamps__forget_gone(&n->mm);
 	/* Give what was freed back to the system, or the heap only ever grows to its peak. */
 	malloc_trim(0);
-	if (n->stacks_evicted > before || gone > 0 || closed) {
+	if (n->stacks_evicted > before || gone > 0 || closed || us2.forgotten > us.forgotten) {
 		size_t pending = 0;
 		const void *rk;
 		void *rv;
@@ -918,10 +992,12 @@ static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts
 			    " stacks unused for two periods forgotten (%" PRIu64
 			    " in all, %zu kept; %zu raw user stacks, %zu to unwind; %zu "
 			    "debts), %d exited processes forgotten (%zu known), %" PRIu64
-			    " binaries no process maps closed",
+			    " binaries no process maps closed, %zu unwind tables forgotten (%zu "
+			    "loaded, %" PRIu64 " of %" PRIu64 " bytes of rows in use)",
 			    n->cuts, n->stacks_evicted - before, n->stacks_evicted, n->stacks.n,
 			    n->raws.n, pending, n->debts.n, gone > 0 ? gone : 0,
-			    sym ? ss.processes : 0, closed);
+			    sym ? ss.processes : 0, closed, us2.forgotten - us.forgotten,
+			    us2.tables, us2.rows_bytes, us2.budget);
 	}
 }
 
