@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/bpfmap.h"
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "collect/wakers.h"
@@ -262,71 +263,15 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 	return 0;
 }
 
-/*
- * Every thread the BPF side knows, each once, into *ths / *tids (*nr of
- * them; the caller frees both). At a cut the programs run on while the map
- * is read: threads exit and their entries are taken by new ones, and a walk
- * key by key can then be sent back to the start (the threads before come
- * twice: their open waits would count twice) or into another bucket's chain
- * (the buckets between are skipped: their threads' waits would go to a later
- * period). The batch read goes bucket by bucket, each read whole under its
- * lock. A kernel without it is walked key by key, each thread kept once.
- */
+/* Every thread the BPF side knows, each once (see bpfmap__read_all()). */
 static int threads_read(struct native *n, uint32_t **tids, struct offcpu_thread **ths, size_t *nr)
 {
-	enum { BATCH = 256 };
-	int fd = bpf_map__fd(n->skel->maps.threads), err = 0;
-	struct offcpu_thread *more;
-	size_t cap = 0;
-	uint32_t in_b = 0, out_b = 0, tid, next;
-	bool first = true, created;
-	struct ntable seen;
+	void *keys, *vals;
+	int err = bpfmap__read_all(bpf_map__fd(n->skel->maps.threads), sizeof(**tids),
+				   sizeof(**ths), &keys, &vals, nr);
 
-	*tids = NULL;
-	*ths = NULL;
-	*nr = 0;
-	for (;;) {
-		uint32_t count = BATCH;
-		int ret;
-
-		if (vec_reserve(*tids, cap, *nr + BATCH) || !(more = reallocarray(*ths, cap, sizeof(**ths))))
-			return -ENOMEM;
-		*ths = more;
-		ret = bpf_map_lookup_batch(fd, first ? NULL : &in_b, &out_b, *tids + *nr, *ths + *nr,
-					   &count, NULL);
-		if (ret && errno != ENOENT) {
-			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
-				break; /* no batch ops: key by key below */
-			return -errno;
-		}
-		*nr += count;
-		if (ret)
-			return 0; /* ENOENT: every bucket read */
-		first = false;
-		in_b = out_b;
-	}
-	if (ntable_init(&seen, sizeof(uint32_t), sizeof(uint8_t)))
-		return -ENOMEM;
-	first = true;
-	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
-		first = false;
-		tid = next;
-		if (!ntable_get(&seen, &tid, &created)) {
-			err = -ENOMEM;
-			break;
-		}
-		if (!created)
-			continue;
-		if (vec_reserve(*tids, cap, *nr + 1) || !(more = reallocarray(*ths, cap, sizeof(**ths)))) {
-			err = -ENOMEM;
-			break;
-		}
-		*ths = more;
-		if (bpf_map_lookup_elem(fd, &tid, *ths + *nr))
-			continue;
-		(*tids)[(*nr)++] = tid;
-	}
-	ntable_free(&seen);
+	*tids = keys;
+	*ths = vals;
 	return err;
 }
 
@@ -558,9 +503,15 @@ static int cut_collect(struct build *b, struct offcpu_stats *st, uint64_t *misse
 		return err;
 	b->end_ns = native_mono_ns();
 	__atomic_store_n(&n->skel->bss->cut_ns, b->end_ns, __ATOMIC_SEQ_CST);
+	/*
+	 * At once: a wait that ends between the boundary and the flip goes
+	 * whole into the map of the period that ends, and its part after the
+	 * boundary with it (the events ring buffer, which may take hundreds of
+	 * ms under load, is read after).
+	 */
+	old = native_flip(n);
 	*misses = missed_events(n);
 	ring_buffer__consume(n->rb);
-	old = native_flip(n);
 	if ((err = read_live_threads(b)))
 		return err;
 	native_quiesce(n);
