@@ -13,9 +13,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/bpfmap.h"
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "collect/wakers.h"
+#include "util/vec.h"
 #include "model/timeline.h"
 #include "offcpu.skel.h"
 
@@ -261,6 +263,18 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 	return 0;
 }
 
+/* Every thread the BPF side knows, each once (see bpfmap__read_all()). */
+static int threads_read(struct native *n, uint32_t **tids, struct offcpu_thread **ths, size_t *nr)
+{
+	void *keys, *vals;
+	int err = bpfmap__read_all(bpf_map__fd(n->skel->maps.threads), sizeof(**tids),
+				   sizeof(**ths), &keys, &vals, nr);
+
+	*tids = keys;
+	*ths = vals;
+	return err;
+}
+
 /*
  * Threads still known to the BPF side at stop: their identity and ground
  * truth, and the open interval of those still off the CPU.
@@ -268,36 +282,36 @@ static int live_interval(struct build *b, const struct offcpu_thread *th, uint32
 static int read_live_threads(struct build *b)
 {
 	struct native *n = b->n;
-	int fd = bpf_map__fd(n->skel->maps.threads);
-	struct offcpu_thread th;
-	uint32_t tid, next;
-	bool first = true;
-	int err;
+	struct offcpu_thread *ths;
+	uint32_t *tids;
+	size_t nr;
+	int err = threads_read(n, &tids, &ths, &nr);
 
-	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
-		first = false;
-		tid = next;
-		if (bpf_map_lookup_elem(fd, &tid, &th))
-			continue;
-		stack_touch(n, th.kstack);
-		stack_touch(n, th.ustack);
+	for (size_t i = 0; !err && i < nr; i++) {
+		const struct offcpu_thread *th = &ths[i];
+		uint32_t tid = tids[i];
+
+		stack_touch(n, th->kstack);
+		stack_touch(n, th->ustack);
 		for (int w = 0; w < OFFCPU_CACHE_WAYS; w++) {
-			if (!th.tag[w])
+			if (!th->tag[w])
 				continue;
-			stack_touch(n, th.sites[w].kstack);
-			stack_touch(n, th.sites[w].ustack);
+			stack_touch(n, th->sites[w].kstack);
+			stack_touch(n, th->sites[w].ustack);
 		}
 		if (b->final) {
-			n->stats.switches += th.switches;
-			n->stats.cache_hits += th.hits;
-			n->stats.intervals += th.intervals;
-			n->stats.interval_ns += th.interval_ns;
+			n->stats.switches += th->switches;
+			n->stats.cache_hits += th->hits;
+			n->stats.intervals += th->intervals;
+			n->stats.interval_ns += th->interval_ns;
 		}
-		if ((err = live_sites(b, &th, tid)) || (err = live_identity(b, &th, tid)) ||
-		    (err = live_interval(b, &th, tid)))
-			return err;
+		if ((err = live_sites(b, th, tid)) || (err = live_identity(b, th, tid)))
+			break;
+		err = live_interval(b, th, tid);
 	}
-	return 0;
+	free(tids);
+	free(ths);
+	return err;
 }
 
 /*
@@ -371,28 +385,28 @@ static void timeline_info(struct native *n, const struct offcpu_stats *st)
  */
 static int snapshot_live(struct native *n, struct ntable *at_stop)
 {
-	int fd = bpf_map__fd(n->skel->maps.threads);
-	struct offcpu_thread th;
-	uint32_t tid, next;
-	bool first = true;
+	struct offcpu_thread *ths;
+	uint32_t *tids;
+	size_t nr;
+	int err = threads_read(n, &tids, &ths, &nr);
 
-	while (!bpf_map_get_next_key(fd, first ? NULL : &tid, &next)) {
+	for (size_t i = 0; !err && i < nr; i++) {
 		char path[96];
 		uint64_t ss[2], *v;
 
-		first = false;
-		tid = next;
-		if (bpf_map_lookup_elem(fd, &tid, &th))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", th.tgid, tid);
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", ths[i].tgid, tids[i]);
 		if (read_u64s(path, ss, 2))
 			continue;
-		v = ntable_get(at_stop, &tid, NULL);
-		if (!v)
-			return -ENOMEM;
+		v = ntable_get(at_stop, &tids[i], NULL);
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
 		memcpy(v, ss, sizeof(ss));
 	}
-	return 0;
+	free(tids);
+	free(ths);
+	return err;
 }
 
 /* Program runs the kernel skipped (its recursion guard), over all loaded programs. */
@@ -489,9 +503,15 @@ static int cut_collect(struct build *b, struct offcpu_stats *st, uint64_t *misse
 		return err;
 	b->end_ns = native_mono_ns();
 	__atomic_store_n(&n->skel->bss->cut_ns, b->end_ns, __ATOMIC_SEQ_CST);
+	/*
+	 * At once: a wait that ends between the boundary and the flip goes
+	 * whole into the map of the period that ends, and its part after the
+	 * boundary with it (the events ring buffer, which may take hundreds of
+	 * ms under load, is read after).
+	 */
+	old = native_flip(n);
 	*misses = missed_events(n);
 	ring_buffer__consume(n->rb);
-	old = native_flip(n);
 	if ((err = read_live_threads(b)))
 		return err;
 	native_quiesce(n);
@@ -718,9 +738,9 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 	native_note(n,
 		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %" PRIu64
 		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64
-		    ", %zu over budget, %zu mappings dropped",
+		    ", %zu over budget, %zu mappings dropped, %zu forgotten",
 		    us.processes, us.binaries, us.tables, us.bytes, us.rows_bytes, us.budget,
-		    us.over_budget, us.maps_dropped);
+		    us.over_budget, us.maps_dropped, us.forgotten);
 	for (size_t i = 0; bins && i < nb; i++) {
 		static const char *const status[] = {"table", "no CFI", "over budget", "error"};
 
@@ -889,6 +909,7 @@ static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts
 	struct native *n = b->n;
 	struct symbolizer *sym = b->sym;
 	uint64_t before = n->stacks_evicted, closed = 0;
+	struct unwinder_stats us = {0}, us2 = {0};
 	struct symbolizer_stats ss;
 	int gone = 0;
 
@@ -901,11 +922,15 @@ static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts
 		symbolizer__stats(sym, &ss);
 		closed = ss.binaries_closed - closed;
 	}
-	unwinder__forget_gone(n->unw);
+	if (n->unw) {
+		unwinder__stats(n->unw, &us);
+		unwinder__forget_gone(n->unw);
+		unwinder__stats(n->unw, &us2);
+	}
 	mmstamps__forget_gone(&n->mm);
 	/* Give what was freed back to the system, or the heap only ever grows to its peak. */
 	malloc_trim(0);
-	if (n->stacks_evicted > before || gone > 0 || closed) {
+	if (n->stacks_evicted > before || gone > 0 || closed || us2.forgotten > us.forgotten) {
 		size_t pending = 0;
 		const void *rk;
 		void *rv;
@@ -918,10 +943,12 @@ static void cut_finish(struct build *b, struct ntable *agg, struct ntable *debts
 			    " stacks unused for two periods forgotten (%" PRIu64
 			    " in all, %zu kept; %zu raw user stacks, %zu to unwind; %zu "
 			    "debts), %d exited processes forgotten (%zu known), %" PRIu64
-			    " binaries no process maps closed",
+			    " binaries no process maps closed, %zu unwind tables forgotten (%zu "
+			    "loaded, %" PRIu64 " of %" PRIu64 " bytes of rows in use)",
 			    n->cuts, n->stacks_evicted - before, n->stacks_evicted, n->stacks.n,
 			    n->raws.n, pending, n->debts.n, gone > 0 ? gone : 0,
-			    sym ? ss.processes : 0, closed);
+			    sym ? ss.processes : 0, closed, us2.forgotten - us.forgotten,
+			    us2.tables, us2.rows_bytes, us2.budget);
 	}
 }
 

@@ -52,6 +52,8 @@ struct usig {
 };
 
 struct ufile {
+	uint32_t id; /* increasing: u->files stays sorted by it */
+	bool used;   /* mapped by a process kept, at the last unwinder__forget_gone() */
 	unsigned int dev_major, dev_minor;
 	uint64_t ino;
 	uint32_t chunk; /* key in cfi_files; 0: no table */
@@ -66,7 +68,18 @@ struct ufile {
 /* The mappings last written for a process, for unwinder__unwind_raw(). */
 struct uproc {
 	struct offcpu_umaps *maps;
+	uint32_t *fids; /* the files they map (ufile.id): what keeps their tables */
+	size_t nfids;
 	bool gone; /* seen gone once by unwinder__forget_gone(): dropped at the next */
+};
+
+/*
+ * Rows [first, first + n) of chunk, free: a forgotten table's. Tables are
+ * put in the first one they fit before the chunks' ends.
+ */
+struct uhole {
+	uint32_t chunk, first;
+	size_t n;
 };
 
 struct unwinder {
@@ -81,8 +94,13 @@ struct unwinder {
 	struct offcpu_umaps *val; /* scratch for one process's mappings */
 	struct uchunk *chunks;	  /* chunk id - 1 -> chunk */
 	size_t nchunks, cap_chunks;
-	struct usig *sigs; /* loaded tables with signal rows, in load order: by (chunk, first) */
+	struct usig *sigs; /* loaded tables with signal rows, by (chunk, first) */
 	size_t nsigs, cap_sigs;
+	struct uhole *holes; /* by (chunk, first), never adjacent nor at a chunk's end */
+	size_t nholes, cap_holes;
+	uint32_t next_id;
+	uint32_t *fids; /* scratch for one process's files */
+	size_t cap_fids;
 	struct ntable procs;	 /* pid -> struct uproc */
 	struct chunk_job *first; /* the first chunk, made in a thread (unwinder__new()) */
 };
@@ -207,9 +225,13 @@ void unwinder__free(struct unwinder *u)
 	for (size_t i = 0; i < u->nsigs; i++)
 		free(u->sigs[i].range);
 	free(u->sigs);
-	for (size_t pos = 0; u->procs.slots && ntable_next(&u->procs, &pos, &key, &val);)
+	for (size_t pos = 0; u->procs.slots && ntable_next(&u->procs, &pos, &key, &val);) {
 		free(((struct uproc *)val)->maps);
+		free(((struct uproc *)val)->fids);
+	}
 	ntable_free(&u->procs);
+	free(u->holes);
+	free(u->fids);
 	free(u->files);
 	free(u->pub);
 	free(u->val);
@@ -247,13 +269,13 @@ static int chunk_new(struct unwinder *u, size_t cap)
 }
 
 /*
- * t's rows after the c->used rows of c, through a mapping of the pages they
- * fall in only (the kernel inserts every page of a mapping when it is made).
+ * t's rows at row first of c, through a mapping of the pages they fall in
+ * only (the kernel inserts every page of a mapping when it is made).
  */
-static int chunk_write(struct uchunk *c, const struct cfi_table *t)
+static int chunk_write(struct uchunk *c, size_t first, const struct cfi_table *t)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), row = sizeof(*t->rows);
-	size_t from = c->used * row, to = (c->used + t->n) * row;
+	size_t from = first * row, to = (first + t->n) * row;
 	size_t off = from & ~(page - 1), len = ((to + page - 1) & ~(page - 1)) - off;
 	char *mem = mmap(NULL, len, PROT_WRITE, MAP_SHARED, c->fd, (off_t)off);
 
@@ -264,11 +286,28 @@ static int chunk_write(struct uchunk *c, const struct cfi_table *t)
 	return 0;
 }
 
+/* Where (chunk, first) is or would go in u->sigs. */
+static size_t sigs_pos(const struct unwinder *u, uint32_t chunk, uint32_t first)
+{
+	size_t lo = 0, hi = u->nsigs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct usig *x = &u->sigs[mid];
+
+		if (x->chunk < chunk || (x->chunk == chunk && x->first < first))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The signal trampolines' rows of t, loaded at row first of chunk. 0 or -ENOMEM. */
 static int sigs_add(struct unwinder *u, uint32_t chunk, uint32_t first, const struct cfi_table *t)
 {
 	struct usig *g;
-	size_t n = 0;
+	size_t n = 0, at;
 
 	for (size_t i = 0; i < t->n; i++)
 		n += OFFCPU_CFI_CFA(t->rows[i].rule) == OFFCPU_CFA_SIGNAL;
@@ -276,7 +315,10 @@ static int sigs_add(struct unwinder *u, uint32_t chunk, uint32_t first, const st
 		return 0;
 	if (vec_reserve(u->sigs, u->cap_sigs, u->nsigs + 1))
 		return -ENOMEM;
-	g = &u->sigs[u->nsigs];
+	/* A table put in a hole may come before tables loaded earlier. */
+	at = sigs_pos(u, chunk, first);
+	memmove(&u->sigs[at + 1], &u->sigs[at], (u->nsigs - at) * sizeof(*u->sigs));
+	g = &u->sigs[at];
 	*g = (struct usig){.chunk = chunk, .first = first};
 	g->range = malloc(2 * n * sizeof(*g->range));
 	if (!g->range)
@@ -292,6 +334,67 @@ static int sigs_add(struct unwinder *u, uint32_t chunk, uint32_t first, const st
 	return 0;
 }
 
+static void sigs_remove(struct unwinder *u, uint32_t chunk, uint32_t first)
+{
+	size_t at = sigs_pos(u, chunk, first);
+
+	if (at == u->nsigs || u->sigs[at].chunk != chunk || u->sigs[at].first != first)
+		return;
+	free(u->sigs[at].range);
+	memmove(&u->sigs[at], &u->sigs[at + 1], (u->nsigs - at - 1) * sizeof(*u->sigs));
+	u->nsigs--;
+}
+
+/* The first hole t fits in: its index, or u->nholes. */
+static size_t hole_find(const struct unwinder *u, size_t n)
+{
+	size_t i = 0;
+
+	while (i < u->nholes && u->holes[i].n < n)
+		i++;
+	return i;
+}
+
+/*
+ * Rows [first, first + n) of chunk are free again: a hole, merged with its
+ * neighbours, or given back to the chunk's end. Without memory for a new
+ * hole the rows stay unused (lost to the budget, not to correctness).
+ */
+static void hole_add(struct unwinder *u, uint32_t chunk, uint32_t first, size_t n)
+{
+	struct uchunk *c = &u->chunks[chunk - 1];
+	size_t at = 0;
+	struct uhole *h;
+
+	while (at < u->nholes && (u->holes[at].chunk < chunk ||
+				  (u->holes[at].chunk == chunk && u->holes[at].first < first)))
+		at++;
+	if (at && u->holes[at - 1].chunk == chunk &&
+	    u->holes[at - 1].first + u->holes[at - 1].n == first) {
+		h = &u->holes[--at];
+		h->n += n;
+	} else {
+		if (vec_reserve(u->holes, u->cap_holes, u->nholes + 1))
+			return;
+		memmove(&u->holes[at + 1], &u->holes[at], (u->nholes - at) * sizeof(*u->holes));
+		u->nholes++;
+		h = &u->holes[at];
+		*h = (struct uhole){.chunk = chunk, .first = first, .n = n};
+	}
+	if (at + 1 < u->nholes && u->holes[at + 1].chunk == chunk &&
+	    h->first + h->n == u->holes[at + 1].first) {
+		h->n += u->holes[at + 1].n;
+		memmove(&u->holes[at + 1], &u->holes[at + 2],
+			(u->nholes - at - 2) * sizeof(*u->holes));
+		u->nholes--;
+	}
+	if (h->first + h->n == c->used) {
+		c->used = h->first;
+		memmove(h, h + 1, (u->nholes - at - 1) * sizeof(*u->holes));
+		u->nholes--;
+	}
+}
+
 /*
  * Put t's rows into a chunk with room (a new one if none has it, within the
  * budget): 0 with f->chunk and f->first set, -E2BIG over the budget, -errno.
@@ -300,8 +403,28 @@ static int table_load(struct unwinder *u, struct ufile *f, const struct cfi_tabl
 {
 	size_t left = (u->budget - u->stats.bytes) / sizeof(struct offcpu_cfi_row);
 	struct uchunk *c = u->nchunks ? &u->chunks[u->nchunks - 1] : NULL;
+	size_t hole = hole_find(u, t->n);
 	int err;
 
+	if (hole < u->nholes) {
+		/* A forgotten table's rows: nothing reads them any more (see files_forget()). */
+		struct uhole *h = &u->holes[hole];
+		uint32_t chunk = h->chunk, first = h->first;
+
+		if ((err = chunk_write(&u->chunks[chunk - 1], first, t)) ||
+		    (err = sigs_add(u, chunk, first, t)))
+			return err;
+		h->first += t->n;
+		h->n -= t->n;
+		if (!h->n) {
+			memmove(h, h + 1, (u->nholes - hole - 1) * sizeof(*h));
+			u->nholes--;
+		}
+		f->chunk = chunk;
+		f->first = first;
+		f->nrows = t->n;
+		return 0;
+	}
 	if (!c || c->cap - c->used < t->n) {
 		size_t cap = t->n > CHUNK_ROWS ? t->n : CHUNK_ROWS;
 
@@ -314,7 +437,7 @@ static int table_load(struct unwinder *u, struct ufile *f, const struct cfi_tabl
 		c = &u->chunks[u->nchunks - 1];
 	}
 	/* Rows land before the mappings that point at them are written: never half a table. */
-	if ((err = chunk_write(c, t)))
+	if ((err = chunk_write(c, c->used, t)))
 		return err;
 	if ((err = sigs_add(u, u->nchunks, c->used, t)))
 		return err;
@@ -344,6 +467,8 @@ static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map
 		return NULL;
 	f = &u->files[u->nfiles];
 	memset(f, 0, sizeof(*f));
+	f->id = ++u->next_id;
+	f->used = true;
 	f->dev_major = m->dev_major;
 	f->dev_minor = m->dev_minor;
 	f->ino = m->inode;
@@ -429,9 +554,11 @@ int unwinder__track(struct unwinder *u, int pid)
 {
 	struct offcpu_umaps *v = u->val;
 	struct proc_map *maps = NULL;
-	uint32_t key = pid;
+	uint32_t key = pid, *fids;
+	struct offcpu_umaps *copy;
+	size_t nr = 0, nf = 0, size;
+	struct uproc *up;
 	char path[256];
-	size_t nr = 0;
 	FILE *in;
 	int err;
 
@@ -464,10 +591,12 @@ int unwinder__track(struct unwinder *u, int pid)
 		um->nrows = OFFCPU_UMARK_NO_CFI;
 		if (m->path[0] == '/' && m->inode) {
 			f = file_get(u, pid, m);
-			if (!f) {
+			if (!f || vec_reserve(u->fids, u->cap_fids, nf + 1)) {
 				err = -ENOMEM;
 				goto out;
 			}
+			if (!nf || u->fids[nf - 1] != f->id)
+				u->fids[nf++] = f->id;
 		}
 		if (f && f->pub.status == UNWIND_OVER_BUDGET)
 			um->nrows = OFFCPU_UMARK_OVER_BUDGET;
@@ -479,22 +608,36 @@ int unwinder__track(struct unwinder *u, int pid)
 		}
 		v->n++;
 	}
-	if (bpf_map_update_elem(u->umaps_fd, &key, v, BPF_ANY)) {
-		err = -errno;
-	} else {
-		/* Only the mappings in use: hosts run thousands of processes. */
-		size_t size = offsetof(struct offcpu_umaps, m) + v->n * sizeof(v->m[0]);
-		struct uproc *up = ntable_get(&u->procs, &key, NULL);
-		struct offcpu_umaps *copy = up ? realloc(up->maps, size) : NULL;
-
-		u->stats.processes++;
-		if (!copy) {
-			err = -ENOMEM;
-			goto out;
-		}
-		memcpy(copy, v, size);
-		up->maps = copy;
+	/*
+	 * Kept here before the kernel has them: the files they name keep their
+	 * tables (files_forget()) as long as the kernel may read them.
+	 * Only the mappings in use: hosts run thousands of processes.
+	 */
+	size = offsetof(struct offcpu_umaps, m) + v->n * sizeof(v->m[0]);
+	up = ntable_get(&u->procs, &key, NULL);
+	copy = up ? realloc(up->maps, size) : NULL;
+	if (!copy) {
+		err = -ENOMEM;
+		goto out;
 	}
+	memcpy(copy, v, size);
+	up->maps = copy;
+	up->gone = false;
+	fids = realloc(up->fids, (nf ? nf : 1) * sizeof(*fids));
+	if (!fids) {
+		free(up->maps);
+		up->maps = NULL;
+		up->nfids = 0;
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(fids, u->fids, nf * sizeof(*fids));
+	up->fids = fids;
+	up->nfids = nf;
+	if (bpf_map_update_elem(u->umaps_fd, &key, v, BPF_ANY))
+		err = -errno;
+	else
+		u->stats.processes++;
 out:
 	procmaps__free(maps, nr);
 	return err;
@@ -764,23 +907,84 @@ bool unwinder__signal_frame(const struct unwinder *u, uint32_t tgid, uint64_t pc
 	return false;
 }
 
+static struct ufile *file_by_id(struct unwinder *u, uint32_t id)
+{
+	size_t lo = 0, hi = u->nfiles;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->files[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < u->nfiles && u->files[lo].id == id ? &u->files[lo] : NULL;
+}
+
 static bool uproc_keep(const void *key, void *val, void *arg)
 {
 	struct uproc *up = val;
+	struct unwinder *u = arg;
 
-	(void)arg;
-	if (!kill((pid_t) * (const uint32_t *)key, 0) || errno != ESRCH)
-		return true;
-	/* Its last raw stacks may still come: dropped the time after. */
-	if (!up->gone) {
+	if (kill((pid_t) * (const uint32_t *)key, 0) && errno == ESRCH) {
+		/* Its last raw stacks may still come: dropped the time after. */
+		if (up->gone) {
+			free(up->maps);
+			free(up->fids);
+			return false;
+		}
 		up->gone = true;
-		return true;
 	}
-	free(up->maps);
-	return false;
+	for (size_t i = 0; i < up->nfids; i++) {
+		struct ufile *f = file_by_id(u, up->fids[i]);
+
+		if (f)
+			f->used = true;
+	}
+	return true;
+}
+
+/*
+ * The files no process kept maps: their tables' rows become holes for
+ * tables to come, and a process mapping them later has them built again.
+ * Nothing reads those rows any more: the kernel deleted the mappings of the
+ * processes that had them at their exec or exit (a process is dropped at
+ * the second call that finds it gone), and a process whose mappings were
+ * not kept here never had them written to the kernel.
+ */
+static void files_forget(struct unwinder *u)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < u->nfiles; i++) {
+		struct ufile *f = &u->files[i];
+
+		if (f->used) {
+			u->files[kept++] = *f;
+			continue;
+		}
+		if (f->chunk) {
+			sigs_remove(u, f->chunk, f->first);
+			hole_add(u, f->chunk, f->first, f->nrows);
+			u->stats.tables--;
+			u->stats.rows_bytes -= f->pub.bytes;
+		}
+		u->stats.forgotten++;
+		free(f->segs);
+		free((char *)f->pub.path);
+	}
+	u->nfiles = kept;
 }
 
 int unwinder__forget_gone(struct unwinder *u)
 {
-	return u ? ntable_keep(&u->procs, uproc_keep, NULL) : 0;
+	if (!u)
+		return 0;
+	first_chunk_wait(u);
+	for (size_t i = 0; i < u->nfiles; i++)
+		u->files[i].used = false;
+	ntable_keep(&u->procs, uproc_keep, u);
+	files_forget(u);
+	return 0;
 }

@@ -14,6 +14,11 @@
  * BIN]") and is counted. Anonymous executable mappings (JIT code) and files
  * without CFI get no table either: frame pointers, then "no CFI".
  *
+ * In long runs (unwinder__forget_gone(), after each period) the tables of
+ * binaries that no process kept maps any more are forgotten: their rows are
+ * reused by the tables of binaries seen later, so the budget bounds what is
+ * mapped now, not everything ever run.
+ *
  * unwinder__track() runs when the BPF side asks (a process's first user
  * stack, an address outside the mappings it knows, after exec): a process's
  * first switches after exec are unwound before its mappings are loaded and
@@ -61,12 +66,14 @@ struct unwind_binary {
 struct unwinder_stats {
 	size_t processes;    /* umaps entries written */
 	size_t binaries;     /* distinct files seen */
-	size_t tables;	     /* ... loaded */
+	size_t tables;	     /* ... with a table loaded now */
 	size_t over_budget;  /* ... left without a table by the budget */
 	uint64_t bytes;	     /* kernel memory of the row arrays (chunks), in bytes */
-	uint64_t rows_bytes; /* ... holding rows */
+	uint64_t rows_bytes; /* ... holding the rows of the tables loaded now */
 	uint64_t budget;
 	size_t maps_dropped; /* executable mappings past OFFCPU_MAX_UMAPS in a process */
+	size_t forgotten;    /* binaries forgotten (no process kept maps them); one seen
+				again counts again in binaries */
 };
 
 struct unwinder *unwinder__new(const struct unwinder_opts *o);
@@ -76,13 +83,16 @@ void unwinder__free(struct unwinder *u);
 int unwinder__track(struct unwinder *u, int pid);
 /*
  * Forget the mappings kept for processes that have exited, at the second
- * call that finds them gone (long runs: after each period). How many, or
- * -ENOMEM.
+ * call that finds them gone (long runs: after each period), then the tables
+ * of the binaries no process kept maps. Cannot fail; returns 0.
  */
 int unwinder__forget_gone(struct unwinder *u);
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
-/* The binaries seen so far; owned by u, valid until the next call of unwinder__track(). */
+/*
+ * The binaries known (seen and not forgotten); owned by u, valid until the
+ * next call of unwinder__track() or unwinder__forget_gone().
+ */
 const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t *n);
 
 /*
