@@ -495,10 +495,9 @@ static int read_fdes(const struct cfi_source *s, struct cfi_table *t, struct fde
 			ci->off = off;
 			ci->ok = cie_fde_encoding(&e.cie, &ci->enc);
 			ci->z = e.cie.augmentation && e.cie.augmentation[0] == 'z';
-			if (ci->ok &&
-			    !insns_sane((struct cursor){e.cie.initial_instructions,
-							e.cie.initial_instructions_end},
-					ci->enc))
+			if (ci->ok && !insns_sane((struct cursor){e.cie.initial_instructions,
+								  e.cie.initial_instructions_end},
+						  ci->enc))
 				return -EBADMSG;
 			/*
 			 * Signal frames, another return address column and
@@ -984,8 +983,7 @@ static int fde_rows(struct fde_list *l, const struct fde_range *fr, const struct
 	if (!ci->has_init) {
 		/* libdw's x86-64 ABI preamble: rbp (callee-saved) keeps its value */
 		ci->init = (struct cfa_state){.rbp.rule = RULE_SAME};
-		if (play(ci, NULL, t, (struct cursor){ci->insns, ci->insns_end}, &ci->init,
-			 NULL)) {
+		if (play(ci, NULL, t, (struct cursor){ci->insns, ci->insns_end}, &ci->init, NULL)) {
 			ci->fast = false;
 			return 1;
 		}

@@ -21,15 +21,16 @@
 
 /* The sections kept, whole except .debug_info. The first three are required. */
 static const char *const kept[] = {
-	".debug_info",	    ".debug_abbrev", ".debug_aranges", ".debug_str",    ".debug_line_str",
-	".debug_str_offsets", ".debug_addr",   ".debug_rnglists", ".debug_ranges",
+	".debug_info", ".debug_abbrev",	  ".debug_aranges",
+	".debug_str",  ".debug_line_str", ".debug_str_offsets",
+	".debug_addr", ".debug_rnglists", ".debug_ranges",
 };
 #define NKEPT (sizeof(kept) / sizeof(kept[0]))
 
 /* Debug sections an inline lookup never reads: left out of the image. */
 static const char *const skipped[] = {
-	".debug_loc",	   ".debug_loclists",	 ".debug_line",	       ".debug_frame",
-	".debug_macro",	   ".debug_macinfo",	 ".debug_pubnames",    ".debug_pubtypes",
+	".debug_loc",	       ".debug_loclists",     ".debug_line",	 ".debug_frame",
+	".debug_macro",	       ".debug_macinfo",      ".debug_pubnames", ".debug_pubtypes",
 	".debug_gnu_pubnames", ".debug_gnu_pubtypes",
 };
 
@@ -432,7 +433,8 @@ static bool sections_pick(struct dwlazy *d)
 			return false;
 		if (!strcmp(name, ".gnu_debugaltlink") || !strncmp(name, ".zdebug", 7))
 			return false;
-		if (strncmp(name, ".debug_", 7) || name_in(name, skipped, sizeof(skipped) / sizeof(skipped[0])))
+		if (strncmp(name, ".debug_", 7) ||
+		    name_in(name, skipped, sizeof(skipped) / sizeof(skipped[0])))
 			continue;
 		for (size_t i = 0;; i++) {
 			if (i == NKEPT)

@@ -84,9 +84,9 @@ struct binary {
 	bool open_failed; /* tried again when another mapping of it is seen */
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
-	bool facts_tried; /* binary_facts() ran */
-	bool dwarf_read;  /* an inline lookup has loaded its DWARF */
-	char *dwarf_path; /* the file its DWARF is in, when found on this machine */
+	bool facts_tried;    /* binary_facts() ran */
+	bool dwarf_read;     /* an inline lookup has loaded its DWARF */
+	char *dwarf_path;    /* the file its DWARF is in, when found on this machine */
 	struct dwlazy *lazy; /* that DWARF inflated as lookups need it (NULL: through libdwfl) */
 	bool lazy_tried;
 	struct cu_funcs *cus;

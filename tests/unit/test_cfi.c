@@ -1122,10 +1122,12 @@ TEST(cfi_one_pass_same_as_libdw_handwritten)
 	CHECK_INT(via, 2);
 	CHECK_INT(build_path(so, NULL, &t), 0);
 	for (size_t i = 0; i < t.n; i++) {
-		unsigned int cfa = OFFCPU_CFI_CFA(t.rows[i].rule), fp = OFFCPU_CFI_FP(t.rows[i].rule);
+		unsigned int cfa = OFFCPU_CFI_CFA(t.rows[i].rule),
+			     fp = OFFCPU_CFI_FP(t.rows[i].rule);
 
 		saved += (cfa == OFFCPU_CFA_SP || cfa == OFFCPU_CFA_FP) && fp == OFFCPU_FP_SAVED;
-		unknown += (cfa == OFFCPU_CFA_SP || cfa == OFFCPU_CFA_FP) && fp == OFFCPU_FP_UNKNOWN;
+		unknown +=
+			(cfa == OFFCPU_CFA_SP || cfa == OFFCPU_CFA_FP) && fp == OFFCPU_FP_UNKNOWN;
 		unsup += cfa == OFFCPU_CFA_UNSUPPORTED;
 		end += cfa == OFFCPU_CFA_END;
 	}

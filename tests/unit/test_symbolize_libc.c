@@ -563,8 +563,8 @@ static bool text_span(const char *debug, uint64_t *lo, uint64_t *hi)
  */
 TEST(libc_lazy_dwarf_same_frames_as_whole)
 {
-	struct symbolizer_opts lazy_o = {.inlines = true}, whole_o = {.inlines = true,
-								    .dwarf_whole = true};
+	struct symbolizer_opts lazy_o = {.inlines = true},
+			       whole_o = {.inlines = true, .dwarf_whole = true};
 	struct symbolizer *lazy = NULL, *whole = NULL;
 	struct symbolizer_stats st;
 	struct libc_info l;
@@ -592,7 +592,8 @@ TEST(libc_lazy_dwarf_same_frames_as_whole)
 		}
 		for (int j = 0; j < a; j++) {
 			if (strcmp(fa[j].name, fb[j].name) || fa[j].is_inline != fb[j].is_inline) {
-				UNIT_FAIL("libc+0x%" PRIx64 ": frame %d \"%s\"%s lazily, \"%s\"%s whole",
+				UNIT_FAIL("libc+0x%" PRIx64
+					  ": frame %d \"%s\"%s lazily, \"%s\"%s whole",
 					  at, j, fa[j].name, fa[j].is_inline ? " (inlined)" : "",
 					  fb[j].name, fb[j].is_inline ? " (inlined)" : "");
 				goto cleanup;
