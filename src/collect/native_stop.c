@@ -17,7 +17,6 @@
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "collect/wakers.h"
-#include "util/vec.h"
 #include "model/timeline.h"
 #include "offcpu.skel.h"
 

@@ -881,27 +881,20 @@ bool unwinder__signal_frame(const struct unwinder *u, uint32_t tgid, uint64_t pc
 {
 	const struct uproc *up = u ? ntable_find(&u->procs, &tgid) : NULL;
 	const struct offcpu_umap *m = up && up->maps ? raw_umap(up->maps, pc) : NULL;
-	const struct usig *g = NULL;
-	size_t lo = 0, hi = u ? u->nsigs : 0;
+	const struct usig *g;
 	uint64_t rel;
+	size_t at;
 
 	if (!m || !m->chunk || pc - m->base >= (1ULL << 32))
 		return false;
 	rel = pc - m->base;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct usig *x = &u->sigs[mid];
-
-		if (x->chunk == m->chunk && x->first == m->first) {
-			g = x;
-			break;
-		}
-		if (x->chunk < m->chunk || (x->chunk == m->chunk && x->first < m->first))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = 0; g && i < g->n; i++)
+	at = sigs_pos(u, m->chunk, m->first);
+	if (at == u->nsigs)
+		return false;
+	g = &u->sigs[at];
+	if (g->chunk != m->chunk || g->first != m->first)
+		return false;
+	for (size_t i = 0; i < g->n; i++)
 		if (rel >= g->range[2 * i] && rel < g->range[2 * i + 1])
 			return true;
 	return false;
