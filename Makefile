@@ -21,7 +21,8 @@ VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 PKGS      := libbpf libdw libelf json-c zlib libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -ldw -lelf -ljson-c -lz -lcurl)
+# libcurl is opened when a push starts (src/push/pyroscope.c): not linked.
+PKG_LIBS  := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null || echo -lbpf -ldw -lelf -ljson-c -lz)
 
 WARN      := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow \
              -Wstrict-prototypes -Wformat=2 -Wvla

@@ -66,16 +66,20 @@ for i in $(seq "$REPS"); do
 	run rep$i
 	awk '
 		/start-up: load / { gsub(/,/, ""); load = $5; maps = $10; attach = $13 }
-		/start-up: kallsyms thread/ { gsub(/,/, ""); kt = $8; btf = $12 }
+		/start-up: kernel BTF/ {
+			match($0, /kernel BTF [0-9.]+/); btf = substr($0, RSTART + 11, RLENGTH - 11)
+			match($0, /thread [a-z ]+ in [0-9.]+/); kt = substr($0, RSTART, RLENGTH)
+			sub(/.* in /, "", kt)
+		}
 		/verifier: sw_/ { v = $(NF - 1) }
 		END { print kt, btf, v, load - v, maps, attach }' "$TMP/rep$i"
 done >"$TMP/phases"
 median_col() { sort -n -k"$1" "$TMP/phases" | awk -v c="$1" '{ a[NR] = $c } END { print a[int((NR + 1) / 2)] }'; }
 echo "| phase | ms |"
 echo "|---|---:|"
-echo "| kallsyms thread started (its read overlaps the phases below) | $(median_col 1) |"
-echo "| kernel BTF read for the feature checks | $(median_col 2) |"
+echo "| kernel BTF walked for the feature checks | $(median_col 2) |"
+echo "| kallsyms thread started (only for a timeline, or without bpf_kallsyms_lookup_name; its read overlaps the phases below) | $(median_col 1) |"
 echo "| sched_switch program verified | $(median_col 3) |"
-echo "| rest of the load (libbpf: vmlinux BTF, CO-RE, maps, other programs; kallsyms joined) | $(median_col 4) |"
+echo "| rest of the load (libbpf: vmlinux BTF, CO-RE, maps, other programs; kernel text ranges asked of the ksym program, or the kallsyms thread joined) | $(median_col 4) |"
 echo "| pid maps and unwinder set-up | $(median_col 5) |"
 echo "| attach | $(median_col 6) |"

@@ -232,6 +232,20 @@ enum offcpu_event_type {
 #define OFFCPU_IRQ_RANGES 8
 
 /*
+ * One question to the ksym program (offcpu.bpf.c): name (len bytes with its
+ * NUL) in, addr out; or, with len 0, addr in and "name+off/size" out. ret is
+ * the helper's. name is u64 words: the program copies it through its stack.
+ */
+#define OFFCPU_KSYM_NAME 256
+
+struct offcpu_ksym_query {
+	__u64 addr;
+	__s64 ret;
+	__u64 len;
+	__u64 name[OFFCPU_KSYM_NAME / 8];
+};
+
+/*
  * A timeline waker that is no thread: bit 31 set, the interrupt context's
  * kind (enum offcpu_waker_kind) in bits 24..30, its number below (softirq
  * vector, irq). A thread's tid stays below 1 << 22 (PID_MAX_LIMIT).

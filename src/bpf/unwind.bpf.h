@@ -529,11 +529,38 @@ __noinline __u64 unwind_user(__u32 tgid)
 }
 
 /*
+ * uslots_match()'s hash of site s's slots read one word at a time, for
+ * slots beyond the window it copies (or when the copy failed). A global
+ * function: its loop has no branch for the verifier to walk both ways.
+ */
+__noinline __u64 uslots_hash_far(const struct offcpu_site *s, __u64 sp)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+	if (!s)
+		return 0;
+	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
+		__u64 v = 0;
+
+		if (i >= s->nu)
+			break;
+		if (bpf_probe_read_user(&v, sizeof(v), (const void *)(sp + (__u64)s->uslot[i] * 8)))
+			return ~s->uhash; /* no match */
+		h = mix(h, v);
+	}
+	return h;
+}
+
+/*
  * Whether the user stack words a site's unwind read (its slots, offsets from
  * sp) still hold the values they held (the hash of them, in reading order).
  * The unwind is a function of the registers (in the key), those words and
  * the tables: same words, same stack. The site is way of thread tid's cache;
- * a global function, verified once rather than for every way.
+ * a global function, verified once rather than for every way. The words
+ * come from one copy of the stack up to the largest slot; in the loop, a
+ * slot outside it hands the whole hash to uslots_hash_far() (a branch that
+ * ends the walk: with a read in line there, the verifier walked every
+ * remaining pass twice, 3,600 instructions).
  */
 __noinline int uslots_match(__u32 tid, __u32 way, __u64 sp)
 {
@@ -555,18 +582,16 @@ __noinline int uslots_match(__u32 tid, __u32 way, __u64 sp)
 	if (len > OFFCPU_UWIN_MAX)
 		len = OFFCPU_UWIN_MAX;
 	if (bpf_probe_read_user(st->raw.win, len, (const void *)sp))
-		len = 0;
+		return uslots_hash_far(s, sp) == s->uhash;
 	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
-		__u64 off, v;
+		__u64 off;
 
 		if (i >= s->nu)
 			break;
 		off = (__u64)s->uslot[i] * 8;
-		if (off < len)
-			v = st->raw.win[(off >> 3) & (UWIN_WORDS - 1)];
-		else if (bpf_probe_read_user(&v, sizeof(v), (const void *)(sp + off)))
-			return 0;
-		h = mix(h, v);
+		if (off >= len)
+			return uslots_hash_far(s, sp) == s->uhash;
+		h = mix(h, st->raw.win[(off >> 3) & (UWIN_WORDS - 1)]);
 	}
 	return h == s->uhash;
 }

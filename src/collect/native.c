@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/kbtf.h"
 #include "collect/native_priv.h"
 #include "collect/probe.h"
 #include "collect/unwind.h"
@@ -163,9 +164,9 @@ struct native *native__start(const struct native_opts *o)
 	if ((err = set_target(n, o, why, sizeof(why))) || (err = prepare(n, o, why, sizeof(why))))
 		goto cleanup;
 	t[0] = native_mono_ns();
-	native_kernel_text_start(n);
-	t[1] = native_mono_ns();
 	native_kernel_features(n);
+	t[1] = native_mono_ns();
+	native_kernel_text_start(n, o->timeline != NULL);
 	t[2] = native_mono_ns();
 
 	err = native_load_attach(n, o, o->force_raw_tp, why, sizeof(why));
@@ -188,14 +189,15 @@ struct native *native__start(const struct native_opts *o)
 		native_destroy_skel(n);
 		err = native_load_attach(n, o, true, why, sizeof(why));
 	}
+	kbtf__preload_end(); /* a parse no load took */
 	if (err)
 		goto cleanup;
 	if (native_vstats_on())
 		native_note(n,
-			    "start-up: kallsyms thread started in %.1f ms, kernel BTF %.1f ms, "
+			    "start-up: kernel BTF %.1f ms, kallsyms thread %s in %.1f ms, "
 			    "load and attach %.1f ms",
-			    (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6,
-			    (native_mono_ns() - t[2]) / 1e6);
+			    (t[1] - t[0]) / 1e6, n->ktext_thread_on ? "started" : "not needed",
+			    (t[2] - t[1]) / 1e6, (native_mono_ns() - t[2]) / 1e6);
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
 		err = -errno;

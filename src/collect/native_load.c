@@ -21,6 +21,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/kbtf.h"
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
@@ -94,25 +95,144 @@ cleanup:
 	return NULL;
 }
 
-void native_kernel_text_start(struct native *n)
+/*
+ * The same from the ksym program (offcpu.bpf.c), which asks the kernel's own
+ * kallsyms index: a few lookups instead of the kernel formatting every symbol
+ * (40-60 ms of its time, and 50 more of ours to parse). Only the interrupt
+ * entry code (a timeline's, found by name prefix) needs the whole list.
+ */
+static int ksym_run(int fd, struct offcpu_ksym_query *q)
 {
+	LIBBPF_OPTS(bpf_test_run_opts, t, .ctx_in = q, .ctx_size_in = sizeof(*q));
+
+	if (bpf_prog_test_run_opts(fd, &t))
+		return -errno;
+	return t.retval ? -EINVAL : 0;
+}
+
+static int ksym_addr(int fd, const char *name, uint64_t *addr)
+{
+	struct offcpu_ksym_query q = {.len = strlen(name) + 1};
+	int err;
+
+	if (q.len > sizeof(q.name))
+		return -ENAMETOOLONG;
+	memcpy(q.name, name, q.len);
+	if ((err = ksym_run(fd, &q)))
+		return err;
+	if (q.ret < 0)
+		return (int)q.ret;
+	*addr = q.addr;
+	return q.addr ? 0 : -ENOENT;
+}
+
+/*
+ * The symbol holding addr, its start and size: %pB names the symbol holding
+ * its argument - 1 as "name+off/size [module]", off counted from the
+ * argument. A ksyms_ask_fn: ctx is the program's fd.
+ */
+static int ksym_ask(void *ctx, uint64_t addr, char *name, size_t len, uint64_t *start,
+		    uint64_t *size)
+{
+	struct offcpu_ksym_query q = {.addr = addr + 1};
+	char *text = (char *)q.name, *plus, *end;
+	uint64_t off;
+	int err;
+
+	if ((err = ksym_run((int)(intptr_t)ctx, &q)))
+		return err;
+	if (q.ret <= 0 || q.ret >= (int64_t)sizeof(q.name))
+		return -ENOENT; /* no symbol ("0x..."), or a name too long to trust */
+	text[sizeof(q.name) - 1] = '\0';
+	if ((end = strstr(text, " [")))
+		*end = '\0';
+	plus = strrchr(text, '+');
+	if (!plus || plus == text || (size_t)(plus - text) >= len)
+		return -ENOENT;
+	off = strtoull(plus + 1, &end, 16);
+	if (*end != '/' || !off || off - 1 > addr)
+		return -ENOENT;
+	*size = strtoull(end + 1, &end, 16);
+	*start = addr + 1 - off;
+	memcpy(name, text, (size_t)(plus - text));
+	name[plus - text] = '\0';
+	return *end ? -ENOENT : 0;
+}
+
+static void ksym_close(void *ctx)
+{
+	close((int)(intptr_t)ctx);
+}
+
+static int kernel_text_ask(struct native *n)
+{
+	struct ktext *k = &n->ktext;
+	struct ksyms *ks;
+	char name[256];
+	uint64_t lo, size;
+	int fd = bpf_program__fd(n->skel->progs.ksym), err;
+
+	memset(k, 0, sizeof(*k));
+	if (fd < 0)
+		return -ENOENT;
+	/* __schedule runs to the next symbol, as in kallsyms. */
+	if ((err = ksym_addr(fd, "__schedule", &k->sched.lo)) ||
+	    (err = ksym_ask((void *)(intptr_t)fd, k->sched.lo, name, sizeof(name), &lo, &size)))
+		return err;
+	if (lo != k->sched.lo || strcmp(name, "__schedule") || !size)
+		return -ENOENT;
+	k->sched.hi = lo + size;
+	if ((err = ksym_addr(fd, "__sched_text_start", &k->sched_text.lo)) ||
+	    (err = ksym_addr(fd, "__sched_text_end", &k->sched_text.hi)))
+		return err;
+	if (k->sched_text.hi <= k->sched_text.lo)
+		k->sched_text = (struct addr_range){0, 0};
+	if (!n->sym)
+		return 0;
+	/*
+	 * The stacks' kernel frames, named at stop by the same program, one
+	 * symbol at a time: no read of kallsyms at all. Its fd outlives the
+	 * skeleton. The range is the kernel's half of the address space
+	 * (x86-64, arm64): modules and BPF programs are named the same way.
+	 */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	ks = ksyms__new_lazy(ksym_ask, (void *)(intptr_t)fd, ksym_close);
+	if (!ks)
+		return -ENOMEM;
+	return symbolizer__kernel_core(n->sym, ks, 1ULL << 63, UINT64_MAX);
+}
+
+void native_kernel_text_start(struct native *n, bool timeline)
+{
+	if (n->ksym_prog && !timeline)
+		return;
+	n->ktext_thread_on = true;
 	n->ktext_pending = !pthread_create(&n->ktext_thread, NULL, kernel_text_read, n);
 	if (!n->ktext_pending)
 		kernel_text_read(n);
 }
 
-/* Wait for the read (once), and take what it found. */
+/* Wait for the read, or ask the ksym program (once), and take what it found. */
 void native_kernel_text(struct native *n, bool timeline)
 {
 	struct ktext *k = &n->ktext;
 	int err;
 
-	if (!n->ktext_pending && n->ktext_done)
+	if (n->ktext_done)
 		return;
 	if (n->ktext_pending)
 		pthread_join(n->ktext_thread, NULL);
 	n->ktext_pending = false;
 	n->ktext_done = true;
+	if (!n->ktext_thread_on && (err = kernel_text_ask(n))) {
+		native_note(n,
+			    "kernel symbols: the ksym program could not answer (%s): "
+			    "reading /proc/kallsyms",
+			    strerror(-err));
+		kernel_text_read(n);
+	}
 	err = n->ktext_err;
 	if (err)
 		memset(k, 0, sizeof(*k));
@@ -149,44 +269,77 @@ void native_kernel_text(struct native *n, bool timeline)
  * run-queue time then comes from the scheduler itself, and the wakeup
  * tracepoints are not needed.
  */
-static bool has_member(const struct btf *btf, const char *type, const char *member)
-{
-	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	const struct btf_member *m = t ? btf_members(t) : NULL;
+enum {
+	W_SWITCH,
+	W_RDONLY_CAST,
+	W_LOOP,
+	W_FUNC_ID,
+	W_SCHED_INFO,
+	W_SCHED_ENTITY,
+	W_CFS_RQ,
+	W_RQ,
+	W_NR
+};
 
-	for (int i = 0; t && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
-			return true;
-	return false;
-}
-
+/*
+ * Read with kbtf (one walk, no libbpf parse: libbpf parses the same BTF for
+ * CO-RE at load, and a second full parse cost 10-15 ms); libbpf's loader
+ * only when the file cannot be read so (it also looks outside sysfs).
+ */
 void native_kernel_features(struct native *n)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct kbtf_want w[W_NR] = {
+		[W_SWITCH] = {"btf_trace_sched_switch", BTF_KIND_TYPEDEF},
+		[W_RDONLY_CAST] = {"bpf_rdonly_cast", BTF_KIND_FUNC},
+		[W_LOOP] = {"bpf_loop", BTF_KIND_FUNC},
+		[W_FUNC_ID] = {"bpf_func_id", BTF_KIND_ENUM},
+		[W_SCHED_INFO] = {"sched_info", BTF_KIND_STRUCT},
+		[W_SCHED_ENTITY] = {"sched_entity", BTF_KIND_STRUCT},
+		[W_CFS_RQ] = {"cfs_rq", BTF_KIND_STRUCT},
+		[W_RQ] = {"rq", BTF_KIND_STRUCT},
+	};
+	struct btf *btf = NULL;
 	const struct btf_type *t;
-	int id;
+	struct kbtf k;
+	const void *raw;
+	__u32 size;
 
+	/* libbpf's parse of the same file, for the load, meanwhile on the other CPU. */
+	kbtf__preload();
 	n->switch_state = true;
-	n->rdonly_cast = n->schedinfo = n->loop = false;
-	if (!btf)
-		return;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
-	if (id > 0) {
-		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type); /* pointer */
-		if (t && btf_is_ptr(t))
-			t = btf__type_by_id(btf, t->type);
-		if (t && btf_is_func_proto(t))
-			n->switch_state = btf_vlen(t) >= 5; /* void *, preempt, prev, next, state */
+	n->rdonly_cast = n->schedinfo = n->loop = n->ksym_prog = false;
+	if (kbtf__open(&k, "/sys/kernel/btf/vmlinux")) {
+		btf = btf__load_vmlinux_btf();
+		raw = btf ? btf__raw_data(btf, &size) : NULL;
+		if (!raw || kbtf__from_mem(&k, raw, size)) {
+			btf__free(btf);
+			return;
+		}
 	}
-	n->rdonly_cast = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	kbtf__find(&k, w, W_NR);
+	t = kbtf__type(&k, w[W_SWITCH].id);
+	t = t ? kbtf__type(&k, t->type) : NULL; /* pointer */
+	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_PTR)
+		t = kbtf__type(&k, t->type);
+	/* void *, preempt, prev, next, state */
+	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_FUNC_PROTO)
+		n->switch_state = BTF_INFO_VLEN(t->info) >= 5;
+	n->rdonly_cast = w[W_RDONLY_CAST].id > 0;
 	/* The unwinder needs bpf_loop (5.17) and is written for x86-64. */
-	n->loop = btf__find_by_name_kind(btf, "bpf_loop", BTF_KIND_FUNC) > 0;
+	n->loop = w[W_LOOP].id > 0;
 	n->dwarf = OFFCPU_DWARF_ARCH && n->loop;
-	n->schedinfo = has_member(btf, "sched_info", "last_queued") &&
-		       has_member(btf, "sched_entity", "cfs_rq") &&
-		       has_member(btf, "cfs_rq", "rq") && has_member(btf, "rq", "clock");
-	btf__free(btf);
+	/* Helpers are no BTF functions: the kernel's enum of them names each. */
+	n->ksym_prog = kbtf__has_enumerator(&k, w[W_FUNC_ID].id, "BPF_FUNC_kallsyms_lookup_name");
+	n->schedinfo = kbtf__has_member(&k, w[W_SCHED_INFO].id, "last_queued") &&
+		       kbtf__has_member(&k, w[W_SCHED_ENTITY].id, "cfs_rq") &&
+		       kbtf__has_member(&k, w[W_CFS_RQ].id, "rq") &&
+		       kbtf__has_member(&k, w[W_RQ].id, "clock");
+	if (btf) {
+		free(k.offs); /* the data is libbpf's */
+		btf__free(btf);
+	} else {
+		kbtf__close(&k);
+	}
 }
 
 /* Where cgroup v2 is mounted ("" when it is not), for a message. */
@@ -467,7 +620,8 @@ static int unwind_setup(struct native *n, const struct native_opts *o, char *why
  * program: its size, the instructions the verifier processed, its states and
  * the time it took. What start-up costs is mostly this (bench/verifier.sh).
  */
-#define VSTATS_LOG 1024
+/* Room for what the verifier writes and then discards (global functions), not the stats alone. */
+#define VSTATS_LOG 65536
 
 struct vstats {
 	char log[NATIVE_NR_PROGS + 1][VSTATS_LOG];
@@ -587,6 +741,8 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	/* A command's threads are all new: only attach targets have threads asleep at start. */
 	n->snap = !raw && o->follow_pid <= 0 && !n->snap_refused;
 	bpf_program__set_autoload(s->progs.snap, n->snap);
+	/* A timeline reads kallsyms anyway (native_kernel_text_start()). */
+	bpf_program__set_autoload(s->progs.ksym, n->ksym_prog && !o->timeline);
 	vs = vstats_arm(s);
 	t[0] = native_mono_ns();
 	err = offcpu_bpf__load(s);

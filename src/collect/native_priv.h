@@ -85,6 +85,7 @@ struct native {
 	bool membarrier_broken;
 	bool switch_state, rdonly_cast, schedinfo;
 	bool loop;	      /* the kernel has bpf_loop (5.17+) */
+	bool ksym_prog;	      /* ... and bpf_kallsyms_lookup_name (5.16+): the ksym program */
 	bool dwarf;	      /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
 	struct unwinder *unw; /* its tables and mappings, when dwarf */
 	struct native_stats stats;
@@ -94,9 +95,12 @@ struct native {
 	uint64_t sched_lo, sched_hi;
 	struct addr_range sched_text; /* left out of a sleeping task's stack by the kernel */
 	struct addr_range irq[KTEXT_IRQ_RANGES]; /* interrupt entry code, for wakers */
-	/* The kallsyms read behind those, in a thread while the programs load. */
+	/*
+	 * The kallsyms read behind those, in a thread while the programs load,
+	 * when the ksym program cannot answer instead (ktext_thread_on).
+	 */
 	pthread_t ktext_thread;
-	bool ktext_pending, ktext_done;
+	bool ktext_thread_on, ktext_pending, ktext_done;
 	int ktext_err;
 	struct ktext ktext;
 	struct ksyms *ksyms; /* ... and its symbols, for sym */
@@ -154,8 +158,12 @@ void native_note(struct native *n, const char *fmt, ...);
 uint64_t native_mono_ns(void);
 
 /* native_load.c */
-/* Start reading kallsyms in a thread; native_kernel_text() waits for it and takes the result. */
-void native_kernel_text_start(struct native *n);
+/*
+ * Start reading kallsyms in a thread, unless the ksym program can answer
+ * (after native_kernel_features()); native_kernel_text() waits for it, or
+ * asks the program, and takes the result.
+ */
+void native_kernel_text_start(struct native *n, bool timeline);
 void native_kernel_text(struct native *n, bool timeline);
 void native_kernel_features(struct native *n);
 int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);

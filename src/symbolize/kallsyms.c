@@ -5,6 +5,7 @@
  * before it; only text symbols can be the answer.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,10 @@ struct ksym {
  */
 #define KSYM_TEXT (1u << 31)
 
+struct ksym_lazy;
+
 struct ksyms {
+	struct ksym_lazy *lazy; /* answers on demand (ksyms__new_lazy) */
 	struct ksym *syms;
 	size_t nr, cap;
 	uint64_t *addr;
@@ -191,10 +195,113 @@ cleanup:
 	return k;
 }
 
+/*
+ * On demand: a symbol's range and name asked of ask() the first time an
+ * address in it is resolved, then kept, sorted by start (a capture's
+ * kernel stacks touch hundreds of functions, not 100,000). An address ask()
+ * cannot name is kept as a one-byte miss, asked once.
+ */
+struct ksym_range {
+	uint64_t lo, hi;
+	uint32_t name; /* offset into str, or KSYM_NONE */
+};
+
+#define KSYM_NONE UINT32_MAX
+
+struct ksym_lazy {
+	ksyms_ask_fn ask;
+	void *ctx;
+	void (*free_ctx)(void *ctx);
+	struct ksym_range *r;
+	size_t nr, cap;
+	uint64_t asked;
+	char *str;
+	size_t str_len, str_cap;
+};
+
+struct ksyms *ksyms__new_lazy(ksyms_ask_fn ask, void *ctx, void (*free_ctx)(void *ctx))
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+
+	if (k && !(k->lazy = calloc(1, sizeof(*k->lazy)))) {
+		free(k);
+		k = NULL;
+	}
+	if (!k) {
+		if (free_ctx)
+			free_ctx(ctx);
+		return NULL;
+	}
+	k->lazy->ask = ask;
+	k->lazy->ctx = ctx;
+	k->lazy->free_ctx = free_ctx;
+	return k;
+}
+
+/* The first range ending above addr. */
+static size_t lazy_find(const struct ksym_lazy *l, uint64_t addr)
+{
+	size_t lo = 0, hi = l->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->r[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const char *lazy_resolve(struct ksym_lazy *l, uint64_t addr, uint64_t *offset)
+{
+	struct ksym_range nr = {addr, addr + 1, KSYM_NONE};
+	char name[512];
+	size_t i = lazy_find(l, addr);
+	uint64_t lo, size;
+
+	if (i == l->nr || l->r[i].lo > addr) {
+		l->asked++;
+		if (!l->ask(l->ctx, addr, name, sizeof(name), &lo, &size) && lo <= addr &&
+		    addr - lo < size) {
+			nr.lo = lo;
+			nr.hi = lo + size;
+			/* Clip to the neighbours: ranges stay disjoint and sorted. */
+			if (i && l->r[i - 1].hi > nr.lo)
+				nr.lo = l->r[i - 1].hi;
+			if (i < l->nr && l->r[i].lo < nr.hi)
+				nr.hi = l->r[i].lo;
+			if (vec_reserve(l->str, l->str_cap, l->str_len + strlen(name) + 1))
+				return NULL;
+			nr.name = l->str_len;
+			memcpy(l->str + l->str_len, name, strlen(name) + 1);
+			l->str_len += strlen(name) + 1;
+		}
+		if (vec_reserve(l->r, l->cap, l->nr + 1))
+			return NULL;
+		memmove(&l->r[i + 1], &l->r[i], (l->nr - i) * sizeof(*l->r));
+		l->r[i] = nr;
+		l->nr++;
+	}
+	if (l->r[i].name == KSYM_NONE)
+		return NULL;
+	if (offset)
+		*offset = addr - l->r[i].lo;
+	return l->str + l->r[i].name;
+}
+
 void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
+	if (k->lazy) {
+		if (k->lazy->free_ctx)
+			k->lazy->free_ctx(k->lazy->ctx);
+		free(k->lazy->r);
+		free(k->lazy->str);
+		free(k->lazy);
+	}
 	free(k->syms);
 	free(k->addr);
 	free(k->name);
@@ -206,6 +313,9 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
 {
 	size_t lo = 0, hi = k && k->addr ? k->nr : 0;
 	uint64_t at;
+
+	if (k && k->lazy)
+		return lazy_resolve(k->lazy, addr, offset);
 
 	/* the last symbol starting at or below addr */
 	while (lo < hi) {
@@ -230,6 +340,8 @@ size_t ksyms__count(const struct ksyms *k)
 {
 	size_t n = 0;
 
+	for (size_t i = 0; k && k->lazy && i < k->lazy->nr; i++)
+		n += k->lazy->r[i].name != KSYM_NONE;
 	for (size_t i = 0; k && k->name && i < k->nr; i++)
 		n += !!(k->name[i] & KSYM_TEXT);
 	return n;

@@ -181,5 +181,16 @@ void ksyms__free(struct ksyms *k);
  */
 const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset);
 size_t ksyms__count(const struct ksyms *k);
+/*
+ * Symbols on demand, for a caller with a cheaper source than reading all of
+ * kallsyms (the native collector asks the kernel, one symbol at a time):
+ * ask() names the symbol holding addr (NUL-terminated into name) and gives
+ * its start and size, 0 or -errno. Each answer is kept, and each address
+ * ask() could not name; resolve() then answers as for a loaded ksyms.
+ * free_ctx(ctx), when not NULL, runs at ksyms__free(), or here on failure.
+ */
+typedef int (*ksyms_ask_fn)(void *ctx, uint64_t addr, char *name, size_t len, uint64_t *start,
+			    uint64_t *size);
+struct ksyms *ksyms__new_lazy(ksyms_ask_fn ask, void *ctx, void (*free_ctx)(void *ctx));
 
 #endif

@@ -198,8 +198,16 @@ want_progs() { # DIAGNOSTICS TIMELINE(0/1): the names the attach note implies
 	grep -q 'attached raw_tp programs' "$1" && fl=raw
 	grep -q 'attached .*(no sched_info)' "$1" && names="$names wk wkn"
 	[ "$2" = 1 ] && names="$names wkg sie six hie hix hte htx"
-	for n in $names; do echo "${n}_$fl"; done | sort | tr '\n' ' '
+	{
+		for n in $names; do echo "${n}_$fl"; done
+		# Kernel symbols from the kernel (5.16+), but a timeline reads kallsyms.
+		[ "$2" = 0 ] && [ "$ksym_helper" = 1 ] && echo ksym
+	} | sort | tr '\n' ' '
 }
+ksym_helper=0
+command -v bpftool >/dev/null &&
+	bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+	grep -q "'BPF_FUNC_kallsyms_lookup_name'" && ksym_helper=1
 why=
 if ! command -v bpftool >/dev/null; then
 	skip $t "needs bpftool"

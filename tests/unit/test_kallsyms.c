@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -261,6 +263,101 @@ TEST(symbolizer_kernel_core_table_spares_a_read_inside_its_range)
 	CHECK_INT(symbolizer__kernel(s, 0xffffffffc0a01010, buf, sizeof(buf)), -ENOENT);
 	CHECK_STR(buf, "0xffffffffc0a01010");
 	CHECK_INT(symbolizer__kernel_core(s, NULL, 1, 2), -EINVAL);
+	symbolizer__free(s);
+}
+
+/*
+ * Symbols on demand (the native collector asks the kernel one symbol at a
+ * time): a fake kernel of three functions, and a count of the questions.
+ */
+struct fake_kernel {
+	int asked;
+	bool freed;
+};
+
+static int fake_ask(void *ctx, uint64_t addr, char *name, size_t len, uint64_t *start,
+		    uint64_t *size)
+{
+	static const struct {
+		uint64_t lo, size;
+		const char *name;
+	} syms[] = {
+		{0xffffffff81001000, 0x400, "do_nanosleep"},
+		{0xffffffff81001400, 0x100, "schedule"},
+		{0xffffffff81003000, 0x1000, "futex_wait"},
+	};
+	struct fake_kernel *fk = ctx;
+
+	fk->asked++;
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (addr >= syms[i].lo && addr - syms[i].lo < syms[i].size) {
+			snprintf(name, len, "%s", syms[i].name);
+			*start = syms[i].lo;
+			*size = syms[i].size;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static void fake_free(void *ctx)
+{
+	((struct fake_kernel *)ctx)->freed = true;
+}
+
+TEST(kallsyms_lazy_asks_once_per_symbol_and_per_miss)
+{
+	struct fake_kernel fk = {};
+	struct ksyms *k = ksyms__new_lazy(fake_ask, &fk, fake_free);
+	uint64_t off = 99;
+
+	CHECK(k);
+	CHECK_STR(ksyms__resolve(k, 0xffffffff81003010, &off), "futex_wait");
+	CHECK_U64(off, 0x10);
+	CHECK_INT(fk.asked, 1);
+	/* Anywhere else in the same symbol: from what the first answer kept. */
+	CHECK_STR(ksyms__resolve(k, 0xffffffff81003fff, &off), "futex_wait");
+	CHECK_U64(off, 0xfff);
+	CHECK_STR(ksyms__resolve(k, 0xffffffff81003000, &off), "futex_wait");
+	CHECK_U64(off, 0);
+	CHECK_INT(fk.asked, 1);
+	/* Its neighbours, asked in any order, each once. */
+	CHECK(!ksyms__resolve(k, 0xffffffff814000ff, NULL));
+	CHECK_STR(ksyms__resolve(k, 0xffffffff81001400, &off), "schedule");
+	CHECK_U64(off, 0);
+	CHECK_STR(ksyms__resolve(k, 0xffffffff810013ff, &off), "do_nanosleep");
+	CHECK_U64(off, 0x3ff);
+	CHECK_STR(ksyms__resolve(k, 0xffffffff810014ff, NULL), "schedule");
+	CHECK_INT(fk.asked, 4);
+	/* A miss is remembered: no second question for the same address. */
+	CHECK(!ksyms__resolve(k, 0xffffffff814000ff, NULL));
+	CHECK_INT(fk.asked, 4);
+	/* Just past a symbol is another question, and another miss. */
+	CHECK(!ksyms__resolve(k, 0xffffffff81001500, NULL));
+	CHECK_INT(fk.asked, 5);
+	CHECK_U64(ksyms__count(k), 3);
+	ksyms__free(k);
+	CHECK(fk.freed);
+}
+
+/* The symbolizer takes it as its core table: no read of kallsyms for what it names. */
+TEST(symbolizer_kernel_core_table_may_answer_on_demand)
+{
+	struct symbolizer_opts o = {.kallsyms_path = "/nonexistent/kallsyms"};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct fake_kernel fk = {};
+	struct ksyms *k = ksyms__new_lazy(fake_ask, &fk, NULL);
+	char buf[64];
+
+	CHECK(s && k);
+	CHECK_INT(symbolizer__kernel_core(s, k, 1ULL << 63, UINT64_MAX), 0);
+	CHECK_INT(symbolizer__kernel(s, 0xffffffff81003010, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "futex_wait");
+	CHECK_INT(symbolizer__kernel(s, 0xffffffff81001010, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "do_nanosleep");
+	CHECK_INT(fk.asked, 2);
+	/* What the kernel cannot name falls back to kallsyms (missing here). */
+	CHECK_INT(symbolizer__kernel(s, 0xffffffff81005000, buf, sizeof(buf)), -ENOENT);
+	CHECK_STR(buf, "0xffffffff81005000");
 	symbolizer__free(s);
 }
 
