@@ -122,10 +122,16 @@ __u64 irq_hi[OFFCPU_IRQ_RANGES] = {};
 
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
+/*
+ * threads, agg0/agg1 and stacks are written on every switch and preallocate:
+ * without it an insert takes from a per-CPU cache refilled later by irq_work,
+ * and a burst of new threads at a command's start finds it empty (-ENOMEM:
+ * the waits and stacks of the first milliseconds were lost). The ~10 ms of
+ * map creation this costs at start is paid while the command is held.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_THREADS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct offcpu_thread);
 } threads SEC(".maps");
@@ -164,7 +170,6 @@ __u32 procs_gen = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_AGG);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct offcpu_agg_key);
 	__type(value, struct offcpu_agg_val);
 } agg0 SEC(".maps");
@@ -172,7 +177,6 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_AGG);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct offcpu_agg_key);
 	__type(value, struct offcpu_agg_val);
 } agg1 SEC(".maps");
@@ -181,7 +185,6 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_STACKS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, __u8);
 } stacks SEC(".maps");
@@ -1016,6 +1019,7 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 				    const bool btf)
 {
 	__u32 ptgid, ctgid;
+	long err;
 
 	if (target != OFFCPU_TARGET_TGIDS)
 		return;
@@ -1023,7 +1027,8 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	ctgid = RD(btf, child, tgid);
 	if (ptgid == ctgid || !bpf_map_lookup_elem(&procs, &ptgid))
 		return;
-	if (bpf_map_update_elem(&procs, &ctgid, &zero_proc, BPF_NOEXIST) == -E2BIG)
+	err = bpf_map_update_elem(&procs, &ctgid, &zero_proc, BPF_NOEXIST);
+	if (err && err != -EEXIST)
 		STAT(map_full_procs, 1);
 	__sync_fetch_and_add(&procs_gen, 1); /* after the change: see tgid_cache */
 }
