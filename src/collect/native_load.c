@@ -590,10 +590,57 @@ static int add_pids(struct native *n, const struct native_opts *o, char *why, si
 	return 0;
 }
 
+/* Make a map like the object's, then have libbpf use it: 0 or -errno. */
+static int map_preset(struct bpf_map *m, enum bpf_map_type type, const char *name,
+		      uint32_t key_size, uint32_t value_size, uint32_t max,
+		      const struct bpf_map_create_opts *opts)
+{
+	int fd = bpf_map_create(type, name, key_size, value_size, max, opts);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = bpf_map__reuse_fd(m, fd); /* takes a duplicate */
+	close(fd);
+	return err;
+}
+
+/*
+ * The unwinder's maps (umaps, cfi_files) made here, before the programs
+ * load, instead of by libbpf during the load: the unwinder can then start
+ * at once, and adding its first chunk of rows to cfi_files, which waits for
+ * an RCU grace period (10-20 ms), overlaps the verifier's work instead of
+ * following it (or holding up the stop of a short command).
+ */
+static int unwind_maps_preset(struct native *n)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, rows, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, files);
+	LIBBPF_OPTS(bpf_map_create_opts, umaps, .map_flags = BPF_F_NO_PREALLOC);
+	struct offcpu_bpf *s = n->skel;
+	int inner, err;
+
+	err = map_preset(s->maps.umaps, BPF_MAP_TYPE_HASH, "umaps", sizeof(uint32_t),
+			 sizeof(struct offcpu_umaps), bpf_map__max_entries(s->maps.umaps), &umaps);
+	if (err)
+		return err;
+	/* The inner map's template: only its type, sizes and flags count. */
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
+			       sizeof(struct offcpu_cfi_row), 1, &rows);
+	if (inner < 0)
+		return -errno;
+	files.inner_map_fd = inner;
+	err = map_preset(s->maps.cfi_files, BPF_MAP_TYPE_HASH_OF_MAPS, "cfi_files",
+			 sizeof(uint32_t), sizeof(uint32_t), OFFCPU_MAX_CFI_FILES, &files);
+	close(inner);
+	return err;
+}
+
 /*
  * The unwinder's user-space half, and the tables of the processes given by
  * pid, loaded before tracing starts (a followed workload has not exec'd yet:
- * its image is loaded when its first stack asks).
+ * its image is loaded when its first stack asks). Before the programs load,
+ * on maps unwind_maps_preset() made.
  */
 static int unwind_setup(struct native *n, const struct native_opts *o, char *why, size_t whylen)
 {
@@ -717,7 +764,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 {
 	struct offcpu_bpf *s;
 	struct vstats *vs;
-	uint64_t t[2];
+	uint64_t t[2], unw_ns;
 	bool timed;
 	int err;
 
@@ -745,6 +792,20 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	bpf_program__set_autoload(s->progs.ksym, n->ksym_prog && !o->timeline);
 	vs = vstats_arm(s);
 	t[0] = native_mono_ns();
+	unw_ns = t[0];
+	if (n->dwarf) {
+		if ((err = unwind_maps_preset(n))) {
+			free(vs);
+			snprintf(why, whylen, "cannot make the unwinder's maps: %s",
+				 strerror(-err));
+			return err;
+		}
+		if ((err = unwind_setup(n, o, why, whylen))) {
+			free(vs);
+			return err;
+		}
+	}
+	unw_ns = native_mono_ns() - unw_ns;
 	err = offcpu_bpf__load(s);
 	if (err) {
 		free(vs);
@@ -765,8 +826,6 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	if (n->target == OFFCPU_TARGET_TGIDS && (err = add_pids(n, o, why, whylen)))
 		return err;
 	t[1] = native_mono_ns();
-	if (n->dwarf && (err = unwind_setup(n, o, why, whylen)))
-		return err;
 	n->start_ns = n->last_drain_ns = native_mono_ns();
 	s->bss->start_ns = n->start_ns;
 	s->bss->held_tgid = o->follow_pid > 0 ? o->follow_pid : 0;
@@ -774,7 +833,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		return err;
 	if (timed)
 		native_note(n, "start-up: load %.1f ms, maps and unwinder %.1f ms, attach %.1f ms",
-			    (t[1] - t[0]) / 1e6, (n->start_ns - t[1]) / 1e6,
+			    (t[1] - t[0] - unw_ns) / 1e6, (n->start_ns - t[1] + unw_ns) / 1e6,
 			    (native_mono_ns() - n->start_ns) / 1e6);
 	n->raw_tp = raw;
 	/*
