@@ -14,14 +14,27 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/cpuvisit.h"
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
 #include "util/vec.h"
 
-/* Wait until no BPF program still runs with an old view (an RCU grace period). */
+/*
+ * Wait until no BPF program still runs with an old view: by running on
+ * every CPU (cpuvisit.h), else an RCU grace period (10-20 ms here, at every
+ * stop and drain), else a long sleep.
+ */
 void native_quiesce(struct native *n)
 {
+	int err;
+
+	if (!n->cpuvisit_broken && !(err = cpus__visit_online()))
+		return;
+	if (!n->cpuvisit_broken)
+		native_note(n, "cannot run on every CPU (%s): waiting for a grace period instead",
+			    strerror(-err));
+	n->cpuvisit_broken = true;
 	if (!n->membarrier_broken && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
 		return;
 	if (!n->membarrier_broken)

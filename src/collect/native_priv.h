@@ -83,6 +83,7 @@ struct native {
 	bool raw_tp;
 	bool stopped;
 	bool membarrier_broken;
+	bool cpuvisit_broken; /* native_quiesce() falls back to membarrier */
 	bool switch_state, rdonly_cast, schedinfo;
 	bool loop;	      /* the kernel has bpf_loop (5.17+) */
 	bool ksym_prog;	      /* ... and bpf_kallsyms_lookup_name (5.16+): the ksym program */
