@@ -5,7 +5,9 @@
  * PREEMPT_RT kernels), so once this thread has been switched in on a CPU,
  * whatever program was running there before the call has finished. It
  * costs tens of microseconds a CPU where an RCU grace period
- * (membarrier(MEMBARRIER_CMD_GLOBAL)) costs 10-20 ms.
+ * (membarrier(MEMBARRIER_CMD_GLOBAL)) costs 10-20 ms. A CPU held by a
+ * real-time task that never sleeps makes the visit wait for the kernel's RT
+ * throttling (up to 50 ms of each second go to other tasks by default).
  */
 #ifndef OFFCPU_COLLECT_CPUVISIT_H
 #define OFFCPU_COLLECT_CPUVISIT_H
