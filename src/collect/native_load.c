@@ -503,6 +503,9 @@ static uint32_t pick(uint32_t opt, uint32_t small, uint32_t large, enum offcpu_t
 
 void native_destroy_skel(struct native *n)
 {
+	/* First: it holds the skeleton's map fds, and its first chunk's thread may use them. */
+	unwinder__free(n->unw);
+	n->unw = NULL;
 	for (size_t i = 0; i < n->nr_links; i++)
 		bpf_link__destroy(n->links[i]);
 	n->nr_links = 0;

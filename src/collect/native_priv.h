@@ -170,6 +170,7 @@ void native_kernel_features(struct native *n);
 int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
 int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen);
+/* Detach and free the skeleton, and the unwinder made on its maps (a retry makes both again). */
 void native_destroy_skel(struct native *n);
 /* OFFCPU_VERIFIER_STATS is set: verifier statistics and start-up times in the diagnostics. */
 bool native_vstats_on(void);
