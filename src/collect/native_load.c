@@ -593,16 +593,24 @@ static int add_pids(struct native *n, const struct native_opts *o, char *why, si
 	return 0;
 }
 
-/* Make a map like the object's, then have libbpf use it: 0 or -errno. */
-static int map_preset(struct bpf_map *m, enum bpf_map_type type, const char *name,
-		      uint32_t key_size, uint32_t value_size, uint32_t max,
-		      const struct bpf_map_create_opts *opts)
+/* A map made from the object's own definition of m (inner_fd: its inner map's template). */
+static int map_make(struct bpf_map *m, int inner_fd)
 {
-	int fd = bpf_map_create(type, name, key_size, value_size, max, opts);
-	int err;
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m),
+		    .inner_map_fd = inner_fd);
+	int fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+				bpf_map__value_size(m), bpf_map__max_entries(m), &o);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* m made here and handed to libbpf, which then does not make it: 0 or -errno. */
+static int map_preset(struct bpf_map *m, int inner_fd)
+{
+	int fd = map_make(m, inner_fd), err;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = bpf_map__reuse_fd(m, fd); /* takes a duplicate */
 	close(fd);
 	return err;
@@ -617,24 +625,15 @@ static int map_preset(struct bpf_map *m, enum bpf_map_type type, const char *nam
  */
 static int unwind_maps_preset(struct native *n)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, rows, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_create_opts, files);
-	LIBBPF_OPTS(bpf_map_create_opts, umaps, .map_flags = BPF_F_NO_PREALLOC);
 	struct offcpu_bpf *s = n->skel;
 	int inner, err;
 
-	err = map_preset(s->maps.umaps, BPF_MAP_TYPE_HASH, "umaps", sizeof(uint32_t),
-			 sizeof(struct offcpu_umaps), bpf_map__max_entries(s->maps.umaps), &umaps);
-	if (err)
+	if ((err = map_preset(s->maps.umaps, 0)))
 		return err;
-	/* The inner map's template: only its type, sizes and flags count. */
-	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
-			       sizeof(struct offcpu_cfi_row), 1, &rows);
+	inner = map_make(bpf_map__inner_map(s->maps.cfi_files), 0);
 	if (inner < 0)
-		return -errno;
-	files.inner_map_fd = inner;
-	err = map_preset(s->maps.cfi_files, BPF_MAP_TYPE_HASH_OF_MAPS, "cfi_files",
-			 sizeof(uint32_t), sizeof(uint32_t), OFFCPU_MAX_CFI_FILES, &files);
+		return inner;
+	err = map_preset(s->maps.cfi_files, inner);
 	close(inner);
 	return err;
 }
