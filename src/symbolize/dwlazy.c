@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "symbolize/dwlazy.h"
+#include "util/vec.h"
 
 /* How much more .debug_info one step inflates at least: fewer, larger inflate() calls. */
 #define INFLATE_STEP (256u << 10)
@@ -50,6 +51,28 @@ struct isec {
 /* Compressed bytes are read with pread, this much at a time: mapped, they would stay resident. */
 #define INBUF (64u << 10)
 
+/* Compact layout: where .debug_info bytes no lookup needs are inflated to, this much at a time. */
+#define SCRATCH (64u << 10)
+
+/*
+ * Compact layout: the stream's state is kept every this many bytes of
+ * .debug_info, so that a CU before the stream's position costs at most
+ * this much inflated again (and 40 KB per copy: zlib's state and window).
+ */
+#define CKPT_EVERY (1u << 20)
+
+/* A copy of .debug_info's stream (inflateCopy()) taken at pos. */
+struct ckpt {
+	z_stream z;
+	uint64_t pos;	 /* bytes of .debug_info before it */
+	uint64_t in_off; /* the file offset of its next compressed byte */
+};
+
+/* Compact layout: a CU placed in the image, by its offset in the file's .debug_info. */
+struct placed {
+	uint64_t file_off, img_off;
+};
+
 struct dwlazy {
 	int fd;
 	Elf *file; /* the file itself, read by libelf through mmap */
@@ -67,6 +90,18 @@ struct dwlazy {
 	bool broken; /* inflating failed: no more lookups */
 	struct arange *ar;
 	size_t nar;
+	/*
+	 * Compact layout (see dwlazy.h): the CUs looked up, one after another
+	 * from the image's .debug_info start (placed bytes used), found by
+	 * their file offsets in cus[]. info_done is then the furthest the
+	 * stream has been, and the stream may go back to a checkpoint.
+	 */
+	bool compact;
+	struct placed *cus;
+	size_t ncus, cus_cap, placed;
+	struct ckpt *ck;
+	size_t nck, ck_cap;
+	uint8_t scratch[SCRATCH];
 };
 
 static bool name_in(const char *name, const char *const *list, size_t n)
@@ -271,30 +306,33 @@ static bool aranges_read(struct dwlazy *d, const struct isec *s)
 }
 
 /*
- * Whether the abbreviations at off name a form that refers outside the
- * CU (another CU, the dwz alternate file, a type unit) or one this cannot
- * tell (indirect): such a CU needs .debug_info whole.
+ * The abbreviation table at off: 1 when no form in it refers outside the
+ * CU (another CU, the dwz alternate file, a type unit) or is one this
+ * cannot tell (indirect), 0 when one does, -1 when it cannot be read.
+ * *end: the offset after the table.
  */
-static bool abbrevs_local(const struct dwlazy *d, uint64_t off)
+static int abbrevs_scan(const struct dwlazy *d, uint64_t off, uint64_t *end)
 {
 	const struct isec *s = &d->sec[1];
+	const uint8_t *base = d->img + s->img_off;
 	struct rd r;
 	uint64_t code, tag, at, form;
+	int local = 1;
 
 	if (off >= s->size)
-		return false;
-	r = (struct rd){d->img + s->img_off + off, d->img + s->img_off + s->size};
+		return -1;
+	r = (struct rd){base + off, base + s->size};
 	for (;;) {
 		if (!rd_uleb(&r, &code))
-			return false;
+			return -1;
 		if (!code)
-			return true;
+			break;
 		if (!rd_uleb(&r, &tag) || r.p >= r.end)
-			return false;
+			return -1;
 		r.p++; /* children */
 		for (;;) {
 			if (!rd_uleb(&r, &at) || !rd_uleb(&r, &form))
-				return false;
+				return -1;
 			if (!at && !form)
 				break;
 			switch (form) {
@@ -306,14 +344,42 @@ static bool abbrevs_local(const struct dwlazy *d, uint64_t off)
 			case DW_FORM_strp_sup:
 			case DW_FORM_GNU_ref_alt:
 			case DW_FORM_GNU_strp_alt:
-				return false;
+				local = 0;
+				break;
 			case DW_FORM_implicit_const:
 				if (!rd_uleb(&r, &at)) /* its value, signed: skipped the same way */
-					return false;
+					return -1;
 				break;
 			}
 		}
 	}
+	*end = (uint64_t)(r.p - base);
+	return local;
+}
+
+/* Whether the abbreviations at off keep every DIE of their CU within it. */
+static bool abbrevs_local(const struct dwlazy *d, uint64_t off)
+{
+	uint64_t end;
+
+	return abbrevs_scan(d, off, &end) == 1;
+}
+
+/*
+ * Whether every table of .debug_abbrev keeps its CU's DIEs within it: then
+ * no lookup can need .debug_info whole, and the compact layout serves the
+ * file.
+ */
+static bool abbrevs_all_local(const struct dwlazy *d)
+{
+	uint64_t off = 0, end;
+
+	while (off < d->sec[1].size) {
+		if (abbrevs_scan(d, off, &end) != 1)
+			return false;
+		off = end;
+	}
+	return true;
 }
 
 /* The CU whose header is at off, inflated to its end, and what its DIEs may reach. */
@@ -346,6 +412,154 @@ static bool cu_ensure(struct dwlazy *d, uint64_t off)
 	return true;
 }
 
+/* ---- the compact layout ---- */
+
+/* .debug_info's stream restarted at ck, or at its start when ck is NULL. */
+static bool stream_restart(struct dwlazy *d, const struct ckpt *ck)
+{
+	const struct isec *s = &d->sec[0];
+
+	if (d->z_live)
+		inflateEnd(&d->z);
+	d->z_live = false;
+	if (ck ? inflateCopy(&d->z, (z_streamp)&ck->z) != Z_OK : inflateInit(&d->z) != Z_OK)
+		return false;
+	d->z_live = true;
+	/* the copy's input pointed into inbuf as it was: read again from the file */
+	d->z.next_in = NULL;
+	d->z.avail_in = 0;
+	d->in_off = ck ? ck->in_off : s->file_off;
+	d->in_left = s->file_off + s->file_len - d->in_off;
+	return true;
+}
+
+/* A checkpoint at the stream's position, when it is far enough past the last one. */
+static void ckpt_maybe(struct dwlazy *d)
+{
+	uint64_t pos = d->z.total_out, last = d->nck ? d->ck[d->nck - 1].pos : 0;
+	struct ckpt *ck;
+
+	if (pos < last + CKPT_EVERY || pos >= d->info_size)
+		return;
+	if (vec_reserve(d->ck, d->ck_cap, d->nck + 1))
+		return; /* only slower */
+	ck = &d->ck[d->nck];
+	if (inflateCopy(&ck->z, &d->z) != Z_OK)
+		return;
+	ck->pos = pos;
+	ck->in_off = d->in_off - d->z.avail_in;
+	d->nck++;
+}
+
+/* The stream's next n bytes of .debug_info into dst. */
+static bool stream_out(struct dwlazy *d, uint8_t *dst, size_t n)
+{
+	int r;
+
+	if (d->broken || !d->z_live || n > d->info_size - d->z.total_out)
+		return false;
+	d->z.next_out = dst;
+	d->z.avail_out = (uInt)n;
+	r = pump(d, &d->z, &d->in_off, &d->in_left);
+	if (d->z.avail_out || (r != Z_OK && r != Z_STREAM_END)) {
+		d->broken = true;
+		return false;
+	}
+	if (d->z.total_out > d->info_done)
+		d->info_done = d->z.total_out;
+	ckpt_maybe(d);
+	return true;
+}
+
+/* The stream at byte pos of .debug_info: on from where it is, or from the checkpoint before. */
+static bool stream_seek(struct dwlazy *d, uint64_t pos)
+{
+	if (d->broken || pos > d->info_size)
+		return false;
+	if (!d->z_live || d->z.total_out > pos) {
+		const struct ckpt *best = NULL;
+
+		for (size_t i = 0; i < d->nck && d->ck[i].pos <= pos; i++)
+			best = &d->ck[i];
+		if (!stream_restart(d, best)) {
+			d->broken = true;
+			return false;
+		}
+	}
+	while (d->z.total_out < pos) {
+		uint64_t n = pos - d->z.total_out;
+
+		if (!stream_out(d, d->scratch, n < SCRATCH ? (size_t)n : SCRATCH))
+			return false;
+	}
+	return true;
+}
+
+/* The index in cus[] of the CU at file offset off, or where it would go. */
+static size_t placed_find(const struct dwlazy *d, uint64_t off)
+{
+	size_t lo = 0, hi = d->ncus;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->cus[mid].file_off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The CU whose header is at off in the file's .debug_info, inflated into
+ * the image after the CUs placed before it; *at: where. Only a header libdw
+ * takes is placed: libdw reads the units one after another from the start,
+ * and one it refused would hide every later one.
+ */
+static bool cu_place(struct dwlazy *d, uint64_t off, uint64_t *at)
+{
+	size_t i = placed_find(d, off), hdr = 4;
+	uint8_t *dst = d->info + d->placed;
+	uint64_t room = d->info_size - d->placed, len, ver, ut = DW_UT_compile, asz, abbrev;
+	struct rd r;
+
+	if (i < d->ncus && d->cus[i].file_off == off) {
+		*at = d->cus[i].img_off;
+		return true;
+	}
+	if (off >= d->info_size || room < 4 || !stream_seek(d, off) || !stream_out(d, dst, 4))
+		return false;
+	r = (struct rd){dst, dst + 4};
+	rd_u(&r, 4, &len);
+	if (len == 0xffffffff) {
+		if (room < 12 || !stream_out(d, dst + 4, 8))
+			return false;
+		r = (struct rd){dst + 4, dst + 12};
+		rd_u(&r, 8, &len);
+		hdr = 12;
+	}
+	if (len > room - hdr || len > d->info_size - off - hdr || !stream_out(d, dst + hdr, len))
+		return false;
+	r = (struct rd){dst + hdr, dst + hdr + len};
+	if (!rd_u(&r, 2, &ver) || ver < 2 || ver > 5)
+		return false;
+	if (ver == 5 && (!rd_u(&r, 1, &ut) || !rd_u(&r, 1, &asz)))
+		return false;
+	if (!rd_u(&r, hdr == 12 ? 8 : 4, &abbrev) || (ver < 5 && !rd_u(&r, 1, &asz)))
+		return false;
+	if ((ut != DW_UT_compile && ut != DW_UT_partial) || asz != 8 || abbrev >= d->sec[1].size)
+		return false;
+	if (vec_reserve(d->cus, d->cus_cap, d->ncus + 1))
+		return false;
+	memmove(&d->cus[i + 1], &d->cus[i], (d->ncus - i) * sizeof(*d->cus));
+	d->cus[i] = (struct placed){off, d->placed};
+	d->ncus++;
+	*at = d->placed;
+	d->placed += hdr + len;
+	return true;
+}
+
 bool dwlazy__addrdie(struct dwlazy *d, uint64_t addr, Dwarf_Die *cu)
 {
 	size_t lo = 0, hi = d ? d->nar : 0;
@@ -364,16 +578,17 @@ bool dwlazy__addrdie(struct dwlazy *d, uint64_t addr, Dwarf_Die *cu)
 	if (!lo || addr >= d->ar[lo - 1].hi)
 		return false;
 	off = d->ar[lo - 1].cu;
-	if (!cu_ensure(d, off))
+	if (d->compact ? !cu_place(d, off, &off) : !cu_ensure(d, off))
 		return false;
 	if (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL))
 		return false;
 	return dwarf_offdie(d->dw, off + hsize, cu) != NULL;
 }
 
-void dwlazy__info_size(const struct dwlazy *d, size_t *inflated, size_t *size)
+void dwlazy__info_size(const struct dwlazy *d, size_t *inflated, size_t *resident, size_t *size)
 {
 	*inflated = d ? d->info_done : 0;
+	*resident = !d ? 0 : d->compact ? d->placed : d->info_done;
 	*size = d ? d->info_size : 0;
 }
 
@@ -387,6 +602,10 @@ void dwlazy__free(struct dwlazy *d)
 		elf_end(d->elf);
 	if (d->z_live)
 		inflateEnd(&d->z);
+	for (size_t i = 0; i < d->nck; i++)
+		inflateEnd(&d->ck[i].z);
+	free(d->ck);
+	free(d->cus);
 	if (d->img)
 		munmap(d->img, d->img_len);
 	if (d->file)
@@ -550,6 +769,7 @@ struct dwlazy *dwlazy__open(const char *path, uint64_t vaddr)
 			goto fail;
 	if (!aranges_read(d, &d->sec[2]))
 		goto fail;
+	d->compact = abbrevs_all_local(d);
 	if (inflateInit(&d->z) != Z_OK)
 		goto fail;
 	d->z_live = true;

@@ -1410,13 +1410,14 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	st->processes = s->nprocs;
 	st->binaries = s->nbins;
 	for (size_t i = 0; i < s->nbins; i++) {
-		size_t done, size;
+		size_t done, kept, size;
 
 		if (!s->bins[i] || !s->bins[i]->lazy)
 			continue;
-		dwlazy__info_size(s->bins[i]->lazy, &done, &size);
+		dwlazy__info_size(s->bins[i]->lazy, &done, &kept, &size);
 		st->dwarf_lazy++;
 		st->dwarf_info_read += done;
+		st->dwarf_info_kept += kept;
 		st->dwarf_info_size += size;
 	}
 }

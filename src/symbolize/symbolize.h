@@ -150,6 +150,7 @@ struct symbolizer_stats {
 	size_t dwarf_lazy;	  /* ... of them read as far as lookups needed (dwlazy.h) */
 	uint64_t dwarf_info_read; /* bytes of their .debug_info inflated */
 	uint64_t dwarf_info_size; /* ... of their .debug_info's full size */
+	uint64_t dwarf_info_kept; /* bytes of their .debug_info kept in memory */
 	uint64_t binaries_closed; /* ... closed once no process mapped them (forget_gone) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);

@@ -622,6 +622,79 @@ cleanup:
 	symbolizer__free(whole);
 }
 
+/* Frames at libc+at from the lazy and the whole reader: 0 when they agree. */
+static int frames_agree(struct symbolizer *lazy, struct symbolizer *whole,
+			const struct libc_info *l, uint64_t at)
+{
+	struct sym_frame fa[16], fb[16];
+	int a = symbolizer__user(lazy, getpid(), l->bias + at, fa, 16);
+	int b = symbolizer__user(whole, getpid(), l->bias + at, fb, 16);
+
+	if (a != b) {
+		UNIT_FAIL("libc+0x%" PRIx64 ": %d frames read lazily, %d whole", at, a, b);
+		return -1;
+	}
+	for (int j = 0; j < a; j++) {
+		if (strcmp(fa[j].name, fb[j].name) || fa[j].is_inline != fb[j].is_inline) {
+			UNIT_FAIL("libc+0x%" PRIx64 ": frame %d \"%s\" lazily, \"%s\" whole", at, j,
+				  fa[j].name, fb[j].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * libc's DWARF has no reference across CUs, so the lazy reader keeps only
+ * the CUs looked up (dwlazy.h's compact layout): a lookup near the end of
+ * the text keeps a small part of what it inflated, and
+ * lookups in any order (back to a checkpoint, on from it) give the frames
+ * the whole reading gives.
+ */
+TEST(libc_lazy_dwarf_keeps_only_the_cus_used_in_any_order)
+{
+	struct symbolizer_opts lazy_o = {.inlines = true},
+			       whole_o = {.inlines = true, .dwarf_whole = true};
+	struct symbolizer *lazy = NULL, *whole = NULL;
+	struct symbolizer_stats st;
+	struct libc_info l;
+	const char *why;
+	uint64_t lo, hi, step;
+	size_t n = 601; /* prime: i * 97 % n visits every i once, far apart */
+
+	if (!libc_with_debug(&l, &why))
+		SKIP("%s", why);
+	if (!text_span(l.debug, &lo, &hi))
+		SKIP("nm could not read %s (Debian: binutils)", l.debug);
+	lazy = symbolizer__new(&lazy_o);
+	whole = symbolizer__new(&whole_o);
+	CHECK(lazy && whole);
+	step = (hi - lo) / n;
+	if (frames_agree(lazy, whole, &l, lo + step * (n - 1) + 7))
+		goto cleanup;
+	symbolizer__stats(lazy, &st);
+	printf("# one lookup at the end: %" PRIu64 " of %" PRIu64 " bytes inflated, %" PRIu64
+	       " kept\n",
+	       st.dwarf_info_read, st.dwarf_info_size, st.dwarf_info_kept);
+	if (st.dwarf_lazy != 1 || !st.dwarf_info_kept ||
+	    st.dwarf_info_kept * 4 > st.dwarf_info_read) {
+		UNIT_FAIL("after one lookup near the end: %zu lazy, %" PRIu64
+			  " bytes of .debug_info "
+			  "kept of %" PRIu64 " inflated",
+			  st.dwarf_lazy, st.dwarf_info_kept, st.dwarf_info_read);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (frames_agree(lazy, whole, &l, lo + step * (i * 97 % n) + 7))
+			goto cleanup;
+	symbolizer__stats(lazy, &st);
+	printf("# %zu lookups out of order: %" PRIu64 " bytes kept\n", n, st.dwarf_info_kept);
+	CHECK(st.dwarf_info_kept <= st.dwarf_info_size);
+cleanup:
+	symbolizer__free(lazy);
+	symbolizer__free(whole);
+}
+
 int main(void)
 {
 	return unit_run();
