@@ -63,6 +63,10 @@ enum {
 	BPF_RB_FORCE_WAKEUP = 1ULL << 1,
 };
 
+enum {
+	BPF_RB_AVAIL_DATA = 0,
+};
+
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 typedef struct {

@@ -317,6 +317,23 @@ struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
+/* Unread bytes in events from which a record wakes user space (a quarter of the ring). */
+const volatile __u64 ring_wake_bytes = 1 << 18;
+
+/*
+ * The wakeup flag for a record sent to events. User space reads the ring
+ * every 200 ms without being woken, which is what keeps the per-switch cost
+ * low; a burst (a host-wide capture's first stacks, a fork storm) that
+ * fills a quarter of the ring before then wakes it, so that the ring can be
+ * sized for a burst in flight and not for 200 ms of them.
+ */
+static __always_inline __u64 ring_wake(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= ring_wake_bytes
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
 const struct offcpu_thread zero_thread = {};
 const struct offcpu_proc zero_proc = {};
 const struct offcpu_agg_val zero_val = {};
@@ -574,7 +591,7 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 		ev->intervals = th->intervals;
 		ev->interval_ns = th->interval_ns;
 		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-		bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(ev, ring_wake());
 	} else {
 		STAT(lost_records, 1);
 	}
@@ -591,9 +608,9 @@ static __always_inline __u64 run_delay(struct task_struct *t, const bool btf)
 
 /*
  * Send one interval to the timeline (user space keeps those at least
- * timeline_min_ns long). Not waking user space: it reads the ring every
- * 200 ms, and the ring is sized for that when the timeline is on. A full
- * ring drops the interval from the timeline only (counted); the profile has it.
+ * timeline_min_ns long), waking user space only when the ring fills
+ * (ring_wake()). A full ring drops the interval from the timeline only
+ * (counted); the profile has it.
  */
 static __always_inline void timeline_send(struct offcpu_thread *th, __u32 tid, __u64 start,
 					  __u64 off, __u64 runq, __u64 k, __u64 u, __u32 state)
@@ -619,7 +636,7 @@ static __always_inline void timeline_send(struct offcpu_thread *th, __u32 tid, _
 	iv->ustack = u;
 	iv->state = state;
 	iv->pad = 0;
-	bpf_ringbuf_submit(iv, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(iv, ring_wake());
 }
 
 /* The end of an interval: see close_interval(). */

@@ -126,7 +126,7 @@ __noinline __u64 stack_commit(long n, __u32 user)
 	buf->pad = 1; /* new: the caller may want the process tracked again */
 	buf->id = id;
 	size = offsetof(struct offcpu_stack, ips) + (buf->nr & 0x7f) * sizeof(__u64);
-	if (size > sizeof(*buf) || bpf_ringbuf_output(&events, buf, size, BPF_RB_NO_WAKEUP))
+	if (size > sizeof(*buf) || bpf_ringbuf_output(&events, buf, size, ring_wake()))
 		return OFFCPU_STACK_LOST;
 	bpf_map_update_elem(&stacks, &id, &one, BPF_NOEXIST);
 	return id;
@@ -196,8 +196,8 @@ __noinline int notify_track(__u32 tgid, __u64 now, int new_stack)
 	ev->tgid = tgid;
 	/*
 	 * Forced: the default wakes user space only if it has read every
-	 * earlier record, and stacks are sent without waking it. The process
-	 * must be tracked while it lives.
+	 * earlier record, and stacks are sent without waking it until the
+	 * ring fills (ring_wake()). The process must be tracked while it lives.
 	 */
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	p->flags = (p->flags | OFFCPU_PROC_NOTIFIED) & ~OFFCPU_PROC_PENDING;

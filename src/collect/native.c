@@ -236,7 +236,7 @@ int native__poll(struct native *n, int timeout_ms)
 	err = ring_buffer__poll(n->rb, timeout_ms);
 	if (err < 0 && err != -EINTR)
 		return err;
-	/* Exit records do not wake us (BPF_RB_NO_WAKEUP): take them now. */
+	/* Exit records and stacks wake us only when the ring fills (ring_wake()): take them now. */
 	ring_buffer__consume(n->rb);
 	if (native_mono_ns() - n->last_drain_ns >= DRAIN_NS ||
 	    (!native_read_stats(n, &st) &&

@@ -514,15 +514,18 @@ void native_destroy_skel(struct native *n)
 }
 
 /*
- * The events ring buffer: user space reads it every 200 ms (record's loop)
- * without being woken. Stacks and exits need little; a timeline sends every
- * interval above its threshold (72 bytes each): 16 MB holds 230k of them.
+ * The events ring buffer: user space reads it every 200 ms (record's loop),
+ * and sooner when a quarter of it is unread (ring_wake() on the BPF side).
+ * Stacks and exits need little; a timeline sends every interval above its
+ * threshold (72 bytes each): 16 MB holds 230k of them. Its pages are all
+ * resident, twice (the kernel maps the data area twice, so that a record
+ * can wrap): the recorder's largest allocation while it runs.
  */
-static uint32_t ring_size(enum offcpu_target t, bool timeline)
-{
-	uint32_t mb = t == OFFCPU_TARGET_TGIDS ? 4 : 16;
+#define RING_MB 4
 
-	return (timeline ? 4 * mb : mb) << 20;
+static uint32_t ring_size(bool timeline)
+{
+	return (timeline ? 16u : RING_MB) << 20;
 }
 
 /* The settings the BPF side reads as constants, fixed before load. */
@@ -531,6 +534,7 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	struct offcpu_bpf *s = n->skel;
 
 	s->rodata->target = n->target;
+	s->rodata->ring_wake_bytes = ring_size(o->timeline) / 4;
 	s->rodata->kernel_threads = o->kernel_threads;
 	s->rodata->self_tgid = getpid();
 	s->rodata->state_mask = o->state_mask;
@@ -567,7 +571,7 @@ static int size_maps(struct native *n, const struct native_opts *o)
 	    (err = bpf_map__set_max_entries(s->maps.agg0, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.agg1, aggs)) ||
 	    (err = bpf_map__set_max_entries(s->maps.stacks, stacks)) ||
-	    (err = bpf_map__set_max_entries(s->maps.events, ring_size(n->target, o->timeline))))
+	    (err = bpf_map__set_max_entries(s->maps.events, ring_size(o->timeline))))
 		return err;
 	return 0;
 }
