@@ -13,9 +13,11 @@
 #   nocache   the same with every stack walked (--no-cache)
 #   timeline  native keeping a timeline of every interval (record --timeline=0:
 #             one ring-buffer record per switch, and sched_waking traced)
+#   floor     an empty BPF program on sched_switch (bench/empty_switch.c): what
+#             any tracer of the switch adds before its first instruction runs
 #
 # Prints us/op per mode, the cost each tracer adds over bare, and native's added
-# cost as a fraction of bcc's. Tracers' user space runs on CPU 1 so it does not
+# cost as a fraction of bcc's, also above the floor. Tracers' user space runs on CPU 1 so it does not
 # compete with the benchmark; their BPF programs run where the switches happen.
 #
 # Then, once more per tracer with kernel.bpf_stats_enabled=1, the run time of
@@ -24,25 +26,26 @@
 # includes bpf_stats' own two clock reads per program run, for both tracers.
 #
 # usage: bench/overhead.sh [BUILD] [REPS] [LOOPS]    (root; defaults: build 7 200000)
-# env:   MODES="bare bcc native nocache timeline" to choose, BCC=/path/to/offcputime,
+# env:   MODES="bare bcc native nocache timeline floor" to choose, BCC=/path/to/offcputime,
 #        SETTLE=seconds to wait after stopping a tracer (2)
 set -u
 
 BUILD=${1:-build}
 REPS=${2:-7}
 LOOPS=${3:-200000}
-MODES=${MODES:-bare bcc native nocache timeline}
+MODES=${MODES:-bare bcc native nocache timeline floor}
 BCC=${BCC:-/usr/sbin/offcputime}
 ATTACH=$BUILD/bench/native-attach
+EMPTY=$BUILD/bench/empty-switch
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 die() { echo "overhead.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (it attaches BPF programs)"
 command -v perf >/dev/null || die "needs perf (perf bench sched pipe)"
-if [ ! -x "$ATTACH" ] || [ "$ATTACH" -ot "$BUILD/liboffcpu.a" ]; then
-	make -s BUILD="$BUILD" "$ATTACH" ||
-		die "cannot build $ATTACH"
+if [ ! -x "$ATTACH" ] || [ "$ATTACH" -ot "$BUILD/liboffcpu.a" ] || [ ! -x "$EMPTY" ]; then
+	make -s BUILD="$BUILD" "$ATTACH" "$EMPTY" ||
+		die "cannot build $ATTACH and $EMPTY"
 fi
 
 # Let a stopped tracer's teardown (freeing its maps, RCU callbacks, kworkers
@@ -80,17 +83,24 @@ measure() { # tracer pid
 	fi
 }
 
-# Start a tracer on CPU 1, wait until it is attached, run the benchmark, stop it.
-run_native() {
+# Start a tracer (native-attach or empty-switch, and its options) on CPU 1,
+# wait until it is attached, run the benchmark, stop it.
+run_ready() {
+	local bin=$1 pid i
+	shift
 	rm -f "$TMP/ready"
-	taskset -c 1 "$ATTACH" -a --ready "$TMP/ready" "$@" 2>"$TMP/native$*.err" &
-	local pid=$! i
+	taskset -c 1 "$bin" --ready "$TMP/ready" "$@" 2>"$TMP/native$*.err" &
+	pid=$!
 	for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
-	[ -e "$TMP/ready" ] || { kill $pid; die "native collector did not attach: $(tail -3 "$TMP/native$*.err")"; }
+	[ -e "$TMP/ready" ] || { kill $pid; die "$bin did not attach: $(tail -3 "$TMP/native$*.err")"; }
 	measure $pid
 	kill -INT $pid
 	wait $pid
 	settle
+}
+
+run_native() {
+	run_ready "$ATTACH" -a "$@"
 }
 
 run_bcc() {
@@ -118,6 +128,7 @@ for rep in $(seq "$REPS"); do
 		native) v=$(run_native) ;;
 		nocache) v=$(run_native --no-cache) ;;
 		timeline) v=$(run_native --timeline 0) ;;
+		floor) v=$(run_ready "$EMPTY") ;;
 		*) die "unknown mode $mode" ;;
 		esac
 		echo "$mode $v" >>"$TMP/results"
@@ -138,6 +149,7 @@ for mode in $MODES; do
 	native) v=$(STATS=1 run_native) ;;
 	nocache) v=$(STATS=1 run_native --no-cache) ;;
 	timeline) v=$(STATS=1 run_native --timeline 0) ;;
+	floor) v=$(STATS=1 run_ready "$EMPTY") ;;
 	*) continue ;;
 	esac
 	echo "$mode $v" >>"$TMP/progtime"
@@ -169,9 +181,11 @@ END {
 		b = med["bcc"] - med["bare"]
 		for (k = 1; k in ms; k++) {
 			mo = ms[k]
-			if (mo == "native" || mo == "nocache" || mo == "timeline")
+			if (mo == "native" || mo == "nocache" || mo == "timeline" || mo == "floor")
 				printf "%s added cost = %.1f%% of bcc offcputime added cost (medians)\n", mo, 100 * (med[mo] - med["bare"]) / b
 		}
+		if (("floor" in med) && ("native" in med) && med["bcc"] > med["floor"])
+			printf "native added cost above the floor = %.1f%% of bcc offcputime'"'"'s above the floor\n", 100 * (med["native"] - med["floor"]) / (med["bcc"] - med["floor"])
 	}
 	if (("bcc" in prog) && prog["bcc"] > 0)
 		for (k = 1; k in ms; k++) {

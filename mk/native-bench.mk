@@ -7,5 +7,11 @@ $(BUILD)/bench/native-attach: bench/native_attach.c $(BUILD)/liboffcpu.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/liboffcpu.a $(LDLIBS)
 
-bench-tools: $(BUILD)/bench/native-attach
+# The floor of bench/overhead.sh: an empty program on sched_switch (libbpf only).
+$(BUILD)/bench/empty-switch: bench/empty_switch.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -lbpf
+
+bench-tools: $(BUILD)/bench/native-attach $(BUILD)/bench/empty-switch
 .PHONY: bench-tools
