@@ -108,12 +108,12 @@ static __always_inline void site_flush(struct offcpu_thread *th, __u32 tid, stru
 }
 
 /*
- * The way of thread th's cache (tid) whose key is kb's and whose kernel
+ * The way of thread th's cache whose key is kb's and whose kernel
  * frames sit where they sat (base: the tracepoint's ctx as a number), or
  * OFFCPU_CACHE_WAYS. A global function, verified once.
  */
-__noinline __u32 cache_lookup(const struct offcpu_thread *th, __u32 tid,
-			      const struct site_keybuf *kb, __u32 tag, __u64 base)
+__noinline __u32 cache_lookup(const struct offcpu_thread *th, const struct site_keybuf *kb,
+			      __u32 tag, __u64 base)
 {
 	__u32 hit = OFFCPU_CACHE_WAYS;
 
@@ -125,7 +125,7 @@ __noinline __u32 cache_lookup(const struct offcpu_thread *th, __u32 tid,
 		if (!kslots_match(&th->sites[w], base))
 			STAT(kslot_rejects, 1);
 #if OFFCPU_HAVE_DWARF_UNWIND
-		else if (dwarf_unwind && !uslots_match(tid, w, kb->k[OFFCPU_KEY_SP]))
+		else if (dwarf_unwind && !uslots_match(&th->sites[w], kb->k[OFFCPU_KEY_SP]))
 			STAT(uslot_rejects, 1);
 #endif
 		else
@@ -296,7 +296,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 		site_key(ctx, t, prev_state, kthread, key, btf);
 		tag = key_tag(key);
 		base = ptr_value(ctx);
-		hit = cache_lookup(th, tid, kb, tag, base);
+		hit = cache_lookup(th, kb, tag, base);
 		if (hit < OFFCPU_CACHE_WAYS) {
 			s = &th->sites[hit];
 			if (++s->hits < s->period) {

@@ -555,24 +555,22 @@ __noinline __u64 uslots_hash_far(const struct offcpu_site *s, __u64 sp)
  * Whether the user stack words a site's unwind read (its slots, offsets from
  * sp) still hold the values they held (the hash of them, in reading order).
  * The unwind is a function of the registers (in the key), those words and
- * the tables: same words, same stack. The site is way of thread tid's cache;
- * a global function, verified once rather than for every way. The words
+ * the tables: same words, same stack. A global function, verified once
+ * rather than for every way; given the site itself, not its thread's id (a
+ * lookup in threads was a fifth of a cache hit's cost). The words
  * come from one copy of the stack up to the largest slot; in the loop, a
  * slot outside it hands the whole hash to uslots_hash_far() (a branch that
  * ends the walk: with a read in line there, the verifier walked every
  * remaining pass twice, 3,600 instructions).
  */
-__noinline int uslots_match(__u32 tid, __u32 way, __u64 sp)
+__noinline int uslots_match(const struct offcpu_site *s, __u64 sp)
 {
-	const struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	const struct offcpu_site *s;
 	struct unwind_state *st;
 	__u32 zero = 0, len;
 	__u64 h = 0x9e3779b97f4a7c15ULL;
 
-	if (!th)
+	if (!s)
 		return 0;
-	s = &th->sites[way & (OFFCPU_CACHE_WAYS - 1)];
 	if (!s->nu)
 		return 1;
 	st = bpf_map_lookup_elem(&ustate, &zero);
