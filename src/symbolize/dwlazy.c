@@ -56,10 +56,12 @@ struct isec {
 
 /*
  * Compact layout: the stream's state is kept every this many bytes of
- * .debug_info, so that a CU before the stream's position costs at most
- * this much inflated again (and 40 KB per copy: zlib's state and window).
+ * .debug_info, so that reaching a CU the stream has passed costs at most
+ * this much inflated again, for 40 KB per copy (zlib's state and window).
+ * libc in a PostgreSQL capture: 15 copies, and 7.5 MB inflated in all to
+ * reach 4.2 MB (25 MB with a copy every MB and no jumping ahead).
  */
-#define CKPT_EVERY (1u << 20)
+#define CKPT_EVERY (256u << 10)
 
 /* A copy of .debug_info's stream (inflateCopy()) taken at pos. */
 struct ckpt {
@@ -441,7 +443,15 @@ static void ckpt_maybe(struct dwlazy *d)
 
 	if (pos < last + CKPT_EVERY || pos >= d->info_size)
 		return;
-	if (vec_reserve(d->ck, d->ck_cap, d->nck + 1))
+	/*
+	 * Allocated once for all: zlib's state points back at its z_stream
+	 * (inflateStateCheck()), so a copy must never move.
+	 */
+	if (!d->ck) {
+		d->ck_cap = d->info_size / CKPT_EVERY + 1;
+		d->ck = calloc(d->ck_cap, sizeof(*d->ck));
+	}
+	if (!d->ck || d->nck == d->ck_cap)
 		return; /* only slower */
 	ck = &d->ck[d->nck];
 	if (inflateCopy(&ck->z, &d->z) != Z_OK)
@@ -471,16 +481,20 @@ static bool stream_out(struct dwlazy *d, uint8_t *dst, size_t n)
 	return true;
 }
 
-/* The stream at byte pos of .debug_info: on from where it is, or from the checkpoint before. */
+/*
+ * The stream at byte pos of .debug_info: on from where it is, or from the
+ * last checkpoint before pos when the stream is past pos or that checkpoint
+ * is ahead of it (then at most CKPT_EVERY is inflated to reach pos).
+ */
 static bool stream_seek(struct dwlazy *d, uint64_t pos)
 {
+	const struct ckpt *best = NULL;
+
 	if (d->broken || pos > d->info_size)
 		return false;
-	if (!d->z_live || d->z.total_out > pos) {
-		const struct ckpt *best = NULL;
-
-		for (size_t i = 0; i < d->nck && d->ck[i].pos <= pos; i++)
-			best = &d->ck[i];
+	for (size_t i = 0; i < d->nck && d->ck[i].pos <= pos; i++)
+		best = &d->ck[i];
+	if (!d->z_live || d->z.total_out > pos || (best && best->pos > d->z.total_out)) {
 		if (!stream_restart(d, best)) {
 			d->broken = true;
 			return false;

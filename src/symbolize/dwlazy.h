@@ -18,8 +18,8 @@
  * outside its CU (ref_addr, the dwz alternate file's forms, type
  * signatures), the image holds only the CUs looked up, one after another
  * (the compact layout): the stream runs through the bytes before a CU
- * into a small buffer, and keeps a copy of its state every megabyte so
- * that a CU behind it costs at most a megabyte inflated again. Resident
+ * into a small buffer, and keeps a copy of its state every 256 KB so
+ * that a CU it has passed costs at most that much inflated again. Resident
  * memory then follows the CUs used (libc: 34 CUs, 150 KB, where inflating
  * up to the furthest of them kept 4.4 MB), and libdw, which reads unit
  * headers one after another from the start, sees only those. Otherwise
