@@ -34,8 +34,9 @@ REDIS_MODES=${BENCH_REDIS_MODES:-"bare offcpu bcc bpftrace perf"}
 BASE=${BENCH_OFFCPU_BASE:-}
 if [ -n "$BASE" ]; then
 	[ -x "$BASE" ] || die "BENCH_OFFCPU_BASE=$BASE is not an executable"
-	PG_MODES="$PG_MODES offcpu-base"
-	REDIS_MODES="$REDIS_MODES offcpu-base"
+	# Once, even when the mode lists name it too.
+	case " $PG_MODES " in *" offcpu-base "*) ;; *) PG_MODES="$PG_MODES offcpu-base" ;; esac
+	case " $REDIS_MODES " in *" offcpu-base "*) ;; *) REDIS_MODES="$REDIS_MODES offcpu-base" ;; esac
 fi
 
 STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
@@ -258,7 +259,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 cat <<EOF
 ### Real services: PostgreSQL (pgbench) and Redis (redis-benchmark)
 
-Command: \`${BASE:+BENCH_OFFCPU_BASE=$BASE }bench/services.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS, BENCH_REDIS_N=$REDIS_N), as root.
+Command: \`${BASE:+BENCH_OFFCPU_BASE=$BASE }${BENCH_PG_MODES:+BENCH_PG_MODES='$BENCH_PG_MODES' }${BENCH_REDIS_MODES:+BENCH_REDIS_MODES='$BENCH_REDIS_MODES' }bench/services.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS, BENCH_REDIS_N=$REDIS_N), as root.
 Load average at the start: $load0; at the end: $load1 (the machine is shared).
 
 Method. A private PostgreSQL ${PGVER:-} cluster (initdb in a temporary directory,
