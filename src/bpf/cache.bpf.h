@@ -332,11 +332,11 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	th->ustack = u;
 	/* Even when the stack was lost: the process's mappings are what is missing. */
 	if (transient) {
-		notify_track(tgid, now, true);
+		notify_track(tgid, now, TRACK_NO_MAPS);
 	} else if (u & OFFCPU_STACK_REAL) {
 		struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &zero);
 
-		notify_track(tgid, now, buf && buf->pad);
+		notify_track(tgid, now, buf && buf->pad ? TRACK_NEW_STACK : TRACK_AGAIN);
 	}
 	if (!key)
 		return;

@@ -115,6 +115,13 @@ struct signal_struct {
 	atomic_t live;
 };
 
+/* What notify_track()'s stamp reads of a process's address space. */
+struct mm_struct {
+	unsigned long total_vm;
+	unsigned long start_code;
+	unsigned long start_stack;
+};
+
 struct task_struct {
 	unsigned int __state;
 	int on_cpu;
@@ -128,6 +135,7 @@ struct task_struct {
 	char comm[16];
 	struct signal_struct *signal;
 	struct css_set *cgroups;
+	struct mm_struct *mm;
 };
 
 struct vm_area_struct {

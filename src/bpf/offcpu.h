@@ -207,6 +207,7 @@ enum offcpu_proc_flags {
 
 struct offcpu_proc {
 	__u64 notified_ns;
+	__u64 mm_stamp; /* its address space when last notified (notify_track()) */
 	__u32 flags;
 	__u32 raws; /* user stacks left to user space since the last exec */
 };
@@ -341,6 +342,7 @@ struct offcpu_stats {
 	__u64 uraw_sent;	   /* user stacks left to user space (mappings not loaded yet) */
 	__u64 track_sent;	   /* requests to read a process's mappings */
 	__u64 track_lost;	   /* ... the ring buffer had no room for */
+	__u64 track_same;	   /* ... not sent: its address space had not changed */
 	__u64 umarks[8];	   /* ... stacks ended by each enum offcpu_umark (index) */
 	__u64 carried;		   /* intervals ended that began before the last period boundary */
 	__u64 carried_ns;	   /* ... their part after it */

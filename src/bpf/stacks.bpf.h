@@ -158,16 +158,46 @@ static __always_inline bool stack_ok(__u64 id)
 }
 
 /*
+ * What user space's mapping reads depend on, from the current task's mm: the
+ * size of the address space (any mmap or munmap of a library changes it),
+ * where the code and the stack start (an exec moves them). collect/mmstamp.h
+ * reads the same three from /proc/PID/stat.
+ */
+static __always_inline __u64 mm_stamp(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+	h = mix(h, BPF_CORE_READ(t, mm, total_vm));
+	h = mix(h, BPF_CORE_READ(t, mm, start_code));
+	h = mix(h, BPF_CORE_READ(t, mm, start_stack));
+	return h | 1;
+}
+
+/* Why notify_track() is called. */
+enum {
+	TRACK_AGAIN = 0,     /* a walk: only a request held back is sent */
+	TRACK_NEW_STACK = 1, /* a user stack never seen before */
+	TRACK_NO_MAPS = 2,   /* a user stack the mappings in BPF could not unwind */
+};
+
+/*
  * Ask user space to snapshot a process's mappings while it lives: at its
  * first user stack (after start or exec), and again when a user stack never
  * seen before shows up (a library loaded since, the loader done), at most
- * every track_gap_ns (a later walk sends what was held back). A global
- * function: in line at its two callers, 1,200 processed instructions.
+ * every track_gap_ns (a later walk sends what was held back). A new stack
+ * in an address space that has not changed (mm_stamp()) is only a new call
+ * path: not sent (a PostgreSQL backend under pgbench has about 50 a
+ * second, and each woke user space). A stack the mappings could not unwind
+ * is always sent. Called at a switch-out: the current task is the
+ * process's. A global function: in line at its two callers, 1,200
+ * processed instructions.
  */
-__noinline int notify_track(__u32 tgid, __u64 now, int new_stack)
+__noinline int notify_track(__u32 tgid, __u64 now, int why)
 {
 	struct offcpu_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 	struct offcpu_event *ev;
+	__u64 stamp;
 
 	if (!p) {
 		if (target == OFFCPU_TARGET_TGIDS)
@@ -178,12 +208,19 @@ __noinline int notify_track(__u32 tgid, __u64 now, int new_stack)
 			return 0;
 	}
 	if (p->flags & OFFCPU_PROC_NOTIFIED) {
-		if (!new_stack && !(p->flags & OFFCPU_PROC_PENDING))
+		if (why == TRACK_AGAIN && !(p->flags & OFFCPU_PROC_PENDING))
 			return 0;
 		if (now - p->notified_ns < track_gap_ns) {
 			p->flags |= OFFCPU_PROC_PENDING;
 			return 0;
 		}
+	}
+	stamp = mm_stamp();
+	if ((p->flags & OFFCPU_PROC_NOTIFIED) && why != TRACK_NO_MAPS && stamp == p->mm_stamp) {
+		STAT(track_same, 1);
+		p->flags &= ~OFFCPU_PROC_PENDING;
+		p->notified_ns = now;
+		return 0;
 	}
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
@@ -202,6 +239,7 @@ __noinline int notify_track(__u32 tgid, __u64 now, int new_stack)
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	p->flags = (p->flags | OFFCPU_PROC_NOTIFIED) & ~OFFCPU_PROC_PENDING;
 	p->notified_ns = now;
+	p->mm_stamp = stamp;
 	return 0;
 }
 

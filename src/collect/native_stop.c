@@ -728,12 +728,13 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 		    "user stacks: .eh_frame unwinder, %" PRIu64
 		    " walks, %.1f frames a walk, %" PRIu64
 		    " left to user space (mappings not loaded yet), %" PRIu64
-		    " mapping reads asked (%" PRIu64 " lost), %" PRIu64
+		    " mapping reads asked (%" PRIu64 " lost; %" PRIu64
+		    " not asked: address space unchanged), %" PRIu64
 		    " cache keys refused by user stack words; ended early: %s",
 		    (uint64_t)st->uwalks_dwarf,
 		    st->uwalks_dwarf ? (double)st->uframes / st->uwalks_dwarf : 0.0,
 		    (uint64_t)st->uraw_sent, (uint64_t)st->track_sent, (uint64_t)st->track_lost,
-		    (uint64_t)st->uslot_rejects, len ? marks : "none");
+		    (uint64_t)st->track_same, (uint64_t)st->uslot_rejects, len ? marks : "none");
 	native_note(n,
 		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %" PRIu64
 		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64

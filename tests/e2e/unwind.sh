@@ -127,3 +127,28 @@ if "$OFFCPU_BIN" diff --json --top 100000 "$SCRATCH/run1" "$SCRATCH/run2" >"$SCR
 else
 	fail unwind_diff_no_stack_gone_and_new "offcpu diff: $(head -2 "$SCRATCH/diff.err")"
 fi
+
+# A library loaded after the capture began (tests/workloads/dlopened: libz,
+# without frame pointers, calls back into the program, which sleeps): the
+# recorder must read the mappings again and unwind through libz's own table.
+# Time spent before that (at most one wait, 10 of its 200 ms) may end at a
+# marker; the rest must name the whole path.
+t=unwind_library_loaded_after_start
+DLOPENED=$W/dlopened
+if [ ! -x "$DLOPENED" ]; then
+	fail $t "no $DLOPENED; run make tests-build"
+else
+	d=$SCRATCH/dlopened
+	"$OFFCPU_BIN" record -q -o "$d" -- "$DLOPENED" >"$d.out" 2>&1
+	whole=$(awk '/;main;through_zlib;inflateBack;lib_wait;/ { s += $NF } END { print s + 0 }' \
+		"$d/offcpu.time.txt" 2>/dev/null)
+	cut=$(awk '/;lib_wait;/ && !/;main;through_zlib;inflateBack;lib_wait;/ { s += $NF }
+		END { print s + 0 }' "$d/offcpu.time.txt" 2>/dev/null)
+	if [ "${whole:-0}" -lt 150000 ]; then
+		fail $t "$whole us under main;through_zlib;inflateBack;lib_wait (expected about 200000): $(grep lib_wait "$d/offcpu.time.txt" | cut -c1-200 | head -3)"
+	elif [ "$cut" -gt 30000 ]; then
+		fail $t "$cut us of lib_wait without the whole path"
+	else
+		ok $t
+	fi
+fi
