@@ -17,8 +17,9 @@
 #             any tracer of the switch adds before its first instruction runs
 #
 # Prints us/op per mode, the cost each tracer adds over bare, and native's added
-# cost as a fraction of bcc's, also above the floor. Tracers' user space runs on CPU 1 so it does not
-# compete with the benchmark; their BPF programs run where the switches happen.
+# cost as a fraction of bcc's, also above the floor. Tracers' user space runs on
+# CPU 1 so it does not compete with the benchmark; their BPF programs run where
+# the switches happen.
 #
 # Then, once more per tracer with kernel.bpf_stats_enabled=1, the run time of
 # each tracer's own BPF programs (found through its file descriptors) per op:
