@@ -556,6 +556,29 @@ static bool text_span(const char *debug, uint64_t *lo, uint64_t *hi)
 	return *lo < *hi;
 }
 
+/* The frames at libc+at, from the lazy and the whole reader: how many, or -1 when they differ. */
+static int frames_agree(struct symbolizer *lazy, struct symbolizer *whole,
+			const struct libc_info *l, uint64_t at)
+{
+	struct sym_frame fa[16], fb[16];
+	int a = symbolizer__user(lazy, getpid(), l->bias + at, fa, 16);
+	int b = symbolizer__user(whole, getpid(), l->bias + at, fb, 16);
+
+	if (a != b) {
+		UNIT_FAIL("libc+0x%" PRIx64 ": %d frames read lazily, %d whole", at, a, b);
+		return -1;
+	}
+	for (int j = 0; j < a; j++) {
+		if (strcmp(fa[j].name, fb[j].name) || fa[j].is_inline != fb[j].is_inline) {
+			UNIT_FAIL("libc+0x%" PRIx64 ": frame %d \"%s\"%s lazily, \"%s\"%s whole",
+				  at, j, fa[j].name, fa[j].is_inline ? " (inlined)" : "",
+				  fb[j].name, fb[j].is_inline ? " (inlined)" : "");
+			return -1;
+		}
+	}
+	return a;
+}
+
 /*
  * libc's DWARF read only as far as the lookups need (symbolize/dwlazy.h)
  * gives every address the inlined frames libdwfl's whole reading gives, and
@@ -571,7 +594,6 @@ TEST(libc_lazy_dwarf_same_frames_as_whole)
 	const char *why;
 	uint64_t lo, hi;
 	size_t compared = 0, inlined = 0, n = 3000;
-	int a, b;
 
 	if (!libc_with_debug(&l, &why))
 		SKIP("%s", why);
@@ -581,24 +603,10 @@ TEST(libc_lazy_dwarf_same_frames_as_whole)
 	whole = symbolizer__new(&whole_o);
 	CHECK(lazy && whole);
 	for (size_t i = 0; i < n; i++) {
-		struct sym_frame fa[16], fb[16];
-		uint64_t at = lo + (hi - lo) / n * i + 7;
+		int a = frames_agree(lazy, whole, &l, lo + (hi - lo) / n * i + 7);
 
-		a = symbolizer__user(lazy, getpid(), l.bias + at, fa, 16);
-		b = symbolizer__user(whole, getpid(), l.bias + at, fb, 16);
-		if (a != b) {
-			UNIT_FAIL("libc+0x%" PRIx64 ": %d frames read lazily, %d whole", at, a, b);
+		if (a < 0)
 			goto cleanup;
-		}
-		for (int j = 0; j < a; j++) {
-			if (strcmp(fa[j].name, fb[j].name) || fa[j].is_inline != fb[j].is_inline) {
-				UNIT_FAIL("libc+0x%" PRIx64
-					  ": frame %d \"%s\"%s lazily, \"%s\"%s whole",
-					  at, j, fa[j].name, fa[j].is_inline ? " (inlined)" : "",
-					  fb[j].name, fb[j].is_inline ? " (inlined)" : "");
-				goto cleanup;
-			}
-		}
 		compared++;
 		inlined += a > 1;
 		if (i == 0) {
@@ -622,34 +630,11 @@ cleanup:
 	symbolizer__free(whole);
 }
 
-/* Frames at libc+at from the lazy and the whole reader: 0 when they agree. */
-static int frames_agree(struct symbolizer *lazy, struct symbolizer *whole,
-			const struct libc_info *l, uint64_t at)
-{
-	struct sym_frame fa[16], fb[16];
-	int a = symbolizer__user(lazy, getpid(), l->bias + at, fa, 16);
-	int b = symbolizer__user(whole, getpid(), l->bias + at, fb, 16);
-
-	if (a != b) {
-		UNIT_FAIL("libc+0x%" PRIx64 ": %d frames read lazily, %d whole", at, a, b);
-		return -1;
-	}
-	for (int j = 0; j < a; j++) {
-		if (strcmp(fa[j].name, fb[j].name) || fa[j].is_inline != fb[j].is_inline) {
-			UNIT_FAIL("libc+0x%" PRIx64 ": frame %d \"%s\" lazily, \"%s\" whole", at, j,
-				  fa[j].name, fb[j].name);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /*
  * libc's DWARF has no reference across CUs, so the lazy reader keeps only
  * the CUs looked up (dwlazy.h's compact layout): a lookup near the end of
- * the text keeps a small part of what it inflated, and
- * lookups in any order (back to a checkpoint, on from it) give the frames
- * the whole reading gives.
+ * the text keeps a small part of what it inflated, and lookups in any order
+ * (back to a checkpoint, on from it) give the frames the whole reading gives.
  */
 TEST(libc_lazy_dwarf_keeps_only_the_cus_used_in_any_order)
 {
@@ -670,7 +655,7 @@ TEST(libc_lazy_dwarf_keeps_only_the_cus_used_in_any_order)
 	whole = symbolizer__new(&whole_o);
 	CHECK(lazy && whole);
 	step = (hi - lo) / n;
-	if (frames_agree(lazy, whole, &l, lo + step * (n - 1) + 7))
+	if (frames_agree(lazy, whole, &l, lo + step * (n - 1) + 7) < 0)
 		goto cleanup;
 	symbolizer__stats(lazy, &st);
 	printf("# one lookup at the end: %" PRIu64 " of %" PRIu64 " bytes inflated, %" PRIu64
@@ -685,7 +670,7 @@ TEST(libc_lazy_dwarf_keeps_only_the_cus_used_in_any_order)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (frames_agree(lazy, whole, &l, lo + step * (i * 97 % n) + 7))
+		if (frames_agree(lazy, whole, &l, lo + step * (i * 97 % n) + 7) < 0)
 			goto cleanup;
 	symbolizer__stats(lazy, &st);
 	printf("# %zu lookups out of order: %" PRIu64 " bytes kept\n", n, st.dwarf_info_kept);
