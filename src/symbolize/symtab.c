@@ -7,9 +7,11 @@
 
 #include "symbolize/symtab.h"
 
+/* 24 bytes: a host-wide capture indexes tens of thousands of symbols at its stop. */
 struct tsym {
-	uint64_t start, size;
+	uint64_t start;
 	const char *name;
+	uint32_t size;	   /* a function's: never near 4 GB */
 	uint8_t bind_rank; /* 0 global, 1 weak, 2 local */
 };
 
@@ -75,7 +77,7 @@ struct symtab *symtab__build(Dwfl_Module *mod)
 		bind = GELF_ST_BIND(sym.st_info);
 		t->s[t->nr++] = (struct tsym){
 			.start = addr,
-			.size = sym.st_size,
+			.size = sym.st_size > UINT32_MAX ? UINT32_MAX : (uint32_t)sym.st_size,
 			.name = name,
 			.bind_rank = bind == STB_GLOBAL ? 0
 				     : bind == STB_WEAK ? 1
