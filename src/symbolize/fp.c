@@ -210,21 +210,28 @@ static enum fp_verdict from_prologues(Dwfl_Module *mod)
 /*
  * Addresses spread evenly over the executable segments: how many of them
  * have, in the unwind tables, a CFA computed from the frame pointer?
+ * .eh_frame is read through a handle of its own, ended here: the module's
+ * (dwfl_module_eh_cfi()) would keep the 512 probes' entries until the
+ * symbolizer ends, 1.4 MB for the binaries of a host-wide capture.
  */
 static enum fp_verdict from_cfi(Dwfl_Module *mod)
 {
 	GElf_Addr ebias;
 	Dwarf_Addr cbias;
 	Elf *elf = dwfl_module_getelf(mod, &ebias);
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &cbias);
+	Dwarf_CFI *own = elf ? dwarf_getcfi_elf(elf) : NULL, *cfi = own;
 	size_t phnum, probes = 0, sampled = 0, with_fp = 0;
 	uint64_t span = 0;
 	unsigned int reg;
 
+	/* file addresses: the probes below add ebias, which cbias takes back */
+	cbias = ebias;
 	if (!cfi)
 		cfi = dwfl_module_dwarf_cfi(mod, &cbias);
-	if (!cfi || !fp_register(elf, &reg) || elf_getphdrnum(elf, &phnum))
+	if (!cfi || !fp_register(elf, &reg) || elf_getphdrnum(elf, &phnum)) {
+		dwarf_cfi_end(own);
 		return FP_UNKNOWN;
+	}
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
@@ -259,6 +266,7 @@ static enum fp_verdict from_cfi(Dwfl_Module *mod)
 		}
 		free(frame);
 	}
+	dwarf_cfi_end(own);
 	/* unwind tables for only a little of the code (the C runtime's) say nothing of the rest */
 	if (sampled * 100 < probes * FP_MIN_CFI_PCT)
 		return FP_UNKNOWN;
