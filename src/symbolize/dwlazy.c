@@ -49,10 +49,10 @@ struct isec {
 };
 
 /* Compressed bytes are read with pread, this much at a time: mapped, they would stay resident. */
-#define INBUF (64u << 10)
+#define INBUF (16u << 10)
 
 /* Compact layout: where .debug_info bytes no lookup needs are inflated to, this much at a time. */
-#define SCRATCH (64u << 10)
+#define SCRATCH (16u << 10)
 
 /*
  * Compact layout: the stream's state is kept every this many bytes of
