@@ -384,10 +384,36 @@ static bool abbrevs_all_local(const struct dwlazy *d)
 	return true;
 }
 
+/* A unit header's fields after its length (DWARF 2-5). */
+struct unit_fields {
+	uint64_t ver, ut, asz, abbrev;
+};
+
+/*
+ * Read them from r, which starts after the length (dw64: a 64-bit unit).
+ * false when the version or the fields it has cannot be read; asz is 0 when
+ * a unit before DWARF 5 ends before it.
+ */
+static bool unit_fields(struct rd *r, bool dw64, struct unit_fields *u)
+{
+	u->ut = DW_UT_compile;
+	u->asz = 0;
+	if (!rd_u(r, 2, &u->ver) || u->ver < 2 || u->ver > 5)
+		return false;
+	if (u->ver == 5 && (!rd_u(r, 1, &u->ut) || !rd_u(r, 1, &u->asz)))
+		return false;
+	if (!rd_u(r, dw64 ? 8 : 4, &u->abbrev))
+		return false;
+	if (u->ver < 5)
+		rd_u(r, 1, &u->asz); /* stays 0 when the unit ends before it */
+	return true;
+}
+
 /* The CU whose header is at off, inflated to its end, and what its DIEs may reach. */
 static bool cu_ensure(struct dwlazy *d, uint64_t off)
 {
-	uint64_t len, ver, abbrev, ut = DW_UT_compile, asz;
+	struct unit_fields u;
+	uint64_t len;
 	size_t hdr = 4;
 	struct rd r;
 
@@ -403,13 +429,9 @@ static bool cu_ensure(struct dwlazy *d, uint64_t off)
 	}
 	if (len > d->info_size - off - hdr || !info_ensure(d, off + hdr + len))
 		return false;
-	if (!rd_u(&r, 2, &ver) || ver < 2 || ver > 5)
+	if (!unit_fields(&r, hdr == 12, &u))
 		return false;
-	if (ver == 5 && (!rd_u(&r, 1, &ut) || !rd_u(&r, 1, &asz)))
-		return false;
-	if (!rd_u(&r, hdr == 12 ? 8 : 4, &abbrev))
-		return false;
-	if ((ut != DW_UT_compile && ut != DW_UT_partial) || !abbrevs_local(d, abbrev))
+	if ((u.ut != DW_UT_compile && u.ut != DW_UT_partial) || !abbrevs_local(d, u.abbrev))
 		return info_ensure(d, d->info_size);
 	return true;
 }
@@ -535,7 +557,8 @@ static bool cu_place(struct dwlazy *d, uint64_t off, uint64_t *at)
 {
 	size_t i = placed_find(d, off), hdr = 4;
 	uint8_t *dst = d->info + d->placed;
-	uint64_t room = d->info_size - d->placed, len, ver, ut = DW_UT_compile, asz, abbrev;
+	uint64_t room = d->info_size - d->placed, len;
+	struct unit_fields u;
 	struct rd r;
 
 	if (i < d->ncus && d->cus[i].file_off == off) {
@@ -556,13 +579,10 @@ static bool cu_place(struct dwlazy *d, uint64_t off, uint64_t *at)
 	if (len > room - hdr || len > d->info_size - off - hdr || !stream_out(d, dst + hdr, len))
 		return false;
 	r = (struct rd){dst + hdr, dst + hdr + len};
-	if (!rd_u(&r, 2, &ver) || ver < 2 || ver > 5)
+	if (!unit_fields(&r, hdr == 12, &u))
 		return false;
-	if (ver == 5 && (!rd_u(&r, 1, &ut) || !rd_u(&r, 1, &asz)))
-		return false;
-	if (!rd_u(&r, hdr == 12 ? 8 : 4, &abbrev) || (ver < 5 && !rd_u(&r, 1, &asz)))
-		return false;
-	if ((ut != DW_UT_compile && ut != DW_UT_partial) || asz != 8 || abbrev >= d->sec[1].size)
+	if ((u.ut != DW_UT_compile && u.ut != DW_UT_partial) || u.asz != 8 ||
+	    u.abbrev >= d->sec[1].size)
 		return false;
 	if (vec_reserve(d->cus, d->cus_cap, d->ncus + 1))
 		return false;
