@@ -521,11 +521,9 @@ void native_destroy_skel(struct native *n)
  * resident, twice (the kernel maps the data area twice, so that a record
  * can wrap): the recorder's largest allocation while it runs.
  */
-#define RING_MB 4
-
 static uint32_t ring_size(bool timeline)
 {
-	return (timeline ? 16u : RING_MB) << 20;
+	return (timeline ? 16u : 4u) << 20;
 }
 
 /* The settings the BPF side reads as constants, fixed before load. */
