@@ -29,15 +29,37 @@
  * function of those values (ORC: each return address gives the next one's
  * offset), so a hit of a kernel-exact site gives the stack the walk would.
  *
- * bpf_task_pt_regs() gives a typed pointer: the PT_REGS_* reads are plain
- * loads, CO-RE relocated through kernel_types.h.
+ * The user pt_regs sit at the top of every task's kernel stack, at a fixed
+ * offset from its base (regs_off, learned from bpf_task_pt_regs() at the
+ * first switch-out): where bpf_rdonly_cast() exists they are read from
+ * there, a helper call less. Either way the PT_REGS_* reads are plain loads,
+ * CO-RE relocated through kernel_types.h.
  */
-static __always_inline void site_key(void *ctx, struct task_struct *t, __u32 prev_state,
-				     bool kthread, __u64 *k, const bool btf)
+__u64 regs_off = 0;
+
+/* The largest kernel stack there is (THREAD_SIZE: 16 KiB, 32 KiB with KASAN). */
+#define OFFCPU_KSTACK_MAX (64 << 10)
+
+static __always_inline void site_key(struct task_struct *t, __u32 prev_state, bool kthread,
+				     __u64 *k, const bool btf)
 {
 	struct task_struct *cur = btf ? t : bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	struct pt_regs *regs = NULL;
+	__u64 stack = 0, off;
 
+	if (btf && kmem_direct) {
+		stack = ptr_value(t->stack);
+		off = *(volatile __u64 *)&regs_off;
+		if (off)
+			regs = bpf_rdonly_cast((void *)(stack + off),
+					       bpf_core_type_id_kernel(struct pt_regs));
+	}
+	if (!regs) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+		off = ptr_value(regs) - stack;
+		if (regs && stack && off < OFFCPU_KSTACK_MAX)
+			regs_off = off;
+	}
 	if (!regs)
 		return;
 	if (!kthread) {
@@ -293,7 +315,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	if (kb) {
 		key = kb->k;
 		__builtin_memset(key, 0, sizeof(kb->k));
-		site_key(ctx, t, prev_state, kthread, key, btf);
+		site_key(t, prev_state, kthread, key, btf);
 		tag = key_tag(key);
 		base = ptr_value(ctx);
 		hit = cache_lookup(th, kb, tag, base);

@@ -124,6 +124,7 @@ struct mm_struct {
 
 struct task_struct {
 	unsigned int __state;
+	void *stack;
 	int on_cpu;
 	unsigned int flags;
 	struct sched_entity se;
