@@ -30,6 +30,22 @@ _Static_assert(OFFCPU_UMARK_MAX <= 8, "offcpu_stats.umarks holds every marker");
 #define CHUNK_ROWS (1u << 17)
 
 /*
+ * The chunk after the current one, made ahead in a thread: putting a chunk
+ * into cfi_files waits for an RCU grace period (11-15 ms here), and a process
+ * with many libraries (perf: 31 tables, 2.7 MB of rows) needs a few chunks
+ * while its first stacks end early for want of them. The thread only makes
+ * the map and puts it in cfi_files under id; spare_take() adds it to chunks.
+ */
+struct spare_job {
+	pthread_t thread;
+	bool pending; /* started, not joined yet */
+	int files_fd;
+	uint32_t id;
+	size_t cap;
+	int fd; /* the map, or -errno */
+};
+
+/*
  * An array of rows in the kernel (see struct offcpu_umap). It is mapped here
  * only while rows are written into it or a raw stack is unwound with it: the
  * kernel maps every page of it at once, all counted in this process's
@@ -103,6 +119,7 @@ struct unwinder {
 	size_t cap_fids;
 	struct ntable procs;	 /* pid -> struct uproc */
 	struct chunk_job *first; /* the first chunk, made in a thread (unwinder__new()) */
+	struct spare_job spare;	 /* the next one, made in a thread (spare_start()) */
 };
 
 struct chunk_job {
@@ -135,6 +152,81 @@ const char *unwind_mark__reason(unsigned int why)
 }
 
 static int chunk_new(struct unwinder *u, size_t cap);
+
+/* A map of cap rows, in files_fd under id: its fd, or -errno. */
+static int chunk_map(int files_fd, uint32_t id, size_t cap)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
+			    sizeof(struct offcpu_cfi_row), cap, &mo);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(files_fd, &id, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void *spare_make(void *arg)
+{
+	struct spare_job *j = arg;
+
+	j->fd = chunk_map(j->files_fd, j->id, j->cap);
+	return NULL;
+}
+
+/*
+ * Once a quarter of the current chunk is used, make the next one in a
+ * thread, twice as large (up to SPARE_MAX_ROWS) within the budget: the
+ * tables of one process arrive back to back, and the grace period is to
+ * pass while they are built. Only chunk_new() and spare_take() add chunks,
+ * and both take the spare first: the id it is made under stays the next one.
+ */
+#define SPARE_MAX_ROWS (8 * CHUNK_ROWS)
+
+static void spare_start(struct unwinder *u)
+{
+	const struct uchunk *c = u->nchunks ? &u->chunks[u->nchunks - 1] : NULL;
+	size_t left = (u->budget - u->stats.bytes) / sizeof(struct offcpu_cfi_row);
+	struct spare_job *j = &u->spare;
+
+	if (j->pending || !c || c->used < c->cap / 4 || left < CHUNK_ROWS)
+		return;
+	j->files_fd = u->files_fd;
+	j->id = u->nchunks + 1;
+	j->cap = c->cap < SPARE_MAX_ROWS / 2 ? 2 * c->cap : SPARE_MAX_ROWS;
+	if (j->cap > left)
+		j->cap = left;
+	j->pending = !pthread_create(&j->thread, NULL, spare_make, j);
+}
+
+/* The spare, if one was started: joined, and added to chunks. 0 or -errno. */
+static int spare_take(struct unwinder *u)
+{
+	struct spare_job *j = &u->spare;
+	struct uchunk *c;
+
+	if (!j->pending)
+		return 0;
+	pthread_join(j->thread, NULL);
+	j->pending = false;
+	if (j->fd < 0)
+		return j->fd;
+	if (vec_reserve(u->chunks, u->cap_chunks, u->nchunks + 1)) {
+		close(j->fd);
+		return -ENOMEM;
+	}
+	c = &u->chunks[u->nchunks++];
+	memset(c, 0, sizeof(*c));
+	c->fd = j->fd;
+	c->cap = j->cap;
+	u->stats.bytes += c->cap * sizeof(*c->mem);
+	return 0;
+}
 
 static void *first_chunk_make(void *arg)
 {
@@ -208,6 +300,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	first_chunk_wait(u);
+	spare_take(u);
 	free(u->first);
 	const void *key;
 	void *val;
@@ -242,27 +335,25 @@ void unwinder__free(struct unwinder *u)
 /* A new chunk of cap rows, put under its id in cfi_files. 0 or -errno. */
 static int chunk_new(struct unwinder *u, size_t cap)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	struct uchunk *c;
-	uint32_t id;
-	int err;
+	int fd;
 
+	if (u->spare.pending && !spare_take(u)) {
+		if (u->chunks[u->nchunks - 1].cap >= cap)
+			return 0; /* the spare will do */
+		if (u->stats.bytes + cap * sizeof(*c->mem) > u->budget)
+			return -E2BIG;
+	}
 	if (vec_reserve(u->chunks, u->cap_chunks, u->nchunks + 1))
 		return -ENOMEM;
+	fd = chunk_map(u->files_fd, u->nchunks + 1, cap);
+	if (fd < 0)
+		return fd;
 	c = &u->chunks[u->nchunks];
 	c->used = 0;
 	c->cap = cap;
 	c->mem = NULL;
-	c->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_rows", sizeof(uint32_t),
-			       sizeof(struct offcpu_cfi_row), cap, &mo);
-	if (c->fd < 0)
-		return -errno;
-	id = u->nchunks + 1;
-	if (bpf_map_update_elem(u->files_fd, &id, &c->fd, BPF_ANY)) {
-		err = -errno;
-		close(c->fd);
-		return err;
-	}
+	c->fd = fd;
 	u->nchunks++;
 	u->stats.bytes += cap * sizeof(*c->mem);
 	return 0;
@@ -445,6 +536,7 @@ static int table_load(struct unwinder *u, struct ufile *f, const struct cfi_tabl
 	f->first = c->used;
 	f->nrows = t->n;
 	c->used += t->n;
+	spare_start(u);
 	return 0;
 }
 

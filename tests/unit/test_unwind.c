@@ -300,6 +300,66 @@ TEST(forgotten_tables_give_their_rows_to_binaries_seen_later)
 	CHECK_INT(system(rm), 0);
 }
 
+/*
+ * perf maps 31 libraries, 2.7 MB of rows: more than the first chunk (1 MB)
+ * holds. The rest go to the chunk made ahead in a thread; every table must
+ * land whole where its mappings say.
+ */
+TEST(tables_past_the_first_chunk_land_whole_in_the_next)
+{
+	struct unwinder_opts o = {};
+	struct unwinder_stats st;
+	struct maps mp = {-1, -1};
+	struct unwinder *u;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		SKIP("needs root: creates BPF maps");
+	if (access("/usr/bin/perf", X_OK))
+		SKIP("no /usr/bin/perf (many libraries) here");
+	CHECK_INT(maps_make(&mp), 0);
+	o.umaps_fd = mp.umaps;
+	o.files_fd = mp.files;
+	o.budget = 64 << 20;
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl("/usr/bin/perf", "perf", "stat", "--", "/bin/sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	/* perf stat has mapped its libraries once it runs the command. */
+	for (int tries = 0; tries < 2000; tries++) {
+		char comm[64], path[64];
+		FILE *in;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+		in = fopen(path, "re");
+		comm[0] = 0;
+		if (in && !fgets(comm, sizeof(comm), in))
+			comm[0] = 0;
+		if (in)
+			fclose(in);
+		if (comm[0])
+			break;
+		usleep(1000);
+	}
+	u = unwinder__new(&o);
+	CHECK(u);
+	CHECK_INT(unwinder__track(u, pid), 0);
+	unwinder__stats(u, &st);
+	CHECK(st.rows_bytes > (1u << 20));
+	CHECK(st.bytes >= 3u << 20); /* the first chunk and one twice its size */
+	CHECK(rows_match(&mp, pid));
+	unwinder__free(u);
+	reap(pid);
+	maps_close(&mp);
+}
+
 int main(void)
 {
 	return unit_run();
