@@ -191,7 +191,9 @@ static void *spare_make(void *arg)
 static void spare_start(struct unwinder *u)
 {
 	const struct uchunk *c = u->nchunks ? &u->chunks[u->nchunks - 1] : NULL;
-	size_t left = (u->budget - u->stats.bytes) / sizeof(struct offcpu_cfi_row);
+	size_t left = u->budget > u->stats.bytes
+			      ? (u->budget - u->stats.bytes) / sizeof(struct offcpu_cfi_row)
+			      : 0;
 	struct spare_job *j = &u->spare;
 
 	if (j->pending || !c || c->used < c->cap / 4 || left < CHUNK_ROWS)
