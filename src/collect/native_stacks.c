@@ -78,13 +78,15 @@ static int part_push(struct part *pt, int id)
 /*
  * glibc has no CFI for the instructions of clone3/clone that start a new
  * thread: an unwind that stops there has reached the thread's first frame
- * (perf prints "[unknown]" above it).
+ * (perf prints "[unknown]" above it). Nor has ld.so for its _start, the
+ * process's first frame while the loader runs, before the executable's
+ * own _start.
  */
 static bool thread_entry(const char *name)
 {
-	return !strcmp(name, "clone3") || !strcmp(name, "__clone3") || !strcmp(name, "clone") ||
-	       !strcmp(name, "__clone") || !strcmp(name, "__GI___clone3") ||
-	       !strcmp(name, "__GI___clone");
+	return !strcmp(name, "_start") || !strcmp(name, "clone3") || !strcmp(name, "__clone3") ||
+	       !strcmp(name, "clone") || !strcmp(name, "__clone") ||
+	       !strcmp(name, "__GI___clone3") || !strcmp(name, "__GI___clone");
 }
 
 /*

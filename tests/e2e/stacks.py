@@ -94,11 +94,13 @@ class Profile:
 
 def norm(name):
     """One name for the aliases glibc gives one address: the debug file's
-    __GI___foo, the versioned foo@@GLIBC_2.17 and foo@GLIBC_2.2.5, __foo."""
+    __GI___foo, the versioned foo@@GLIBC_2.17 and foo@GLIBC_2.2.5, __foo,
+    and the 64-bit file calls' foo64."""
     name = re.sub(r"@.*$", "", name)
     name = re.sub(r"\.(isra|constprop|part|cold)\.\d+$", "", name)
     name = re.sub(r"^__GI_", "", name)
     name = re.sub(r"_impl$", "", name)
+    name = re.sub(r"(mmap|open|lseek|pread|pwrite)64$", r"\1", name)
     return name.lstrip("_") or name
 
 
@@ -161,6 +163,11 @@ def compare(prefix, profile, noinl, inl, pid, comms):
         user = [f for f in frames if not is_kernel(f)]
         own |= {norm(f[0]) for f in user if f[1] in exe and f[0] not in ("main", "_start")}
         path = trim_root(norm(f[0]) for f in reversed(user))
+        if not path:
+            # No user frame: the thread blocked where it had no user
+            # registers to give (exec, exit); offcpu's rows without user
+            # frames are not compared either.
+            continue
         want[tid][path] += 1
         if i < len(perf_inl) and perf_inl[i][2] == tid:
             for f in perf_inl[i][4]:
@@ -184,22 +191,27 @@ def compare(prefix, profile, noinl, inl, pid, comms):
         return
 
     got = defaultdict(lambda: defaultdict(int))  # tid -> path -> count
+    every = defaultdict(list)  # tid -> [(comm, state, markers, path)], to explain a miss
     marks, hexes, wrong, inl_wrong = [], [], [], []
     total = wrong_ns = 0
     seen_inline = False
     for th, stack, st, count, off in prof.rows:
         tpid, tid, comm = prof.threads[th]
+        m, names = prof.user(stack, inline=False)
+        path = trim_root(norm(n) for n in names)
+        if tpid == pid:
+            every[tid].append((comm, st, m, path))
         if tpid != pid or comm not in comms:
             continue
-        m, names = prof.user(stack, inline=False)
         _, withinl = prof.user(stack, inline=True)
         hexes += [n for n in names if HEX_FRAME.match(n)]
         if not blocked(st) or not (names or m):
             continue
-        path = trim_root(norm(n) for n in names)
         # Only the workload's own stacks: perf's child before its exec is
-        # recorded too (see unwind.sh), with the stack of perf's image.
-        if not own & set(path):
+        # recorded too (see unwind.sh), with the stack of perf's image. A
+        # path perf printed for the thread is its own too (ld.so's before
+        # main, say).
+        if not own & set(path) and path not in want[tid]:
             continue
         marks += [x for x in m if x.startswith("[unwind:")]
         got[tid][path] += count
@@ -221,10 +233,16 @@ def compare(prefix, profile, noinl, inl, pid, comms):
         say(not wrong, f"{prefix}_offcpu_stacks_equal_perf",
             f"{len(wrong)} stacks ({100.0 * wrong_ns / max(total, 1):.0f}% of their blocked time)"
             f" that perf did not print, e.g. {wrong[0] if wrong else ''}")
-    missing = [f"{tids[t]}: {';'.join(p)}" for t in want for p in want[t] if p not in got[t]]
-    say(not missing, f"{prefix}_offcpu_has_every_perf_path",
-        f"{len(missing)} of {sum(len(w) for w in want.values())} perf paths not in offcpu,"
-        f" e.g. {missing[0] if missing else ''}")
+    missing = [(t, p) for t in want for p in want[t] if p not in got[t]]
+    why = ""
+    if missing:
+        t, p = missing[0]
+        # offcpu's stacks of that thread with the same leaf, if any.
+        near = [f"{c} {st} {m} {';'.join(q)}" for c, st, m, q in every[t] if q[-1:] == p[-1:]]
+        why = (f"{len(missing)} of {sum(len(w) for w in want.values())} perf paths not in"
+               f" offcpu, e.g. {tids[t]}: {';'.join(p)}; offcpu has"
+               f" {near[:2] if near else 'no stack of that thread with its leaf'}")
+    say(not missing, f"{prefix}_offcpu_has_every_perf_path", why)
     # Same switches on both sides: as many intervals on each path (a stack
     # cache that hands one path's stack to another shows here).
     off = [f"{tids[t]}: {';'.join(p)} perf {n} offcpu {got[t][p]}" for t in want
