@@ -81,6 +81,27 @@ static bool umaps_present(struct native *n, uint32_t tgid)
 	return !bpf_map_lookup_elem(bpf_map__fd(n->skel->maps.umaps), &tgid, &v);
 }
 
+/*
+ * A request to snapshot tgid's mappings, from the BPF side or from a raw
+ * stack they could not unwind. Most requests are only new call paths
+ * (collect/mmstamp.h). An exec deletes the process's mappings from the
+ * kernel's side: without them there, they are read whatever the stamp says.
+ */
+static void track(struct native *n, uint32_t tgid)
+{
+	if (!mmstamps__changed(&n->mm, tgid) && (!n->unw || umaps_present(n, tgid))) {
+		/* stacks sent before the tables were in: the tables read before do */
+		if (n->unw)
+			raw_resolve(n, tgid);
+		return;
+	}
+	/* Tables first: until they are in, the process's stacks end early. */
+	if (n->unw && !unwinder__track(n->unw, tgid))
+		raw_resolve(n, tgid);
+	if (n->sym)
+		symbolizer__track(n->sym, tgid);
+}
+
 /* One record of the events ring buffer (enum offcpu_event_type). */
 int native_on_event(void *ctx, void *data, size_t len)
 {
@@ -135,6 +156,22 @@ int native_on_event(void *ctx, void *data, size_t len)
 		if (!nr->r)
 			return -ENOMEM;
 		memcpy(nr->r, r, len);
+		/*
+		 * The BPF side asked for the mappings again when it sent this,
+		 * but holds a request back within track_gap_ns of the last one:
+		 * a process that blocks once after its loader mapped libc (sleep
+		 * 1), then exits, never sends it. The stack itself says the
+		 * mappings read are not enough; it is unwound now if they do.
+		 */
+		if (n->unw) {
+			const struct native_stack *st;
+			uint64_t id = r->id;
+
+			native_raw_unwind(n, id, &st, false);
+			nr = ntable_find(&n->raws, &id);
+			if (nr && nr->r)
+				track(n, r->tgid);
+		}
 		return 0;
 	}
 	if (ev->type == OFFCPU_EV_INTERVAL) {
@@ -146,23 +183,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 		return 0;
 	if (ev->type == OFFCPU_EV_TRACK) {
 		n->tracked++;
-		/*
-		 * Most requests are only new call paths (collect/mmstamp.h). An
-		 * exec deletes the process's mappings from the kernel's side:
-		 * without them there, read them whatever the stamp says.
-		 */
-		if (!mmstamps__changed(&n->mm, ev->tgid) &&
-		    (!n->unw || umaps_present(n, ev->tgid))) {
-			/* stacks sent before the tables were in: the tables read before do */
-			if (n->unw)
-				raw_resolve(n, ev->tgid);
-			return 0;
-		}
-		/* Tables first: until they are in, the process's stacks end early. */
-		if (n->unw && !unwinder__track(n->unw, ev->tgid))
-			raw_resolve(n, ev->tgid);
-		if (n->sym)
-			symbolizer__track(n->sym, ev->tgid);
+		track(n, ev->tgid);
 		return 0;
 	}
 	if (ev->type != OFFCPU_EV_EXIT)
