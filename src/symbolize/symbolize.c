@@ -32,6 +32,7 @@
 #include "util/hash.h"
 #include "util/hmap.h"
 #include "util/procfs.h"
+#include "util/filepages.h"
 #include "util/vec.h"
 
 /* Where separate debug files live (elfutils' default debuginfo path). */
@@ -584,6 +585,31 @@ static bool binary_has_dwarf(struct symbolizer *s, struct binary *b)
 }
 
 /*
+ * The pages of b's file that reading its symbols and facts faulted in, given
+ * back (util/filepages.h): the mapping of the file and, when its symbol
+ * names come from a separate debug file, that file's mapping.
+ */
+static void binary_drop_pages(struct symbolizer *s, struct binary *b)
+{
+	GElf_Addr bias;
+	Elf *elf = b->mod ? dwfl_module_getelf(b->mod, &bias) : NULL;
+	const char *raw = NULL, *name = symtab__any_name(b->syms);
+	size_t len = 0;
+	long got;
+
+	if (elf)
+		raw = elf_rawfile(elf, &len);
+	got = filepages__drop(raw);
+	if (got > 0)
+		s->stats.file_bytes_dropped += (uint64_t)got;
+	if (!name || (raw && name >= raw && name < raw + len))
+		return;
+	got = filepages__drop(name);
+	if (got > 0)
+		s->stats.file_bytes_dropped += (uint64_t)got;
+}
+
+/*
  * What a binary's symbols and DWARF say, at the first need rather than when
  * it is opened: opening happens while the collector must read the next
  * process's mappings. Debug files are found by build id and in the host's
@@ -598,6 +624,7 @@ static void binary_facts(struct symbolizer *s, struct binary *b)
 	b->has_symbols = dwfl_module_getsymtab(b->mod) > 0;
 	b->has_debuginfo = binary_has_dwarf(s, b);
 	b->fp = fp__detect(b->mod);
+	binary_drop_pages(s, b);
 }
 
 /* Open the file behind m for b; one that cannot be read still names frames "[base+0xOFF]". */
@@ -1145,6 +1172,7 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 		/* The debug file first: its .symtab has the static functions. */
 		binary_facts(s, b);
 		b->syms = symtab__build(b->mod);
+		binary_drop_pages(s, b);
 	}
 	name = symtab__resolve(b->syms, vaddr, NULL);
 	if (!name) {

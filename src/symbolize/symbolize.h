@@ -144,14 +144,15 @@ struct symbolizer_stats {
 	uint64_t user_cache_hits; /* ... answered from the cache */
 	uint64_t file_cache_hits; /* ... from what another process resolved in the same file */
 	uint64_t kernel_lookups;
-	size_t processes;	  /* pids tracked */
-	size_t binaries;	  /* distinct files opened */
-	size_t dwarf_reads;	  /* binaries whose DWARF was loaded (for inline frames only) */
-	size_t dwarf_lazy;	  /* ... of them read as far as lookups needed (dwlazy.h) */
-	uint64_t dwarf_info_read; /* bytes of their .debug_info inflated */
-	uint64_t dwarf_info_size; /* ... of their .debug_info's full size */
-	uint64_t dwarf_info_kept; /* bytes of their .debug_info kept in memory */
-	uint64_t binaries_closed; /* ... closed once no process mapped them (forget_gone) */
+	size_t processes;	     /* pids tracked */
+	size_t binaries;	     /* distinct files opened */
+	size_t dwarf_reads;	     /* binaries whose DWARF was loaded (for inline frames only) */
+	size_t dwarf_lazy;	     /* ... of them read as far as lookups needed (dwlazy.h) */
+	uint64_t dwarf_info_read;    /* bytes of their .debug_info inflated */
+	uint64_t dwarf_info_size;    /* ... of their .debug_info's full size */
+	uint64_t dwarf_info_kept;    /* bytes of their .debug_info kept in memory */
+	uint64_t binaries_closed;    /* ... closed once no process mapped them (forget_gone) */
+	uint64_t file_bytes_dropped; /* of binaries' mapped files, once read (util/filepages.h) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

@@ -145,3 +145,8 @@ size_t symtab__count(const struct symtab *t)
 {
 	return t ? t->nr : 0;
 }
+
+const char *symtab__any_name(const struct symtab *t)
+{
+	return t && t->nr ? t->s[0].name : NULL;
+}

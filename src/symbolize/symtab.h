@@ -29,5 +29,7 @@ void symtab__free(struct symtab *t);
 /* The symbol holding addr (a module address), or NULL; *offset gets addr - start. */
 const char *symtab__resolve(const struct symtab *t, uint64_t addr, uint64_t *offset);
 size_t symtab__count(const struct symtab *t);
+/* The name of one symbol (in the file the names are read from), or NULL when none. */
+const char *symtab__any_name(const struct symtab *t);
 
 #endif

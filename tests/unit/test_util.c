@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +12,7 @@
 #include "parse/parse.h"
 #include "unit.h"
 #include "util/arena.h"
+#include "util/filepages.h"
 #include "util/hash.h"
 #include "util/hmap.h"
 #include "util/procfs.h"
@@ -355,4 +359,56 @@ TEST(hmap_grown_into_huge_pages_keeps_every_value)
 int main(void)
 {
 	return unit_run();
+}
+
+/* Whether this process has the page at p resident (pagemap's present bit). */
+static int page_present(const void *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd < 0 ? -1 : pread(fd, &e, sizeof(e), (off_t)((uintptr_t)p / page * 8));
+
+	if (fd >= 0)
+		close(fd);
+	return got == sizeof(e) ? !!(e & (1ULL << 63)) : -1;
+}
+
+/*
+ * A private file mapping read whole gives its pages back, but the one this
+ * process wrote (its own copy): that keeps what was written, and the others
+ * read the file again. Memory that is no file mapping is left alone.
+ */
+TEST(filepages_drop_gives_back_read_pages_and_keeps_written_ones)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char path[] = "/tmp/offcpu-filepages.XXXXXX", *buf = malloc(16 * page), *m;
+	int fd = mkstemp(path);
+	volatile char sum = 0;
+	long got;
+
+	CHECK(fd >= 0 && buf);
+	for (long i = 0; i < 16 * page; i++)
+		buf[i] = (char)(i / page + 1);
+	CHECK_INT(write(fd, buf, 16 * page), 16 * page);
+	m = mmap(NULL, 16 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	unlink(path);
+	CHECK(m != MAP_FAILED);
+	for (long i = 0; i < 16; i++)
+		sum += m[i * page];
+	m[3 * page] = 'w';
+	CHECK_INT(page_present(m + 5 * page), 1);
+
+	got = filepages__drop(m + 7 * page);
+	CHECK_INT(got, 15 * page);
+	CHECK_INT(page_present(m + 5 * page), 0);
+	CHECK_INT(page_present(m + 3 * page), 1);
+	CHECK_INT(m[3 * page], 'w');
+	CHECK_INT(m[5 * page], 6);
+	CHECK_INT(filepages__drop(buf), 0);
+	CHECK_INT(buf[5 * page], 6);
+	(void)sum;
+	munmap(m, 16 * page);
+	free(buf);
 }
