@@ -46,15 +46,15 @@ struct spare_job {
 };
 
 /*
- * An array of rows in the kernel (see struct offcpu_umap). It is mapped here
- * only while rows are written into it or a raw stack is unwound with it: the
- * kernel maps every page of it at once, all counted in this process's
- * resident memory, and the BPF side is the one that reads it.
+ * An array of rows in the kernel (see struct offcpu_umap). Only the pages a
+ * table's rows fall in are mapped here, and only while they are written or
+ * looked up by a raw walk: the kernel maps every page of a mapping at once,
+ * all counted in this process's resident memory, and the BPF side is the
+ * one that reads them.
  */
 struct uchunk {
 	int fd;
-	struct offcpu_cfi_row *mem; /* read-only, during unwinder__unwind_raw(); else NULL */
-	size_t cap, used;	    /* rows */
+	size_t cap, used; /* rows */
 };
 
 /*
@@ -226,7 +226,7 @@ static int spare_take(struct unwinder *u)
 	memset(c, 0, sizeof(*c));
 	c->fd = j->fd;
 	c->cap = j->cap;
-	u->stats.bytes += c->cap * sizeof(*c->mem);
+	u->stats.bytes += c->cap * sizeof(struct offcpu_cfi_row);
 	return 0;
 }
 
@@ -312,8 +312,6 @@ void unwinder__free(struct unwinder *u)
 		free((char *)u->files[i].pub.path);
 	}
 	for (size_t i = 0; i < u->nchunks; i++) {
-		if (u->chunks[i].mem)
-			munmap(u->chunks[i].mem, u->chunks[i].cap * sizeof(struct offcpu_cfi_row));
 		close(u->chunks[i].fd);
 	}
 	free(u->chunks);
@@ -343,7 +341,7 @@ static int chunk_new(struct unwinder *u, size_t cap)
 	if (u->spare.pending && !spare_take(u)) {
 		if (u->chunks[u->nchunks - 1].cap >= cap)
 			return 0; /* the spare will do */
-		if (u->stats.bytes + cap * sizeof(*c->mem) > u->budget)
+		if (u->stats.bytes + cap * sizeof(struct offcpu_cfi_row) > u->budget)
 			return -E2BIG;
 	}
 	if (vec_reserve(u->chunks, u->cap_chunks, u->nchunks + 1))
@@ -354,10 +352,9 @@ static int chunk_new(struct unwinder *u, size_t cap)
 	c = &u->chunks[u->nchunks];
 	c->used = 0;
 	c->cap = cap;
-	c->mem = NULL;
 	c->fd = fd;
 	u->nchunks++;
-	u->stats.bytes += cap * sizeof(*c->mem);
+	u->stats.bytes += cap * sizeof(struct offcpu_cfi_row);
 	return 0;
 }
 
@@ -794,27 +791,32 @@ static const struct offcpu_umap *raw_umap(const struct offcpu_umaps *um, uint64_
 	return lo && addr < um->m[lo - 1].end ? &um->m[lo - 1] : NULL;
 }
 
-static const struct offcpu_cfi_row *raw_row(const struct unwinder *u, const struct offcpu_umap *m,
-					    uint64_t rel)
+/*
+ * The row of m's table that covers rel, copied to *row; false when none.
+ * Only the pages of m's rows are mapped, for this lookup: the kernel makes
+ * every page of a mapping resident at once, and a whole chunk is megabytes
+ * (mapped for each raw walk, they were the recorder's largest peaks).
+ */
+static bool raw_row(const struct unwinder *u, const struct offcpu_umap *m, uint64_t rel,
+		    struct offcpu_cfi_row *row)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = sizeof(*row);
+	size_t lo = 0, hi = m->nrows, from, off, len;
+	const struct uchunk *c;
 	const struct offcpu_cfi_row *rows;
-	size_t lo = 0, hi = m->nrows;
-
-	struct uchunk *c;
+	char *mem;
 
 	if (!m->chunk || m->chunk > u->nchunks || rel >= (1ULL << 32) || !hi ||
 	    m->first + hi > u->chunks[m->chunk - 1].used)
-		return NULL;
-	/* mapped for the walk under way; raw_unmap() ends it */
+		return false;
 	c = &u->chunks[m->chunk - 1];
-	if (!c->mem) {
-		void *mem = mmap(NULL, c->cap * sizeof(*c->mem), PROT_READ, MAP_SHARED, c->fd, 0);
-
-		if (mem == MAP_FAILED)
-			return NULL;
-		c->mem = mem;
-	}
-	rows = c->mem + m->first;
+	from = (size_t)m->first * size;
+	off = from & ~(page - 1);
+	len = ((from + hi * size + page - 1) & ~(page - 1)) - off;
+	mem = mmap(NULL, len, PROT_READ, MAP_SHARED, c->fd, (off_t)off);
+	if (mem == MAP_FAILED)
+		return false;
+	rows = (const struct offcpu_cfi_row *)(mem + (from - off));
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -823,20 +825,9 @@ static const struct offcpu_cfi_row *raw_row(const struct unwinder *u, const stru
 		else
 			hi = mid;
 	}
-	return rows[lo].pc <= rel ? &rows[lo] : NULL;
-}
-
-/* The end of a raw walk: the chunks it mapped are unmapped. */
-static void raw_unmap(const struct unwinder *u)
-{
-	for (size_t i = 0; i < u->nchunks; i++) {
-		struct uchunk *c = &u->chunks[i];
-
-		if (c->mem) {
-			munmap(c->mem, c->cap * sizeof(*c->mem));
-			c->mem = NULL;
-		}
-	}
+	*row = rows[lo];
+	munmap(mem, len);
+	return row->pc <= rel;
 }
 
 /* One frame-pointer step; 0 or the marker. */
@@ -859,14 +850,15 @@ static unsigned int raw_fp_step(struct raw_walk *w, unsigned int why)
 static int raw_step(const struct unwinder *u, const struct offcpu_umap *m, struct raw_walk *w,
 		    uint64_t look)
 {
-	const struct offcpu_cfi_row *row;
+	struct offcpu_cfi_row r, *row = &r;
 	uint64_t cfa, ra, bp, ip, sp;
 
 	if (!m->chunk)
 		return raw_fp_step(w, m->nrows && m->nrows < OFFCPU_UMARK_MAX
 					      ? m->nrows
 					      : OFFCPU_UMARK_NO_CFI);
-	row = raw_row(u, m, look - m->base);
+	if (!raw_row(u, m, look - m->base, &r))
+		row = NULL;
 	switch (row ? OFFCPU_CFI_CFA(row->rule) : OFFCPU_CFA_NONE) {
 	case OFFCPU_CFA_SP:
 		cfa = w->sp + (uint64_t)row->cfa_off * 8;
@@ -966,8 +958,6 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 	}
 	if (mark)
 		ips[n++] = OFFCPU_UMARK_BASE | mark;
-	if (u)
-		raw_unmap(u);
 	return n;
 }
 
