@@ -159,8 +159,8 @@ int native_on_event(void *ctx, void *data, size_t len)
 		/*
 		 * The BPF side asked for the mappings again when it sent this,
 		 * but holds a request back within track_gap_ns of the last one:
-		 * a process that blocks once after its loader mapped libc (sleep
-		 * 1), then exits, never sends it. The stack itself says the
+		 * a process that blocks once after its loader mapped libc (the
+		 * command "sleep 1"), then exits, never sends it. The stack itself says the
 		 * mappings read are not enough; it is unwound now if they do.
 		 */
 		if (n->unw) {

@@ -29,10 +29,10 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/symtab.h"
+#include "util/filepages.h"
 #include "util/hash.h"
 #include "util/hmap.h"
 #include "util/procfs.h"
-#include "util/filepages.h"
 #include "util/vec.h"
 
 /* Where separate debug files live (elfutils' default debuginfo path). */
