@@ -86,19 +86,27 @@ static pid_t sleeper(const char *dir, int i, char *path, size_t len)
 		execl(path, path, "60", (char *)NULL);
 		_exit(127);
 	}
-	/* The exe link is set before the image is mapped: wait for its code. */
+	/*
+	 * The exe link is set before the image is mapped, and the loader maps
+	 * libc after it: wait for the code of both (a table sized by an image
+	 * read before libc came made the budgets below wrong, one run in 15).
+	 */
 	for (int tries = 0; tries < 2000; tries++) {
 		char maps[64], line[PATH_MAX + 128];
-		bool mapped = false;
+		bool exe = false, libc = false;
 		FILE *in;
 
 		snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
 		in = fopen(maps, "re");
-		while (in && !mapped && fgets(line, sizeof(line), in))
-			mapped = strstr(line, " r-xp ") && strstr(line, path);
+		while (in && !(exe && libc) && fgets(line, sizeof(line), in)) {
+			if (!strstr(line, " r-xp "))
+				continue;
+			exe = exe || strstr(line, path);
+			libc = libc || strstr(line, "/libc.so.6");
+		}
 		if (in)
 			fclose(in);
-		if (mapped)
+		if (exe && libc)
 			return pid;
 		usleep(1000);
 	}
