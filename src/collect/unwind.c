@@ -758,12 +758,25 @@ const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t 
 
 /* ---- the same unwind as bpf/unwind.bpf.h, in user space, over a copied window ---- */
 
+/* The rows of one table, mapped for the walk under way. */
+struct raw_rows {
+	const struct offcpu_umap *m;
+	char *mem;  /* the mapping: the pages the rows fall in */
+	size_t len; /* its length */
+	const struct offcpu_cfi_row *rows;
+};
+
+/* Tables a walk keeps mapped; past them, the oldest is unmapped. */
+#define RAW_TABLES 8
+
 struct raw_walk {
 	const struct offcpu_raw_ustack *r;
 	size_t len; /* bytes of window present */
 	uint64_t ip, sp, bp;
 	bool bp_ok, exact_ip;
 	uint8_t via_fp;
+	struct raw_rows maps[RAW_TABLES];
+	unsigned int nmaps;
 };
 
 static int raw_read(const struct raw_walk *w, uint64_t addr, uint64_t *val)
@@ -792,31 +805,56 @@ static const struct offcpu_umap *raw_umap(const struct offcpu_umaps *um, uint64_
 }
 
 /*
- * The row of m's table that covers rel, copied to *row; false when none.
- * Only the pages of m's rows are mapped, for this lookup: the kernel makes
- * every page of a mapping resident at once, and a whole chunk is megabytes
- * (mapped for each raw walk, they were the recorder's largest peaks).
+ * The rows of m's table, mapped for the rest of walk w (raw_unmap() ends
+ * them); NULL when they cannot be. Only the pages of the table's rows: the
+ * kernel makes every page of a mapping resident at once, and a whole chunk
+ * is megabytes (mapped for each raw walk, they were the recorder's largest
+ * peaks). Mapping them for each lookup instead cost a third of a host-wide
+ * capture's CPU time.
  */
-static bool raw_row(const struct unwinder *u, const struct offcpu_umap *m, uint64_t rel,
-		    struct offcpu_cfi_row *row)
+static const struct offcpu_cfi_row *raw_rows(const struct unwinder *u, struct raw_walk *w,
+					     const struct offcpu_umap *m)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = sizeof(*row);
-	size_t lo = 0, hi = m->nrows, from, off, len;
-	const struct uchunk *c;
-	const struct offcpu_cfi_row *rows;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = sizeof(struct offcpu_cfi_row);
+	size_t from = (size_t)m->first * size, off = from & ~(page - 1);
+	size_t len = ((from + (size_t)m->nrows * size + page - 1) & ~(page - 1)) - off;
+	struct raw_rows *t;
 	char *mem;
+
+	for (unsigned int i = 0; i < w->nmaps && i < RAW_TABLES; i++)
+		if (w->maps[i].m->chunk == m->chunk && w->maps[i].m->first == m->first)
+			return w->maps[i].rows;
+	mem = mmap(NULL, len, PROT_READ, MAP_SHARED, u->chunks[m->chunk - 1].fd, (off_t)off);
+	if (mem == MAP_FAILED)
+		return NULL;
+	t = &w->maps[w->nmaps++ % RAW_TABLES];
+	if (w->nmaps > RAW_TABLES)
+		munmap(t->mem, t->len);
+	*t = (struct raw_rows){m, mem, len, (const struct offcpu_cfi_row *)(mem + (from - off))};
+	return t->rows;
+}
+
+/* The end of a raw walk: the rows it mapped are unmapped. */
+static void raw_unmap(struct raw_walk *w)
+{
+	for (unsigned int i = 0; i < w->nmaps && i < RAW_TABLES; i++)
+		munmap(w->maps[i].mem, w->maps[i].len);
+	w->nmaps = 0;
+}
+
+/* The row of m's table that covers rel, or NULL. */
+static const struct offcpu_cfi_row *raw_row(const struct unwinder *u, struct raw_walk *w,
+					    const struct offcpu_umap *m, uint64_t rel)
+{
+	const struct offcpu_cfi_row *rows;
+	size_t lo = 0, hi = m->nrows;
 
 	if (!m->chunk || m->chunk > u->nchunks || rel >= (1ULL << 32) || !hi ||
 	    m->first + hi > u->chunks[m->chunk - 1].used)
-		return false;
-	c = &u->chunks[m->chunk - 1];
-	from = (size_t)m->first * size;
-	off = from & ~(page - 1);
-	len = ((from + hi * size + page - 1) & ~(page - 1)) - off;
-	mem = mmap(NULL, len, PROT_READ, MAP_SHARED, c->fd, (off_t)off);
-	if (mem == MAP_FAILED)
-		return false;
-	rows = (const struct offcpu_cfi_row *)(mem + (from - off));
+		return NULL;
+	rows = raw_rows(u, w, m);
+	if (!rows)
+		return NULL;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -825,9 +863,7 @@ static bool raw_row(const struct unwinder *u, const struct offcpu_umap *m, uint6
 		else
 			hi = mid;
 	}
-	*row = rows[lo];
-	munmap(mem, len);
-	return row->pc <= rel;
+	return rows[lo].pc <= rel ? &rows[lo] : NULL;
 }
 
 /* One frame-pointer step; 0 or the marker. */
@@ -850,15 +886,14 @@ static unsigned int raw_fp_step(struct raw_walk *w, unsigned int why)
 static int raw_step(const struct unwinder *u, const struct offcpu_umap *m, struct raw_walk *w,
 		    uint64_t look)
 {
-	struct offcpu_cfi_row r, *row = &r;
+	const struct offcpu_cfi_row *row;
 	uint64_t cfa, ra, bp, ip, sp;
 
 	if (!m->chunk)
 		return raw_fp_step(w, m->nrows && m->nrows < OFFCPU_UMARK_MAX
 					      ? m->nrows
 					      : OFFCPU_UMARK_NO_CFI);
-	if (!raw_row(u, m, look - m->base, &r))
-		row = NULL;
+	row = raw_row(u, w, m, look - m->base);
 	switch (row ? OFFCPU_CFI_CFA(row->rule) : OFFCPU_CFA_NONE) {
 	case OFFCPU_CFA_SP:
 		cfa = w->sp + (uint64_t)row->cfa_off * 8;
@@ -958,6 +993,7 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 	}
 	if (mark)
 		ips[n++] = OFFCPU_UMARK_BASE | mark;
+	raw_unmap(&w);
 	return n;
 }
 
