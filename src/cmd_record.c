@@ -649,6 +649,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, struct confi
 			BAD("--every needs the native collector");
 		if (o->config)
 			o->reload = reload_cont;
+		o->native.long_run = true;
 	} else if (o->cont.keep_ns || o->cont.keep_bytes || o->cont.push_url || o->cont.nr_labels) {
 		BAD("--keep, --keep-size, --push and --label go with --every");
 	}

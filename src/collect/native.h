@@ -143,10 +143,16 @@ struct native_opts {
 	uint64_t unwind_budget;
 	bool force_raw_tp; /* use the raw_tp programs even when tp_btf works */
 
-	/* Map sizes; 0 picks a size from the target. */
+	/*
+	 * Map sizes; 0 picks a size from the target. Host-wide and cgroup
+	 * captures track threads for four times the host's threads at start
+	 * (8192 to 32768), unless long_run: a run of no set length (continuous
+	 * mode) takes the largest size, since the host may grow meanwhile.
+	 */
 	uint32_t stack_entries;	 /* stack ids remembered as sent */
 	uint32_t thread_entries; /* threads (and processes) tracked at once */
 	uint32_t agg_entries;	 /* aggregation keys between two drains */
+	bool long_run;
 
 	/*
 	 * Optional timeline: native__stop() appends to it every interval at

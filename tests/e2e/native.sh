@@ -158,6 +158,26 @@ else
 	ok $t
 fi
 
+# Host-wide, the threads map holds four times the host's threads (8192 to
+# 32768 entries of 1.1 KB, preallocated), unless set; a command's holds 8192.
+t=native_host_wide_threads_map_sized_by_the_host
+"$OFFCPU_BIN" record -q -a -d 0.2 -o "$SCRATCH/hostmap" >/dev/null 2>&1
+"$OFFCPU_BIN" record -q -a -d 0.2 --thread-entries 1000 -o "$SCRATCH/hostmap1k" >/dev/null 2>&1
+all=$(awk '{ split($4, a, "/"); print a[2] }' /proc/loadavg)
+got=$(sed -n 's/.*map sizes: \([0-9]*\) threads.*/\1/p' "$SCRATCH/hostmap/offcpu.diagnostics.txt")
+set1k=$(sed -n 's/.*map sizes: \([0-9]*\) threads.*/\1/p' "$SCRATCH/hostmap1k/offcpu.diagnostics.txt")
+if [ -z "$got" ] || [ "$got" -lt 8192 ] || [ "$got" -gt 32768 ]; then
+	fail $t "threads map of $got entries, not within 8192-32768"
+elif [ "$got" -lt $((4 * all)) ] && [ "$got" -lt 32768 ]; then
+	fail $t "threads map of $got entries for a host of $all threads"
+elif [ "$got" -gt 8192 ] && [ $((got / 2)) -ge $((4 * all)) ]; then
+	fail $t "threads map of $got entries, twice what $all threads need"
+elif [ "$set1k" != 1000 ]; then
+	fail $t "--thread-entries 1000 gave $set1k"
+else
+	ok $t
+fi
+
 # Attach to a running process by pid.
 t=native_attach_to_pid
 truth=$SCRATCH/attach.truth
