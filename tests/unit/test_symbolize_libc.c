@@ -300,7 +300,7 @@ TEST(libc_inlined_frames_agree_with_perf_script)
 	static struct pframe pi[8192], pf[4096];
 	struct symbolizer *s = NULL;
 	struct symbolizer_opts o = {.inlines = true};
-	size_t ni, nf, compared = 0, with_inlines = 0;
+	size_t ni, nf, compared = 0, with_inlines = 0, not_returns = 0;
 
 	if (!libc_with_debug(&l, &why))
 		SKIP("%s", why);
@@ -347,6 +347,22 @@ TEST(libc_inlined_frames_agree_with_perf_script)
 			continue;
 		/* A return address: the call is the instruction before, as record looks up. */
 		k = symbolizer__user(s, getpid(), l.bias + pf[i].addr - 1, f, 8);
+		/*
+		 * perf's unwinding of its stack copy sometimes gives a word that is
+		 * no return address: the first byte of a function (perf names it by
+		 * it), after padding that no function holds. No call ends there.
+		 */
+		if (k >= 1 && f[0].name[0] == '[') {
+			struct sym_frame g[8];
+
+			if (symbolizer__user(s, getpid(), l.bias + pf[i].addr, g, 8) >= 1 &&
+			    (!strcmp(plain(g[0].name, a, sizeof(a)),
+				     plain(pf[i].name, b, sizeof(b))) ||
+			     aliases(l.debug, g[0].name, pf[i].name))) {
+				not_returns++;
+				continue;
+			}
+		}
 		if (k < 1 ||
 		    (strcmp(plain(f[0].name, a, sizeof(a)), plain(pf[i].name, b, sizeof(b))) &&
 		     !aliases(l.debug, f[0].name, pf[i].name))) {
@@ -372,6 +388,9 @@ TEST(libc_inlined_frames_agree_with_perf_script)
 		compared++;
 		with_inlines += k > 1;
 	}
+	if (not_returns * 20 > compared)
+		UNIT_FAIL("%zu of perf's libc frames at a function's first byte, %zu compared",
+			  not_returns, compared);
 	/* The condition variable's wait is inlined into pthread_cond_wait in glibc. */
 	if (!compared || !with_inlines)
 		UNIT_FAIL("%zu libc frames compared, %zu with inlined functions: nothing to check",
