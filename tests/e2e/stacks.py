@@ -386,11 +386,14 @@ def has(prefix, profile, comm_re, names):
 
 def diffcheck(prefix, path):
     """The same workload twice: no blocked stack both gone and new (compared
-    without raw addresses), and none of its main paths (>= 20 ms) gone or new."""
+    without raw addresses), and no main path (>= 20 ms) gone while another is
+    new (a stack named two ways). A main path on one side only is the
+    workload's own doing (fpless's condition-variable waiter, woken while the
+    holder keeps the mutex, sometimes waits for it: 32 ms once in CI)."""
     with open(path) as f:
         d = json.load(f)
     keys = {"gone": {}, "new": {}}
-    big = []
+    big = {"gone": [], "new": []}
     for s in d.get("stacks", []):
         if s.get("reason") == "runqueue" or not (s.get("only_base") or s.get("only_new")):
             continue
@@ -399,12 +402,13 @@ def diffcheck(prefix, path):
         keys[side][key] = s
         off = max(s["off"]["base"], s["off"]["new"])
         if off >= 20000000:
-            big.append(f"{side} {off / 1e6:.0f} ms: "
-                       + ";".join(f["name"] for f in s["frames"] if f["kind"] == "user"))
+            big[side].append(f"{side} {off / 1e6:.0f} ms: "
+                             + ";".join(f["name"] for f in s["frames"] if f["kind"] == "user"))
     both = sorted(set(keys["gone"]) & set(keys["new"]))
-    say(not both and not big, f"{prefix}_diff_no_stack_gone_and_new",
+    moved = big["gone"] + big["new"] if big["gone"] and big["new"] else []
+    say(not both and not moved, f"{prefix}_diff_no_stack_gone_and_new",
         f"{len(both)} stacks both gone and new, e.g. {both[0][:200] if both else ''}; "
-        f"{len(big)} main paths gone or new, e.g. {big[0][:200] if big else ''}")
+        f"main paths both gone and new: {'; '.join(m[:160] for m in moved[:2])}")
 
 
 def main(argv):
