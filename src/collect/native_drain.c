@@ -160,8 +160,9 @@ int native_on_event(void *ctx, void *data, size_t len)
 		 * The BPF side asked for the mappings again when it sent this,
 		 * but holds a request back within track_gap_ns of the last one:
 		 * a process that blocks once after its loader mapped libc (the
-		 * command "sleep 1"), then exits, never sends it. The stack itself says the
-		 * mappings read are not enough; it is unwound now if they do.
+		 * command "sleep 1"), then exits, never sends it. The stack
+		 * itself says whether the mappings read are enough: unwound
+		 * now if they are, else they are read again.
 		 */
 		if (n->unw) {
 			const struct native_stack *st;

@@ -358,21 +358,41 @@ static int chunk_new(struct unwinder *u, size_t cap)
 	return 0;
 }
 
+/* Rows of a chunk mapped here: munmap(mem, len) ends the mapping. */
+struct rows_view {
+	char *mem;
+	size_t len;
+	struct offcpu_cfi_row *rows; /* the first row asked for */
+};
+
 /*
- * t's rows at row first of c, through a mapping of the pages they fall in
- * only (the kernel inserts every page of a mapping when it is made).
+ * Rows [first, first + n) of c, through a mapping of the pages they fall in
+ * only (the kernel inserts every page of a mapping when it is made). 0 or
+ * -errno.
  */
-static int chunk_write(struct uchunk *c, size_t first, const struct cfi_table *t)
+static int rows_map(const struct uchunk *c, size_t first, size_t n, int prot, struct rows_view *v)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), row = sizeof(*t->rows);
-	size_t from = first * row, to = (first + t->n) * row;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), row = sizeof(struct offcpu_cfi_row);
+	size_t from = first * row, to = (first + n) * row;
 	size_t off = from & ~(page - 1), len = ((to + page - 1) & ~(page - 1)) - off;
-	char *mem = mmap(NULL, len, PROT_WRITE, MAP_SHARED, c->fd, (off_t)off);
+	char *mem = mmap(NULL, len, prot, MAP_SHARED, c->fd, (off_t)off);
 
 	if (mem == MAP_FAILED)
 		return -errno;
-	memcpy(mem + (from - off), t->rows, t->n * row);
-	munmap(mem, len);
+	*v = (struct rows_view){mem, len, (struct offcpu_cfi_row *)(mem + (from - off))};
+	return 0;
+}
+
+/* t's rows at row first of c. */
+static int chunk_write(struct uchunk *c, size_t first, const struct cfi_table *t)
+{
+	struct rows_view v;
+	int err = rows_map(c, first, t->n, PROT_WRITE, &v);
+
+	if (err)
+		return err;
+	memcpy(v.rows, t->rows, t->n * sizeof(*t->rows));
+	munmap(v.mem, v.len);
 	return 0;
 }
 
@@ -761,9 +781,7 @@ const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t 
 /* The rows of one table, mapped for the walk under way. */
 struct raw_rows {
 	const struct offcpu_umap *m;
-	char *mem;  /* the mapping: the pages the rows fall in */
-	size_t len; /* its length */
-	const struct offcpu_cfi_row *rows;
+	struct rows_view v;
 };
 
 /* Tables a walk keeps mapped; past them, the oldest is unmapped. */
@@ -815,30 +833,26 @@ static const struct offcpu_umap *raw_umap(const struct offcpu_umaps *um, uint64_
 static const struct offcpu_cfi_row *raw_rows(const struct unwinder *u, struct raw_walk *w,
 					     const struct offcpu_umap *m)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = sizeof(struct offcpu_cfi_row);
-	size_t from = (size_t)m->first * size, off = from & ~(page - 1);
-	size_t len = ((from + (size_t)m->nrows * size + page - 1) & ~(page - 1)) - off;
+	struct rows_view v;
 	struct raw_rows *t;
-	char *mem;
 
 	for (unsigned int i = 0; i < w->nmaps && i < RAW_TABLES; i++)
 		if (w->maps[i].m->chunk == m->chunk && w->maps[i].m->first == m->first)
-			return w->maps[i].rows;
-	mem = mmap(NULL, len, PROT_READ, MAP_SHARED, u->chunks[m->chunk - 1].fd, (off_t)off);
-	if (mem == MAP_FAILED)
+			return w->maps[i].v.rows;
+	if (rows_map(&u->chunks[m->chunk - 1], m->first, m->nrows, PROT_READ, &v))
 		return NULL;
 	t = &w->maps[w->nmaps++ % RAW_TABLES];
 	if (w->nmaps > RAW_TABLES)
-		munmap(t->mem, t->len);
-	*t = (struct raw_rows){m, mem, len, (const struct offcpu_cfi_row *)(mem + (from - off))};
-	return t->rows;
+		munmap(t->v.mem, t->v.len);
+	*t = (struct raw_rows){m, v};
+	return v.rows;
 }
 
 /* The end of a raw walk: the rows it mapped are unmapped. */
 static void raw_unmap(struct raw_walk *w)
 {
 	for (unsigned int i = 0; i < w->nmaps && i < RAW_TABLES; i++)
-		munmap(w->maps[i].mem, w->maps[i].len);
+		munmap(w->maps[i].v.mem, w->maps[i].v.len);
 	w->nmaps = 0;
 }
 
