@@ -111,6 +111,15 @@ __u64 cut_ns = 0;
 __u32 gen = 0;
 __u32 held_tgid = 0;
 /*
+ * Keys inserted into the current aggregation map since gen last changed
+ * (user space zeroes it then), and the count at which user space is woken
+ * to drain (half the map; 0: never). It polls every 200 ms otherwise, and a
+ * burst of new keys in between would fill a small map: with the wake, the
+ * maps can be sized for what a drain holds, not for 200 ms of a burst.
+ */
+__u64 agg_fill = 0;
+const volatile __u64 agg_wake_at = 0;
+/*
  * From kallsyms, which user space reads while the programs load, written
  * before the attach: __schedule, [sched_lo, sched_hi) (0: unknown), and the
  * kernel's interrupt entry code, [irq_lo[i], irq_hi[i]) (irq_lo[0] 0: unknown).
@@ -477,6 +486,24 @@ static __always_inline bool after_stop(__u64 now)
 	return stop && now >= stop;
 }
 
+/*
+ * One more key in the current aggregation map: at half full, and every 256
+ * keys after (a wake user space took before it read the count, or a ring
+ * too full to take one), ask user space to drain.
+ */
+static __always_inline void agg_filled(void)
+{
+	__u64 f = __sync_fetch_and_add(&agg_fill, 1) + 1, wake = agg_wake_at;
+	__u32 type = OFFCPU_EV_DRAIN;
+
+	if (!wake || f < wake || ((f - wake) & 255))
+		return;
+	if (bpf_ringbuf_output(&events, &type, sizeof(type), BPF_RB_FORCE_WAKEUP))
+		STAT(drain_wake_lost, 1);
+	else
+		STAT(drain_wakes, 1);
+}
+
 /* One addition to the aggregation map: the key, and what to add to its value. */
 struct agg_add {
 	struct offcpu_agg_key key;
@@ -514,6 +541,7 @@ __noinline int agg_add(const struct agg_add *a)
 			return 0;
 		}
 		STAT(agg_inserts, 1);
+		agg_filled();
 		if (g & 1)
 			v = bpf_map_lookup_elem(&agg1, &key);
 		else

@@ -226,6 +226,7 @@ enum offcpu_event_type {
 	OFFCPU_EV_STACK,      /* a new stack: struct offcpu_stack, ips cut at nr */
 	OFFCPU_EV_INTERVAL,   /* one interval for the timeline: struct offcpu_interval */
 	OFFCPU_EV_RAW_USTACK, /* a user stack to unwind in user space: struct offcpu_raw_ustack */
+	OFFCPU_EV_DRAIN,      /* the aggregation map is half full: drain it now (a __u32) */
 };
 
 /* Waker detection: frames walked, interrupt entry ranges (see waker_tid()). */
@@ -336,6 +337,8 @@ struct offcpu_stats {
 	__u64 filtered;		   /* intervals outside the state mask or block-time bounds */
 	__u64 held_skipped;	   /* the held follow_pid root's waits before its exec */
 	__u64 agg_inserts;	   /* new aggregation keys (map fill) */
+	__u64 drain_wakes;	   /* ... wakes of user space to drain a half-full map */
+	__u64 drain_wake_lost;	   /* ... the ring buffer had no room for */
 	__u64 uwalks_dwarf;	   /* user walks by the .eh_frame unwinder */
 	__u64 uframes;		   /* ... frames they found */
 	__u64 uslot_rejects;	   /* key matched but the user stack words differed: a miss */

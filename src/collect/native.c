@@ -238,7 +238,7 @@ int native__poll(struct native *n, int timeout_ms)
 		return err;
 	/* Exit records and stacks wake us only when the ring fills (ring_wake()): take them now. */
 	ring_buffer__consume(n->rb);
-	if (native_mono_ns() - n->last_drain_ns >= DRAIN_NS ||
+	if (n->drain_asked || native_mono_ns() - n->last_drain_ns >= DRAIN_NS ||
 	    (!native_read_stats(n, &st) &&
 	     st.agg_inserts - n->inserts_at_flip > n->agg_entries / 2))
 		return native_drain(n);

@@ -180,6 +180,10 @@ int native_on_event(void *ctx, void *data, size_t len)
 			return 0;
 		return native_keep_interval(n, data);
 	}
+	if (ev->type == OFFCPU_EV_DRAIN) {
+		n->drain_asked = true;
+		return 0;
+	}
 	if (len < sizeof(*ev))
 		return 0;
 	if (ev->type == OFFCPU_EV_TRACK) {
@@ -305,6 +309,9 @@ uint32_t native_flip(struct native *n)
 	struct offcpu_stats st;
 
 	__atomic_store_n(&n->skel->bss->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	/* The new map's fill: keys an in-flight program adds to the old one count too (early). */
+	__atomic_store_n(&n->skel->bss->agg_fill, 0, __ATOMIC_SEQ_CST);
+	n->drain_asked = false;
 	if (!native_read_stats(n, &st))
 		n->inserts_at_flip = st.agg_inserts;
 	return old;

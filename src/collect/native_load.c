@@ -516,15 +516,18 @@ static uint32_t host_threads(void)
 }
 
 /*
- * The threads map's size for a capture of many processes: four times the
- * threads the host has, within [small, large]. Each entry is 1.1 KB (the
- * call-site cache) and is preallocated: 32768 of them took 64 ms and 37 MB
- * of kernel memory to create, a quarter of a host-wide capture's CPU time
- * on a host of 300 threads. A map that fills counts what it loses.
+ * A map's size for a capture of many processes: per_thread times the
+ * threads the host has, within [small, large] (powers of two). The maps
+ * preallocate: creating 32768 threads entries (1.1 KB each, the call-site
+ * cache) took 64 ms and 37 MB of kernel memory, a quarter of a host-wide
+ * capture's CPU time on a host of 300 threads, and each 65536-entry
+ * aggregation map 22 ms. A threads map that fills counts what it loses; an
+ * aggregation map wakes user space to drain it at half full (agg_filled()
+ * in offcpu.bpf.c); a full stacks map makes stacks be sent again.
  */
-static uint32_t threads_for_host(uint32_t small, uint32_t large)
+static uint32_t size_for_host(uint32_t per_thread, uint32_t small, uint32_t large)
 {
-	uint64_t want = 4ULL * host_threads(), size = small;
+	uint64_t want = (uint64_t)per_thread * host_threads(), size = small;
 
 	while (size < want && size < large)
 		size *= 2;
@@ -590,11 +593,19 @@ static int size_maps(struct native *n, const struct native_opts *o)
 	int err;
 
 	threads = pick(o->thread_entries, OFFCPU_MAX_THREADS, OFFCPU_MAX_THREADS_LARGE, n->target);
-	if (!o->thread_entries && !o->long_run && n->target != OFFCPU_TARGET_TGIDS)
-		threads = threads_for_host(OFFCPU_MAX_THREADS, OFFCPU_MAX_THREADS_LARGE);
-	aggs = n->agg_entries =
-		pick(o->agg_entries, OFFCPU_MAX_AGG, OFFCPU_MAX_AGG_LARGE, n->target);
+	aggs = pick(o->agg_entries, OFFCPU_MAX_AGG, OFFCPU_MAX_AGG_LARGE, n->target);
 	stacks = pick(o->stack_entries, OFFCPU_MAX_STACKS, OFFCPU_MAX_STACKS_LARGE, n->target);
+	/* Continuous mode keeps the large sizes: its host grows over hours. */
+	if (!o->long_run && n->target != OFFCPU_TARGET_TGIDS) {
+		if (!o->thread_entries)
+			threads = size_for_host(4, OFFCPU_MAX_THREADS, OFFCPU_MAX_THREADS_LARGE);
+		if (!o->agg_entries)
+			aggs = size_for_host(16, OFFCPU_MAX_AGG, OFFCPU_MAX_AGG_LARGE);
+		if (!o->stack_entries)
+			stacks = size_for_host(16, OFFCPU_MAX_STACKS, OFFCPU_MAX_STACKS_LARGE);
+	}
+	n->agg_entries = aggs;
+	s->rodata->agg_wake_at = aggs / 2;
 	native_note(
 		n,
 		"map sizes: %u threads and processes, %u aggregation keys (two maps), %u stack ids",

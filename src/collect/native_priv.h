@@ -109,6 +109,7 @@ struct native {
 	uint32_t cgroup_level;
 	uint64_t start_ns, stop_ns, last_drain_ns;
 	uint64_t inserts_at_flip;
+	bool drain_asked; /* the BPF side found the aggregation map half full */
 	uint64_t tracked;
 	struct mmstamps mm;   /* track requests answered without re-reading the maps */
 	bool snap;	      /* the snapshot program is loaded: -p, --cgroup, -a */

@@ -769,9 +769,11 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 	native_note(n,
 		    "%s, %.3f s: %" PRIu64 " switch-outs of traced threads, %" PRIu64
 		    " intervals, %" PRIu64 " filtered; stack walks %" PRIu64 " kernel / %" PRIu64
-		    " user; %" PRIu64 " drains while running",
+		    " user; %" PRIu64 " drains while running (%" PRIu64
+		    " asked for by a half-full aggregation map, %" PRIu64 " such asks lost)",
 		    n->raw_tp ? "raw_tp" : "tp_btf", (n->stop_ns - n->start_ns) / 1e9, ns->switches,
-		    ns->intervals, st->filtered, st->walks_kernel, st->walks_user, ns->drains);
+		    ns->intervals, st->filtered, st->walks_kernel, st->walks_user, ns->drains,
+		    st->drain_wakes, st->drain_wake_lost);
 	native_note(n,
 		    "call-site cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
 		    " checks (%" PRIu64 " found another kernel stack, %" PRIu64

@@ -158,14 +158,36 @@ else
 	ok $t
 fi
 
+# A half-full aggregation map wakes offcpu to drain it: 2000 short-lived
+# threads (about two new keys each, thousands a second) fit a 512-key map
+# without a loss, where the 200 ms poll alone lets it fill.
+t=native_half_full_agg_map_asks_for_a_drain
+record churn --agg-entries 512 -- "$W/churn" 2000
+s=$d/offcpu.summary.json
+lost=$(json "$s" .capture_integrity.losses.map_full_agg.count)
+asked=$(sed -n 's/.*(\([0-9]*\) asked for by a half-full aggregation map.*/\1/p' "$d/offcpu.diagnostics.txt")
+rows=$(json "$s" .totals.rows)
+if [ "${lost:-x}" != 0 ]; then
+	fail $t "map_full_agg: ${lost:-none} keys lost"
+elif [ "${asked:-0}" -lt 2 ]; then
+	fail $t "${asked:-no} drains asked for (rows $rows)"
+elif [ "${rows:-0}" -lt 2000 ]; then
+	fail $t "$rows rows: fewer than one a thread"
+else
+	ok $t
+fi
+
 # Host-wide, the threads map holds four times the host's threads (8192 to
 # 32768 entries of 1.1 KB, preallocated), unless set; a command's holds 8192.
+# The aggregation maps and the stack ids: sixteen times (16384 to 65536).
 t=native_host_wide_threads_map_sized_by_the_host
 "$OFFCPU_BIN" record -q -a -d 0.2 -o "$SCRATCH/hostmap" >/dev/null 2>&1
 "$OFFCPU_BIN" record -q -a -d 0.2 --thread-entries 1000 -o "$SCRATCH/hostmap1k" >/dev/null 2>&1
 all=$(awk '{ split($4, a, "/"); print a[2] }' /proc/loadavg)
 got=$(sed -n 's/.*map sizes: \([0-9]*\) threads.*/\1/p' "$SCRATCH/hostmap/offcpu.diagnostics.txt")
 set1k=$(sed -n 's/.*map sizes: \([0-9]*\) threads.*/\1/p' "$SCRATCH/hostmap1k/offcpu.diagnostics.txt")
+aggs=$(sed -n 's/.*map sizes: .*, \([0-9]*\) aggregation keys.*/\1/p' "$SCRATCH/hostmap/offcpu.diagnostics.txt")
+stacks=$(sed -n 's/.*map sizes: .*, \([0-9]*\) stack ids.*/\1/p' "$SCRATCH/hostmap/offcpu.diagnostics.txt")
 if [ -z "$got" ] || [ "$got" -lt 8192 ] || [ "$got" -gt 32768 ]; then
 	fail $t "threads map of $got entries, not within 8192-32768"
 elif [ "$got" -lt $((4 * all)) ] && [ "$got" -lt 32768 ]; then
@@ -174,6 +196,12 @@ elif [ "$got" -gt 8192 ] && [ $((got / 2)) -ge $((4 * all)) ]; then
 	fail $t "threads map of $got entries, twice what $all threads need"
 elif [ "$set1k" != 1000 ]; then
 	fail $t "--thread-entries 1000 gave $set1k"
+elif [ -z "$aggs" ] || [ "$aggs" -lt 16384 ] || [ "$aggs" -gt 65536 ] ||
+	{ [ "$aggs" -lt $((16 * all)) ] && [ "$aggs" -lt 65536 ]; } ||
+	{ [ "$aggs" -gt 16384 ] && [ $((aggs / 2)) -ge $((16 * all)) ]; }; then
+	fail $t "aggregation maps of $aggs keys for a host of $all threads (16x, 16384-65536)"
+elif [ "$stacks" != "$aggs" ]; then
+	fail $t "stack ids $stacks, aggregation keys $aggs: both sized 16x the host's threads"
 else
 	ok $t
 fi
