@@ -599,12 +599,12 @@ static void binary_drop_pages(struct symbolizer *s, struct binary *b)
 
 	if (elf)
 		raw = elf_rawfile(elf, &len);
-	got = filepages__drop(raw);
+	got = filepages__drop(raw, len);
 	if (got > 0)
 		s->stats.file_bytes_dropped += (uint64_t)got;
 	if (!name || (raw && name >= raw && name < raw + len))
 		return;
-	got = filepages__drop(name);
+	got = filepages__drop(name, 0);
 	if (got > 0)
 		s->stats.file_bytes_dropped += (uint64_t)got;
 }

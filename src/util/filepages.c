@@ -13,6 +13,7 @@
 
 /* pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst) */
 #define PM_PRESENT (1ULL << 63)
+#define PM_SWAP (1ULL << 62) /* swapped out: a private copy */
 #define PM_FILE (1ULL << 61) /* a file page or shared anonymous: not a private copy */
 
 /* Entries read from pagemap at once. */
@@ -48,22 +49,43 @@ static int find_mapping(uintptr_t a, uintptr_t *start, uintptr_t *end)
 	return err;
 }
 
-long filepages__drop(const void *addr)
+/* Drop [from, to) when it holds file pages (*file bytes of them): counted in *dropped. */
+static int drop(uintptr_t from, uintptr_t to, long *file, long *dropped)
 {
-	long page = sysconf(_SC_PAGESIZE), dropped = 0;
+	if (!*file)
+		return 0;
+	if (madvise((void *)from, to - from, MADV_DONTNEED))
+		return -1;
+	*dropped += *file;
+	*file = 0;
+	return 0;
+}
+
+long filepages__drop(const void *addr, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE), dropped = 0, file = 0;
 	uintptr_t start = 0, end = 0, run = 0;
 	uint64_t pm[PM_BATCH];
 	int fd, err;
 
 	if (!addr || page <= 0)
 		return 0;
-	err = find_mapping((uintptr_t)addr, &start, &end);
-	if (err)
+	if (len) {
+		start = (uintptr_t)addr & ~((uintptr_t)page - 1);
+		end = ((uintptr_t)addr + len + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	} else if ((err = find_mapping((uintptr_t)addr, &start, &end))) {
 		return err == -ENOENT ? 0 : err;
+	}
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* runs of present pages that are still the file's, dropped a run at a time */
+	/*
+	 * Runs between private copies (present or swapped), dropped a run at
+	 * a time: pages not present go in with the file's, so that a mapping
+	 * this process never wrote takes one madvise(), one TLB flush on every
+	 * CPU that ran one of its threads, and not one per run of resident
+	 * pages (see BENCHMARKS.md, "Real services", round 7).
+	 */
 	for (uintptr_t p = start; p < end;) {
 		size_t n = (end - p) / page, k;
 		ssize_t got;
@@ -77,23 +99,21 @@ long filepages__drop(const void *addr)
 		}
 		n = (size_t)got / sizeof(*pm);
 		for (k = 0; k < n; k++, p += page) {
-			bool keep = !(pm[k] & PM_PRESENT) || !(pm[k] & PM_FILE);
+			bool copy =
+				((pm[k] & PM_PRESENT) && !(pm[k] & PM_FILE)) || (pm[k] & PM_SWAP);
 
-			if (!keep && !run)
+			if (pm[k] & PM_PRESENT && !copy)
+				file += page;
+			if (!copy && !run)
 				run = p;
-			if (keep && run) {
-				if (madvise((void *)run, p - run, MADV_DONTNEED))
-					err = -errno;
-				dropped += (long)(p - run);
+			if (copy && run) {
+				err = drop(run, p, &file, &dropped) ? -errno : err;
 				run = 0;
 			}
 		}
 	}
-	if (run && !err) {
-		if (madvise((void *)run, end - run, MADV_DONTNEED))
-			err = -errno;
-		dropped += (long)(end - run);
-	}
+	if (run && !err)
+		err = drop(run, end, &file, &dropped) ? -errno : err;
 	close(fd);
 	return err ? err : dropped;
 }

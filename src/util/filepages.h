@@ -17,10 +17,17 @@
 #include <stddef.h>
 
 /*
- * Drop the resident file pages of the private file mapping of this process
- * that holds addr. Returns the bytes dropped, 0 when addr is in no such
- * mapping, or -errno (/proc/self/maps or pagemap unreadable, madvise).
+ * Drop the resident file pages of [addr, addr + len) (rounded out to whole
+ * pages) or, with len 0, of the private file mapping of this process that
+ * holds addr (found in /proc/self/maps: a read of some 300 lines, dearer
+ * than the drop; give len when the caller knows it). Returns the bytes
+ * dropped, 0 when addr is in no such mapping, or -errno (/proc/self/maps
+ * or pagemap unreadable, madvise).
+ *
+ * Any range is safe: what is dropped is what the kernel can give back
+ * unchanged (file pages; shared memory, which keeps its contents), never a
+ * private copy, present or swapped out.
  */
-long filepages__drop(const void *addr);
+long filepages__drop(const void *addr, size_t len);
 
 #endif
