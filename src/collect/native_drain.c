@@ -18,6 +18,7 @@
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
 #include "offcpu.skel.h"
+#include "symbolize/procmaps.h"
 #include "util/vec.h"
 
 /*
@@ -95,11 +96,31 @@ static void track(struct native *n, uint32_t tgid)
 			raw_resolve(n, tgid);
 		return;
 	}
-	/* Tables first: until they are in, the process's stacks end early. */
-	if (n->unw && !unwinder__track(n->unw, tgid))
+	if (!native_track_maps(n, n->sym, tgid) && n->unw)
 		raw_resolve(n, tgid);
-	if (n->sym)
-		symbolizer__track(n->sym, tgid);
+}
+
+/*
+ * Read tgid's mappings once, for the unwinder (its tables first: until they
+ * are in, the process's stacks end early) and for sym. Each read of a large
+ * process's mappings costs the kernel 0.1-0.5 ms of formatting.
+ */
+int native_track_maps(struct native *n, struct symbolizer *sym, uint32_t tgid)
+{
+	struct proc_map *maps = NULL;
+	size_t nr = 0;
+	int err;
+
+	if (!n->unw && !sym)
+		return 0;
+	err = procmaps__read(NULL, (int)tgid, &maps, &nr);
+	if (err)
+		return err;
+	err = n->unw ? unwinder__track_maps(n->unw, (int)tgid, maps, nr) : 0;
+	if (sym)
+		symbolizer__track_maps(sym, (int)tgid, maps, nr);
+	procmaps__free(maps, nr);
+	return err;
 }
 
 /* One record of the events ring buffer (enum offcpu_event_type). */

@@ -191,6 +191,8 @@ int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack *
 
 /* native_drain.c */
 int native_on_event(void *ctx, void *data, size_t len);
+/* Track tgid in the unwinder and sym (either may be absent), its mappings read once. */
+int native_track_maps(struct native *n, struct symbolizer *sym, uint32_t tgid);
 int native_keep_interval(struct native *n, const struct offcpu_interval *iv);
 int native_read_stats(struct native *n, struct offcpu_stats *sum);
 int native_agg_merge(struct native *n, const struct offcpu_agg_key *k,

@@ -303,10 +303,7 @@ static int snap_track(struct native *n, struct symbolizer *sym)
 		}
 		if (!created)
 			continue;
-		if (n->unw)
-			unwinder__track(n->unw, tgid);
-		if (sym)
-			symbolizer__track(sym, tgid);
+		native_track_maps(n, sym, tgid);
 	}
 	ntable_free(&done);
 	return 0;

@@ -663,26 +663,27 @@ static int file_bias(const struct ufile *f, const struct proc_map *m, uint64_t *
 
 int unwinder__track(struct unwinder *u, int pid)
 {
-	struct offcpu_umaps *v = u->val;
 	struct proc_map *maps = NULL;
-	uint32_t key = pid, *fids;
-	struct offcpu_umaps *copy;
-	size_t nr = 0, nf = 0, size;
-	struct uproc *up;
-	char path[256];
-	FILE *in;
-	int err;
+	size_t nr = 0;
+	int err = procmaps__read(u->proc_root, pid, &maps, &nr);
 
-	first_chunk_wait(u);
-
-	snprintf(path, sizeof(path), "%s/%d/maps", u->proc_root, pid);
-	in = fopen(path, "re");
-	if (!in)
-		return errno == ENOENT ? -ESRCH : -errno;
-	err = procmaps__parse(in, &maps, &nr);
-	fclose(in);
 	if (err)
 		return err;
+	err = unwinder__track_maps(u, pid, maps, nr);
+	procmaps__free(maps, nr);
+	return err;
+}
+
+int unwinder__track_maps(struct unwinder *u, int pid, const struct proc_map *maps, size_t nr)
+{
+	struct offcpu_umaps *v = u->val;
+	uint32_t key = pid, *fids;
+	struct offcpu_umaps *copy;
+	size_t nf = 0, size;
+	struct uproc *up;
+	int err = 0;
+
+	first_chunk_wait(u);
 	memset(v, 0, sizeof(*v));
 	for (size_t i = 0; i < nr; i++) {
 		const struct proc_map *m = &maps[i];
@@ -750,7 +751,6 @@ int unwinder__track(struct unwinder *u, int pid)
 	else
 		u->stats.processes++;
 out:
-	procmaps__free(maps, nr);
 	return err;
 }
 

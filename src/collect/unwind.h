@@ -36,6 +36,7 @@
 #define UNWIND_DEFAULT_BUDGET (64ULL << 20)
 
 struct unwinder;
+struct proc_map; /* symbolize/procmaps.h */
 
 struct unwinder_opts {
 	int umaps_fd;	       /* BPF map: tgid -> struct offcpu_umaps */
@@ -81,6 +82,8 @@ void unwinder__free(struct unwinder *u);
 
 /* Read pid's mappings and load what it needs. 0 or -errno (-ESRCH: gone). */
 int unwinder__track(struct unwinder *u, int pid);
+/* The same with its mappings read by the caller (one read for the symbolizer too). */
+int unwinder__track_maps(struct unwinder *u, int pid, const struct proc_map *maps, size_t nr);
 /*
  * Forget the mappings kept for processes that have exited, at the second
  * call that finds them gone (long runs: after each period), then the tables

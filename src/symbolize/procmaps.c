@@ -75,3 +75,18 @@ void procmaps__free(struct proc_map *maps, size_t nr)
 		free(maps[i].path);
 	free(maps);
 }
+
+int procmaps__read(const char *proc_root, int pid, struct proc_map **maps, size_t *nr)
+{
+	char path[256];
+	FILE *in;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", proc_root ? proc_root : "/proc", pid);
+	in = fopen(path, "re");
+	if (!in)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = procmaps__parse(in, maps, nr);
+	fclose(in);
+	return err;
+}

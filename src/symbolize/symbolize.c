@@ -821,30 +821,19 @@ static bool umaps_equal(const struct umap *a, size_t na, const struct umap *b, s
 	return true;
 }
 
-/* Read pid's mappings now and open the files behind the executable ones. */
-static int proc_snapshot(struct symbolizer *s, struct proc *p)
+/* Take pid's mappings (raw, just read) and open the files behind the executable ones. */
+static int proc_snapshot_maps(struct symbolizer *s, struct proc *p, const struct proc_map *raw,
+			      size_t nraw)
 {
-	struct proc_map *raw = NULL;
 	struct umap *maps = NULL;
-	size_t nraw = 0, n = 0;
-	char path[256];
-	FILE *f;
-	int err;
+	size_t n = 0;
+	int err = 0;
 
-	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	err = procmaps__parse(f, &raw, &nraw);
-	fclose(f);
-	if (err)
-		return err;
 	if (!nraw) {
 		/*
 		 * No address space: a zombie, or a process on its way out (the
 		 * kernel drops its mm before its pid). What it had is kept.
 		 */
-		procmaps__free(raw, nraw);
 		return -ESRCH;
 	}
 	p->starttime = read_starttime(s, p->pid);
@@ -876,6 +865,19 @@ static int proc_snapshot(struct symbolizer *s, struct proc *p)
 	perfmap_refresh(s, p);
 cleanup:
 	free(maps);
+	return err;
+}
+
+/* Read pid's mappings now and open the files behind the executable ones. */
+static int proc_snapshot(struct symbolizer *s, struct proc *p)
+{
+	struct proc_map *raw = NULL;
+	size_t nraw = 0;
+	int err = procmaps__read(s->proc_root, p->pid, &raw, &nraw);
+
+	if (err)
+		return err;
+	err = proc_snapshot_maps(s, p, raw, nraw);
 	procmaps__free(raw, nraw);
 	return err;
 }
@@ -920,6 +922,18 @@ int symbolizer__track(struct symbolizer *s, int pid)
 	if (!p && !(p = proc_add(s, pid)))
 		return -ENOMEM;
 	return proc_snapshot(s, p);
+}
+
+int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map *maps, size_t nr)
+{
+	struct proc *p;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	p = proc_find(s, pid);
+	if (!p && !(p = proc_add(s, pid)))
+		return -ENOMEM;
+	return proc_snapshot_maps(s, p, maps, nr);
 }
 
 /* ---- user lookups ---- */

@@ -46,6 +46,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct proc_map; /* symbolize/procmaps.h */
+
 struct symbolizer;
 
 struct symbolizer_opts {
@@ -87,6 +89,8 @@ void symbolizer__free(struct symbolizer *s);
  * frame-pointer verdict). Addresses in no mapping re-read the maps of a
  * process still alive (dlopen) at most every 100 ms. */
 int symbolizer__track(struct symbolizer *s, int pid);
+/* The same with pid's mappings read by the caller (procmaps__read()), just now. */
+int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map *maps, size_t nr);
 /*
  * Forget the processes that have exited (or whose pid another process took):
  * their mappings and cached frames, at the second call that finds them gone

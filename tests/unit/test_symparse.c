@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The symbolizer's small parsers: /proc/PID/maps, perf JIT maps, demangling. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "symbolize/demangle.h"
 #include "symbolize/perfmap.h"
 #include "symbolize/procmaps.h"
@@ -78,6 +82,28 @@ TEST(procmaps_empty_input_is_no_mappings)
 	fclose(f);
 	CHECK_INT(n, 0);
 	procmaps__free(m, n);
+}
+
+/* A live process's mappings by pid, under /proc or another root; a gone one is -ESRCH. */
+TEST(procmaps_read_finds_a_process_by_pid_and_says_when_it_is_gone)
+{
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct proc_map *m = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	CHECK(len > 0);
+	self[len] = '\0';
+	CHECK_INT(procmaps__read(NULL, (int)getpid(), &m, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		found |= m[i].executable && !strcmp(m[i].path, self);
+	CHECK(found);
+	procmaps__free(m, n);
+	CHECK_INT(procmaps__read("/proc", (int)getpid(), &m, &n), 0);
+	CHECK(n > 0);
+	procmaps__free(m, n);
+	CHECK_INT(procmaps__read("/nonexistent-proc", (int)getpid(), &m, &n), -ESRCH);
 }
 
 static struct perfmap *load_perfmap(void)
