@@ -114,9 +114,9 @@ int native_track_maps(struct native *n, struct symbolizer *sym, uint32_t tgid)
 	if (!n->unw && !sym)
 		return 0;
 	err = procmaps__read(NULL, (int)tgid, &maps, &nr);
-	if (err)
-		return err;
-	err = n->unw ? unwinder__track_maps(n->unw, (int)tgid, maps, nr) : 0;
+	if (!err && n->unw)
+		err = unwinder__track_maps(n->unw, (int)tgid, maps, nr);
+	/* Gone or not, the symbolizer keeps an entry: what it had, or its JIT map. */
 	if (sym)
 		symbolizer__track_maps(sym, (int)tgid, maps, nr);
 	procmaps__free(maps, nr);

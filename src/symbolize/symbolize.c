@@ -912,16 +912,22 @@ static struct proc *proc_add(struct symbolizer *s, int pid)
 	return p;
 }
 
+/* pid's entry, made when new (it stays if its mappings cannot be read: a lookup retries). */
+static struct proc *proc_get(struct symbolizer *s, int pid)
+{
+	struct proc *p = proc_find(s, pid);
+
+	return p ? p : proc_add(s, pid);
+}
+
 int symbolizer__track(struct symbolizer *s, int pid)
 {
 	struct proc *p;
 
 	if (!s || pid <= 0)
 		return -EINVAL;
-	p = proc_find(s, pid);
-	if (!p && !(p = proc_add(s, pid)))
-		return -ENOMEM;
-	return proc_snapshot(s, p);
+	p = proc_get(s, pid);
+	return p ? proc_snapshot(s, p) : -ENOMEM;
 }
 
 int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map *maps, size_t nr)
@@ -930,10 +936,8 @@ int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map 
 
 	if (!s || pid <= 0)
 		return -EINVAL;
-	p = proc_find(s, pid);
-	if (!p && !(p = proc_add(s, pid)))
-		return -ENOMEM;
-	return proc_snapshot_maps(s, p, maps, nr);
+	p = proc_get(s, pid);
+	return p ? proc_snapshot_maps(s, p, maps, nr) : -ENOMEM;
 }
 
 /* ---- user lookups ---- */
