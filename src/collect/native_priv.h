@@ -186,6 +186,14 @@ int native_snapshot(struct native *n, const struct native_opts *o);
 struct symbolizer;
 int native_snap_finish(struct native *n, struct symbolizer *sym);
 
+/* native_stop.c */
+/*
+ * The processes of unseen (thread_key -> native_unseen), most time first, at
+ * most four and how many more, as one line into buf. Returns how many
+ * processes there are (0: buf is empty) or -ENOMEM.
+ */
+int native_unseen_line(const struct ntable *unseen, char *buf, size_t size);
+
 /* native_stacks.c */
 int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out, bool final);
 
@@ -242,7 +250,22 @@ struct build {
 	uint64_t both, both_ns;		/* ... that also began before start */
 	uint64_t never_ran;		/* ... of threads that did not run in the window */
 	uint64_t stacks_lost, stacks_lost_ns; /* rows whose stacks the ring buffer dropped */
+	struct ntable unseen; /* thread_key -> native_unseen: switch-outs not reported */
 };
+
+/* A thread's intervals whose switch-out the kernel did not report (its rows). */
+struct native_unseen {
+	uint64_t count, ns;
+	char comm[OFFCPU_COMM_LEN];
+};
+
+/* native_stop.c */
+/*
+ * The processes of unseen (thread_key -> native_unseen), most time first, at
+ * most four and how many more, as one line into buf. Returns how many
+ * processes there are (0: buf is empty) or -ENOMEM.
+ */
+int native_unseen_line(const struct ntable *unseen, char *buf, size_t size);
 
 /* native_stacks.c */
 const char *native_errno_name(unsigned int e, bool upper);

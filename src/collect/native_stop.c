@@ -18,6 +18,7 @@
 #include "collect/unwind.h"
 #include "collect/wakers.h"
 #include "model/timeline.h"
+#include "util/vec.h"
 #include "offcpu.skel.h"
 
 static int read_u64s(const char *path, uint64_t *v, int nr)
@@ -607,6 +608,23 @@ static void row_stack_errors(struct build *b, struct integrity *in, const struct
 	}
 }
 
+/* Who the switch-outs the kernel did not report belong to (unseen_note()). */
+static int unseen_add(struct build *b, const struct thread_key *tk, const struct native_thread *t,
+		      const struct offcpu_agg_val *v)
+{
+	struct native_unseen *u;
+	bool created;
+
+	u = ntable_get(&b->unseen, tk, &created);
+	if (!u)
+		return -ENOMEM;
+	if (created)
+		snprintf(u->comm, sizeof(u->comm), "%s", t ? t->comm : "?");
+	u->count += v->count;
+	u->ns += v->off_ns;
+	return 0;
+}
+
 /* The aggregates as the profile's rows. */
 static int stop_rows(struct build *b, struct integrity *in)
 {
@@ -633,8 +651,81 @@ static int stop_rows(struct build *b, struct integrity *in)
 		if ((err = profile__add(b->p, tid, sid, k->state, &w)) < 0)
 			return err;
 		row_stack_errors(b, in, k, v);
+		if (k->kstack == OFFCPU_STACK_UNSEEN && (err = unseen_add(b, &tk, t, v)))
+			return err;
 	}
 	return 0;
+}
+
+struct unseen_proc {
+	uint32_t tgid, threads;
+	uint64_t count, ns;
+	const char *comm; /* its first thread's, in the table */
+};
+
+static int unseen_cmp(const void *a, const void *b)
+{
+	const struct unseen_proc *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
+
+/*
+ * Whose intervals are "[stack unknown: switch-out not reported]", by process,
+ * most time first: the capture is partial for them, and a user should be able
+ * to tell a process of their own from one whose switch-outs this kernel never
+ * reports (an agent of the hypervisor, say). Only the rows that carry that
+ * placeholder: the other rebuilt intervals keep the stacks from before.
+ */
+int native_unseen_line(const struct ntable *unseen, char *buf, size_t size)
+{
+	enum { SHOWN = 4 };
+	struct unseen_proc *ps = NULL;
+	size_t nr = 0, cap = 0, i, len = 0;
+	const void *key;
+	void *val;
+
+	if (size)
+		buf[0] = '\0';
+	for (size_t pos = 0; unseen->slots && ntable_next(unseen, &pos, &key, &val);) {
+		const struct thread_key *tk = key;
+		const struct native_unseen *u = val;
+
+		for (i = 0; i < nr && ps[i].tgid != tk->tgid; i++)
+			;
+		if (i == nr) {
+			if (vec_reserve(ps, cap, nr + 1)) {
+				free(ps);
+				return -ENOMEM;
+			}
+			ps[nr++] = (struct unseen_proc){.tgid = tk->tgid, .comm = u->comm};
+		}
+		ps[i].threads++;
+		ps[i].count += u->count;
+		ps[i].ns += u->ns;
+	}
+	if (nr)
+		qsort(ps, nr, sizeof(*ps), unseen_cmp);
+	for (i = 0; i < nr && i < SHOWN && len < size; i++)
+		len += snprintf(buf + len, size - len,
+				"%sPID %u %s (%u thread%s): %" PRIu64 " interval%s, %.3f s",
+				i ? "; " : "", ps[i].tgid, ps[i].comm, ps[i].threads,
+				ps[i].threads == 1 ? "" : "s", ps[i].count,
+				ps[i].count == 1 ? "" : "s", ps[i].ns / 1e9);
+	if (nr > SHOWN && len < size)
+		snprintf(buf + len, size - len, "; %zu more processes", nr - SHOWN);
+	free(ps);
+	return (int)nr;
+}
+
+static void unseen_note(struct build *b)
+{
+	char buf[512];
+
+	if (native_unseen_line(&b->unseen, buf, sizeof(buf)) > 0)
+		native_note(b->n, "switch-outs not reported, by process: %s", buf);
 }
 
 /* Each thread's ground truth, where it is known. */
@@ -796,6 +887,7 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 			    " switch-outs of traced threads; their intervals were rebuilt from "
 			    "schedstat",
 			    st->unseen_switch_in, st->unseen_switch_out);
+	unseen_note(b);
 	native_note(n,
 		    "%" PRIu64 " tracer-frame strips, %" PRIu64
 		    " kernel stacks without __schedule, %" PRIu64
@@ -982,6 +1074,8 @@ static int native_build(struct native *n, struct profile *p, struct integrity *i
 	    (err = ntable_init(&b.site_now, sizeof(struct offcpu_agg_key),
 			       sizeof(struct offcpu_agg_val))) ||
 	    (err = ntable_init(&b.sofar, sizeof(uint32_t), sizeof(struct native_sofar))) ||
+	    (err = ntable_init(&b.unseen, sizeof(struct thread_key),
+			       sizeof(struct native_unseen))) ||
 	    (!final && (err = ntable_init(&agg, sizeof(struct offcpu_agg_key),
 					  sizeof(struct offcpu_agg_val)))))
 		goto cleanup;
@@ -1025,6 +1119,7 @@ static int native_build_free(struct build *b, struct ntable *debts, struct ntabl
 	ntable_free(&b->credits);
 	ntable_free(&b->site_now);
 	ntable_free(&b->sofar);
+	ntable_free(&b->unseen);
 	ntable_free(debts);
 	ntable_free(agg);
 	return err;

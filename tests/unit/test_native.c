@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "collect/native.h"
+#include "collect/native_priv.h"
 #include "model/timeline.h"
 #include "unit.h"
 
@@ -1092,6 +1093,48 @@ TEST(native_rejects_bad_targets)
 	o.cgroup = "/nonexistent-cgroup";
 	CHECK(native__start(&o) == NULL);
 	CHECK_INT(errno, ENOENT);
+}
+
+static void unseen_put(struct ntable *t, uint32_t tgid, uint32_t tid, const char *comm,
+		       uint64_t count, uint64_t ns)
+{
+	struct thread_key k = {tgid, tid};
+	struct native_unseen *u;
+	bool created;
+
+	u = ntable_get(t, &k, &created);
+	CHECK(u && created);
+	snprintf(u->comm, sizeof(u->comm), "%s", comm);
+	u->count = count;
+	u->ns = ns;
+}
+
+/* The diagnostics line that names whose switch-outs went unreported. */
+TEST(native_unseen_line_names_processes_most_time_first)
+{
+	struct ntable t = {0};
+	char buf[512];
+
+	CHECK_INT(ntable_init(&t, sizeof(struct thread_key), sizeof(struct native_unseen)), 0);
+	CHECK_INT(native_unseen_line(&t, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "");
+	unseen_put(&t, 1, 74, "tokio-rt-worker", 10, 1500000000);
+	unseen_put(&t, 900, 900, "postgres", 2, 10000000);
+	unseen_put(&t, 1, 81, "tokio-rt-worker", 14, 3430000000);
+	CHECK_INT(native_unseen_line(&t, buf, sizeof(buf)), 2);
+	CHECK_STR(buf, "PID 1 tokio-rt-worker (2 threads): 24 intervals, 4.930 s; "
+		       "PID 900 postgres (1 thread): 2 intervals, 0.010 s");
+	/* Past four processes: the rest are counted, the line stays bounded. */
+	for (uint32_t p = 10; p < 14; p++)
+		unseen_put(&t, p, p, "w", 1, 1000000 * p);
+	CHECK_INT(native_unseen_line(&t, buf, sizeof(buf)), 6);
+	CHECK_CONTAINS(buf, "PID 1 tokio-rt-worker (2 threads)");
+	CHECK_CONTAINS(buf, "s; PID 13 w (1 thread): 1 interval, 0.013 s; "
+			    "PID 12 w (1 thread): 1 interval, 0.012 s; "
+			    "PID 11 w (1 thread): 1 interval, 0.011 s; 2 more processes");
+	CHECK_INT(native_unseen_line(&t, buf, 40), 6);
+	CHECK_INT((int)strlen(buf), 39);
+	ntable_free(&t);
 }
 
 int main(int argc, char **argv)
