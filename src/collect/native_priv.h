@@ -186,14 +186,6 @@ int native_snapshot(struct native *n, const struct native_opts *o);
 struct symbolizer;
 int native_snap_finish(struct native *n, struct symbolizer *sym);
 
-/* native_stop.c */
-/*
- * The processes of unseen (thread_key -> native_unseen), most time first, at
- * most four and how many more, as one line into buf. Returns how many
- * processes there are (0: buf is empty) or -ENOMEM.
- */
-int native_unseen_line(const struct ntable *unseen, char *buf, size_t size);
-
 /* native_stacks.c */
 int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack **out, bool final);
 
