@@ -86,6 +86,7 @@ struct binary {
 	enum fp_verdict fp;
 	bool has_symbols, has_debuginfo;
 	bool facts_tried;    /* binary_facts() ran */
+	bool framed;	     /* an address in it was resolved: symbolizer__binaries() lists it */
 	bool dwarf_read;     /* an inline lookup has loaded its DWARF */
 	char *dwarf_path;    /* the file its DWARF is in, when found on this machine */
 	struct dwlazy *lazy; /* that DWARF inflated as lookups need it (NULL: through libdwfl) */
@@ -1185,6 +1186,7 @@ static int resolve_in_file(struct symbolizer *s, struct proc *p, struct binary *
 		s->stats.file_cache_hits++;
 		return 0;
 	}
+	b->framed = true;
 	if (!b->syms_tried) {
 		b->syms_tried = true;
 		/* The debug file first: its .symtab has the static functions. */
@@ -1441,7 +1443,7 @@ const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n)
 	for (size_t i = 0; i < s->nbins; i++) {
 		struct binary *b = s->bins[i];
 
-		if (b->pseudo)
+		if (b->pseudo || !b->framed)
 			continue;
 		binary_facts(s, b);
 		pub[k++] = (struct sym_binary){b->path, b->fp, b->has_symbols, b->has_debuginfo};

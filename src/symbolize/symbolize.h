@@ -137,8 +137,10 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 const char *symbolizer__binary_name(struct symbolizer *s, int pid, uint64_t addr);
 
 /*
- * The binaries seen so far (files mapped executable by tracked processes, not
- * the vdso); the array is owned by s and valid until the next call.
+ * The binaries an address was resolved in so far (not the vdso): the ones
+ * on the stacks, not every file a process maps; their facts are read at
+ * this call if no lookup read them. The array is owned by s and valid until
+ * the next call.
  */
 const struct sym_binary *symbolizer__binaries(struct symbolizer *s, size_t *n);
 

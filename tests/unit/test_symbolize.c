@@ -166,6 +166,7 @@ static int resolve1(struct symbolizer *s, int pid, uint64_t addr, char *name, si
 	return n;
 }
 
+/* path among the binaries s lists: those with an address resolved (symbolize.h). */
 static const struct sym_binary *find_binary(struct symbolizer *s, const char *path)
 {
 	size_t n;
@@ -220,7 +221,7 @@ TEST(user_finds_debug_file_by_debuglink)
 {
 	struct symbolizer_opts o = {.inlines = true};
 	struct symbolizer *s;
-	char path[512], dbg[600], cmd[4096];
+	char path[512], dbg[600], cmd[4096], name[256];
 	const struct sym_binary *b;
 	uint64_t rt, va;
 	pid_t pid;
@@ -240,6 +241,7 @@ TEST(user_finds_debug_file_by_debuglink)
 	CHECK(pid > 0);
 	CHECK_INT(symbolizer__track(s, pid), 0);
 	/* found through /proc/PID/root: while the process lives */
+	CHECK(resolve1(s, pid, rt, name, sizeof(name)) >= 1);
 	b = find_binary(s, path);
 	reap(pid);
 	unlink(dbg);
@@ -885,9 +887,9 @@ TEST(fp_of_a_missing_file_is_an_error)
 TEST(binaries_report_frame_pointers_of_tracked_programs)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
-	char yes[512], no[512];
+	char yes[512], no[512], name[256];
 	const struct sym_binary *b;
-	uint64_t rt, va;
+	uint64_t rt1, rt2, va;
 	pid_t p1, p2;
 
 	CHECK(s);
@@ -896,11 +898,15 @@ TEST(binaries_report_frame_pointers_of_tracked_programs)
 		symbolizer__free(s);
 		SKIP("cannot compile %s", FPDEMO_SRC);
 	}
-	p1 = spawn_fpdemo(yes, &rt, &va);
-	p2 = spawn_fpdemo(no, &rt, &va);
+	p1 = spawn_fpdemo(yes, &rt1, &va);
+	p2 = spawn_fpdemo(no, &rt2, &va);
 	CHECK(p1 > 0 && p2 > 0);
 	CHECK_INT(symbolizer__track(s, p1), 0);
 	CHECK_INT(symbolizer__track(s, p2), 0);
+	/* a binary is listed once an address in it was resolved */
+	CHECK(!find_binary(s, yes));
+	CHECK(resolve1(s, p1, rt1, name, sizeof(name)) >= 1);
+	CHECK(resolve1(s, p2, rt2, name, sizeof(name)) >= 1);
 	reap(p1);
 	reap(p2);
 	b = find_binary(s, yes);
@@ -918,7 +924,7 @@ TEST(binaries_report_frame_pointers_of_tracked_programs)
 TEST(binaries_say_debuginfo_without_reading_dwarf)
 {
 	struct symbolizer_opts o = {.inlines = true};
-	struct symbolizer *s = symbolizer__new(&o);
+	struct symbolizer *s = symbolizer__new(NULL);
 	struct symbolizer_stats st;
 	const struct sym_binary *b;
 	char path[512], name[256];
@@ -933,10 +939,16 @@ TEST(binaries_say_debuginfo_without_reading_dwarf)
 	pid = spawn_fpdemo(path, &rt, &va);
 	CHECK(pid > 0);
 	CHECK_INT(symbolizer__track(s, pid), 0);
+	/* without inline frames: the binary is listed after a lookup that needs no DWARF */
+	CHECK(resolve1(s, pid, rt, name, sizeof(name)) >= 1);
 	b = find_binary(s, path);
 	CHECK(b && b->has_debuginfo && b->has_symbols);
 	symbolizer__stats(s, &st);
 	CHECK_INT(st.dwarf_reads, 0);
+	symbolizer__free(s);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_INT(symbolizer__track(s, pid), 0);
 	CHECK(resolve1(s, pid, rt, name, sizeof(name)) >= 1);
 	reap(pid);
 	CHECK_STR(name, "fpdemo_target");
@@ -1019,9 +1031,12 @@ static void track_with_debuginfod_server(bool allow, int *connections)
 	if (pid > 0) {
 		size_t n;
 
+		char name[256];
+
 		symbolizer__track(s, pid);
+		/* Debug information is looked for at its first need: a lookup. */
+		resolve1(s, pid, rt, name, sizeof(name));
 		reap(pid);
-		/* Debug information is looked for at its first need. */
 		symbolizer__binaries(s, &n);
 	}
 	unsetenv("DEBUGINFOD_URLS");
