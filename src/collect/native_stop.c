@@ -651,7 +651,9 @@ static int stop_rows(struct build *b, struct integrity *in)
 		if ((err = profile__add(b->p, tid, sid, k->state, &w)) < 0)
 			return err;
 		row_stack_errors(b, in, k, v);
-		if (k->kstack == OFFCPU_STACK_UNSEEN && (err = unseen_add(b, &tk, t, v)))
+		/* only the final build prints them (unseen_note()) */
+		if (b->final && k->kstack == OFFCPU_STACK_UNSEEN &&
+		    (err = unseen_add(b, &tk, t, v)))
 			return err;
 	}
 	return 0;
@@ -724,8 +726,10 @@ static void unseen_note(struct build *b)
 {
 	char buf[512];
 
+	/* continuous mode: the count above is the whole run's, these rows the last period's */
 	if (native_unseen_line(&b->unseen, buf, sizeof(buf)) > 0)
-		native_note(b->n, "switch-outs not reported, by process: %s", buf);
+		native_note(b->n, "switch-outs not reported, by process%s: %s",
+			    b->n->cuts ? " (last period)" : "", buf);
 }
 
 /* Each thread's ground truth, where it is known. */
