@@ -267,6 +267,7 @@ struct unwind_state {
 	__u64 hash;    /* of the words read at slot[], in order */
 	__u64 rv;      /* the word uread() read last */
 	__u64 bp_addr; /* where bp was restored from, while bp_pending */
+	__u64 need_pc; /* with mark OFFCPU_UMARK_PENDING: the address whose table is missing */
 	__u32 n;
 	__u32 tgid;
 	__u32 nslots;

@@ -214,7 +214,8 @@ struct offcpu_proc {
 
 /*
  * Raw user stacks (OFFCPU_RAW_WIN bytes each) a process may send before its
- * mappings are loaded; later ones end with the "maps not loaded" marker, so
+ * mappings are loaded, or before a table its stacks need is built; later
+ * ones end with the "maps not loaded" or "table not built yet" marker, so
  * that a process switching fast cannot fill the ring buffer meanwhile.
  */
 #define OFFCPU_MAX_RAWS 32
@@ -227,6 +228,18 @@ enum offcpu_event_type {
 	OFFCPU_EV_INTERVAL,   /* one interval for the timeline: struct offcpu_interval */
 	OFFCPU_EV_RAW_USTACK, /* a user stack to unwind in user space: struct offcpu_raw_ustack */
 	OFFCPU_EV_DRAIN,      /* the aggregation map is half full: drain it now (a __u32) */
+	OFFCPU_EV_NEED,	      /* a walk needs a binary's table: struct offcpu_need */
+};
+
+/*
+ * A walk stopped at a binary whose table is not built yet (lazy tables,
+ * OFFCPU_UMARK_PENDING) when its process may send no more raw stacks: user
+ * space builds the table of the mapping holding pc in process tgid.
+ */
+struct offcpu_need {
+	__u32 type;
+	__u32 tgid;
+	__u64 pc;
 };
 
 /* Waker detection: frames walked, interrupt entry ranges (see waker_tid()). */
@@ -346,7 +359,7 @@ struct offcpu_stats {
 	__u64 track_sent;	   /* requests to read a process's mappings */
 	__u64 track_lost;	   /* ... the ring buffer had no room for */
 	__u64 track_same;	   /* ... not sent: its address space had not changed */
-	__u64 umarks[8];	   /* ... stacks ended by each enum offcpu_umark (index) */
+	__u64 umarks[16];	   /* ... stacks ended by each enum offcpu_umark (index) */
 	__u64 carried;		   /* intervals ended that began before the last period boundary */
 	__u64 carried_ns;	   /* ... their part after it */
 };
@@ -412,7 +425,7 @@ struct offcpu_umap {
 	__u32 chunk; /* key in cfi_files of the array holding the table; 0: no table */
 	__u32 first; /* the table's first row in that array */
 	__u32 nrows; /* its rows; without a table, an OFFCPU_UMARK_* saying why */
-	__u32 pad;
+	__u32 fid;   /* user space's id of the file (collect/unwind.c); not read here */
 };
 
 struct offcpu_umaps {
@@ -473,7 +486,9 @@ enum offcpu_umark {
 	OFFCPU_UMARK_TRUNCATED,	  /* OFFCPU_MAX_STACK frames and more */
 	OFFCPU_UMARK_NO_MAPS,	  /* the process's mappings were not loaded yet */
 	OFFCPU_UMARK_OVER_BUDGET, /* the binary's table did not fit the memory budget */
+	OFFCPU_UMARK_PENDING,	  /* its table is built at the first stack that needs it: not yet */
 	OFFCPU_UMARK_MAX,
 };
+#define OFFCPU_UMARK_SLOTS 16 /* offcpu_stats.umarks: a power of two above OFFCPU_UMARK_MAX */
 
 #endif

@@ -298,6 +298,12 @@ __noinline long unwind_frame(void)
 	m = &um->m[idx & (OFFCPU_MAX_UMAPS - 1)];
 	chunk = m->chunk;
 	nrows = m->nrows;
+	if (!chunk && nrows == OFFCPU_UMARK_PENDING) {
+		/* User space builds the table from the raw copy sent for this walk. */
+		st->mark = OFFCPU_UMARK_PENDING;
+		st->need_pc = look;
+		return 1;
+	}
 	if (!chunk)
 		return fp_step(st, nrows && nrows < OFFCPU_UMARK_MAX ? nrows : OFFCPU_UMARK_NO_CFI);
 	r = row_find(chunk, m->first, nrows, look - m->base);
@@ -411,6 +417,23 @@ static long unwind_step(__u32 i, void *ctx)
 }
 
 /*
+ * Ask user space for the table of the binary at pc (lazy tables), when the
+ * process may send no more raw stacks: until it is built, each such walk
+ * asks again. No wakeup: user space reads it at its next poll.
+ */
+static __always_inline void need_send(__u32 tgid, __u64 pc)
+{
+	struct offcpu_need *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		return;
+	e->type = OFFCPU_EV_NEED;
+	e->tgid = tgid;
+	e->pc = pc;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
  * Send this CPU's raw user stack (registers and window) for user space to
  * unwind, once per distinct content: its id is a hash of all of it. A
  * global function, so its loop is verified once.
@@ -499,9 +522,12 @@ __noinline __u64 unwind_user(__u32 tgid)
 	/*
 	 * No mappings yet (a process just started), or none holding the pc
 	 * (read before the loader mapped its libraries): user space unwinds it
-	 * once it has them.
+	 * once it has them. The same for a walk that reached a binary whose
+	 * table is built at its first need (collect/unwind.h): user space
+	 * builds it, unwinds this copy, and the next walks have it.
 	 */
-	if ((st->mark == OFFCPU_UMARK_NO_MAPS || st->mark == OFFCPU_UMARK_OUTSIDE) && !st->n) {
+	if (((st->mark == OFFCPU_UMARK_NO_MAPS || st->mark == OFFCPU_UMARK_OUTSIDE) && !st->n) ||
+	    st->mark == OFFCPU_UMARK_PENDING) {
 		struct offcpu_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 
 		st->transient = 1;
@@ -511,16 +537,18 @@ __noinline __u64 unwind_user(__u32 tgid)
 			STAT(uraw_sent, 1);
 			return raw_commit(tgid);
 		}
+		if (st->mark == OFFCPU_UMARK_PENDING)
+			need_send(tgid, st->need_pc);
 	}
 	n = st->n;
 	if (st->mark) {
 		if (n < OFFCPU_MAX_STACK)
 			buf->ips[n & 127] = OFFCPU_UMARK_BASE | st->mark;
 		n++;
-		STAT(umarks[st->mark & (OFFCPU_UMARK_MAX - 1)], 1);
-		st->transient = st->mark == OFFCPU_UMARK_NO_MAPS ||
-				st->mark == OFFCPU_UMARK_OUTSIDE ||
-				st->mark == OFFCPU_UMARK_UNREADABLE;
+		STAT(umarks[st->mark & (OFFCPU_UMARK_SLOTS - 1)], 1);
+		st->transient =
+			st->mark == OFFCPU_UMARK_NO_MAPS || st->mark == OFFCPU_UMARK_OUTSIDE ||
+			st->mark == OFFCPU_UMARK_UNREADABLE || st->mark == OFFCPU_UMARK_PENDING;
 	}
 	STAT(uframes, st->n);
 	if (n > OFFCPU_MAX_STACK)

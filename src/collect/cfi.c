@@ -1254,7 +1254,8 @@ int cfi_table__build_opts(int fd, const char *path, const struct cfi_build_opts 
 			(size_t)idlen < sizeof(t->build_id) ? (size_t)idlen : sizeof(t->build_id);
 		memcpy(t->build_id, id, t->build_id_len);
 	}
-
+	if (o && o->segments_only)
+		goto cleanup;
 	err = cfi_source__eh_frame(elf, &s);
 	if (!err) {
 		err = build_from(&s, t, ".eh_frame", libdw_rows);

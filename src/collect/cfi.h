@@ -89,6 +89,12 @@ struct cfi_build_opts {
 	 * reference the tests hold the one-pass rows to.
 	 */
 	bool libdw_rows;
+	/*
+	 * Only what a mapping's load bias needs (the ELF checks, segments,
+	 * base and build id; t->n == 0): the rows come from a second build,
+	 * when a stack needs them (collect/unwind.h, lazy tables).
+	 */
+	bool segments_only;
 };
 
 int cfi_table__build_opts(int fd, const char *path, const struct cfi_build_opts *o,

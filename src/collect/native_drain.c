@@ -201,6 +201,13 @@ int native_on_event(void *ctx, void *data, size_t len)
 			return 0;
 		return native_keep_interval(n, data);
 	}
+	if (ev->type == OFFCPU_EV_NEED) {
+		const struct offcpu_need *need = data;
+
+		if (len >= sizeof(*need) && n->unw)
+			unwinder__need(n->unw, need->tgid, need->pc);
+		return 0;
+	}
 	if (ev->type == OFFCPU_EV_DRAIN) {
 		n->drain_asked = true;
 		return 0;

@@ -700,6 +700,8 @@ static int unwind_setup(struct native *n, const struct native_opts *o, char *why
 		.files_fd = bpf_map__fd(n->skel->maps.cfi_files),
 		.budget = o->unwind_budget,
 		.diag = n->diag,
+		/* a process maps many binaries its stacks never reach (collect/unwind.h) */
+		.lazy = true,
 	};
 
 	n->unw = unwinder__new(&uo);

@@ -822,7 +822,7 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 	native_note(n,
 		    "user stacks: .eh_frame unwinder, %" PRIu64
 		    " walks, %.1f frames a walk, %" PRIu64
-		    " left to user space (mappings not loaded yet), %" PRIu64
+		    " left to user space (mappings not loaded or a table not built yet), %" PRIu64
 		    " mapping reads asked (%" PRIu64 " lost; %" PRIu64
 		    " not asked: address space unchanged), %" PRIu64
 		    " cache keys refused by user stack words; ended early: %s",
@@ -831,14 +831,17 @@ static void unwind_notes(struct native *n, const struct offcpu_stats *st)
 		    (uint64_t)st->uraw_sent, (uint64_t)st->track_sent, (uint64_t)st->track_lost,
 		    (uint64_t)st->track_same, (uint64_t)st->uslot_rejects, len ? marks : "none");
 	native_note(n,
-		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %" PRIu64
-		    " bytes of budget used (%" PRIu64 " in rows) of %" PRIu64
+		    "unwind tables: %zu processes, %zu binaries, %zu tables loaded, %zu not "
+		    "needed by a stack (not built), %" PRIu64 " bytes of budget used (%" PRIu64
+		    " in rows) of %" PRIu64
 		    ", %zu over budget, %zu mappings dropped, %zu forgotten",
-		    us.processes, us.binaries, us.tables, us.bytes, us.rows_bytes, us.budget,
-		    us.over_budget, us.maps_dropped, us.forgotten);
+		    us.processes, us.binaries, us.tables, us.pending, us.bytes, us.rows_bytes,
+		    us.budget, us.over_budget, us.maps_dropped, us.forgotten);
 	for (size_t i = 0; bins && i < nb; i++) {
 		static const char *const status[] = {"table", "no CFI", "over budget", "error"};
 
+		if (bins[i].status == UNWIND_PENDING)
+			continue; /* counted above */
 		native_note(n,
 			    "unwind table %s: %s, %zu rows, %" PRIu64 " bytes, built in %.2f ms, "
 			    "loaded in %.2f ms%s%s",

@@ -24,7 +24,17 @@
 #include "symbolize/procmaps.h"
 #include "util/vec.h"
 
-_Static_assert(OFFCPU_UMARK_MAX <= 8, "offcpu_stats.umarks holds every marker");
+_Static_assert(OFFCPU_UMARK_MAX <= OFFCPU_UMARK_SLOTS &&
+		       sizeof(((struct offcpu_stats *)0)->umarks) ==
+			       OFFCPU_UMARK_SLOTS * sizeof(__u64),
+	       "offcpu_stats.umarks holds every marker");
+
+/*
+ * Lazy tables keep their file open until a stack needs them (it may be
+ * deleted or in another mount namespace by then); past this many open, the
+ * next binaries get their tables at once, as without lazy tables.
+ */
+#define LAZY_MAX_FDS 256
 
 /* Rows per chunk (1 MiB), unless one table needs more. */
 #define CHUNK_ROWS (1u << 17)
@@ -75,6 +85,7 @@ struct ufile {
 	uint32_t chunk; /* key in cfi_files; 0: no table */
 	uint32_t first; /* its rows in the chunk, also read by unwinder__unwind_raw() */
 	size_t nrows;
+	int fd; /* lazy, while pending: the file; else -1 */
 	struct cfi_segment *segs;
 	size_t nsegs;
 	uint64_t base;
@@ -103,6 +114,8 @@ struct unwinder {
 	uint64_t budget;
 	char *proc_root;
 	FILE *diag;
+	bool lazy;
+	size_t open_fds; /* of pending files */
 	struct ufile *files;
 	size_t nfiles, cap_files;
 	struct unwind_binary *pub;
@@ -146,6 +159,7 @@ const char *unwind_mark__reason(unsigned int why)
 		[OFFCPU_UMARK_TRUNCATED] = "truncated",
 		[OFFCPU_UMARK_NO_MAPS] = "maps not loaded",
 		[OFFCPU_UMARK_OVER_BUDGET] = "over budget",
+		[OFFCPU_UMARK_PENDING] = "table not built yet",
 	};
 
 	return why < sizeof(names) / sizeof(names[0]) ? names[why] : NULL;
@@ -267,6 +281,7 @@ struct unwinder *unwinder__new(const struct unwinder_opts *o)
 	u->budget = o->budget ? o->budget : UNWIND_DEFAULT_BUDGET;
 	u->stats.budget = u->budget;
 	u->diag = o->diag;
+	u->lazy = o->lazy;
 	u->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
 	u->val = calloc(1, sizeof(*u->val));
 	if (!u->proc_root || !u->val ||
@@ -308,6 +323,8 @@ void unwinder__free(struct unwinder *u)
 	void *val;
 
 	for (size_t i = 0; i < u->nfiles; i++) {
+		if (u->files[i].fd >= 0)
+			close(u->files[i].fd);
 		free(u->files[i].segs);
 		free((char *)u->files[i].pub.path);
 	}
@@ -559,14 +576,92 @@ static int table_load(struct unwinder *u, struct ufile *f, const struct cfi_tabl
 	return 0;
 }
 
-/* The file of mapping m of pid, converted and loaded at its first sight. NULL: no memory. */
-static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map *m)
+/* Build f's table from its file, open at fd, and load it: f's status says how it went. */
+static void file_build(struct unwinder *u, struct ufile *f, int fd)
+{
+	const char *path = f->pub.path;
+	struct cfi_table t = {};
+	uint64_t t0 = mono_ns();
+	int err = cfi_table__build(fd, path, &t);
+
+	f->pub.build_ns = mono_ns() - t0;
+	f->pub.status = UNWIND_ERROR;
+	if (err && err != -ENOENT) {
+		if (u->diag)
+			fprintf(u->diag, "unwind: %s: no unwind table: %s\n", path, strerror(-err));
+		return;
+	}
+	/* Keep the segments (for the bias of later mappings); the rows go to the kernel. */
+	free(f->segs);
+	f->segs = t.segs;
+	f->nsegs = t.nsegs;
+	t.segs = NULL;
+	t.nsegs = 0;
+	f->base = t.base;
+	f->pub.rows = t.n;
+	f->pub.source = t.source;
+	if (err == -ENOENT || !t.n) {
+		f->pub.status = UNWIND_NO_CFI;
+		if (u->diag)
+			fprintf(u->diag, "unwind: %s: no CFI: frame pointers only\n", path);
+	} else {
+		t0 = mono_ns();
+		err = table_load(u, f, &t);
+		f->pub.load_ns = mono_ns() - t0;
+		if (err == -E2BIG) {
+			f->pub.status = UNWIND_OVER_BUDGET;
+			u->stats.over_budget++;
+			if (u->diag)
+				fprintf(u->diag,
+					"unwind: %s: %zu rows do not fit the unwind memory budget "
+					"(%" PRIu64 " of %" PRIu64
+					" bytes used; --unwind-memory)\n",
+					path, t.n, u->stats.bytes, u->budget);
+		} else if (err) {
+			if (u->diag)
+				fprintf(u->diag, "unwind: %s: table not loaded: %s\n", path,
+					strerror(-err));
+		} else {
+			f->pub.status = UNWIND_TABLE;
+			f->pub.bytes = t.n * sizeof(struct offcpu_cfi_row);
+			u->stats.tables++;
+			u->stats.rows_bytes += f->pub.bytes;
+		}
+	}
+	cfi_table__free(&t);
+}
+
+/*
+ * Lazy: f pending, with only its segments read (for the bias of its
+ * mappings) and its file kept open for the build. false: build it now.
+ */
+static bool file_defer(struct unwinder *u, struct ufile *f, int fd)
 {
 	struct cfi_table t = {};
+
+	if (!u->lazy || u->open_fds >= LAZY_MAX_FDS ||
+	    cfi_table__build_opts(fd, f->pub.path, &(struct cfi_build_opts){.segments_only = true},
+				  &t))
+		return false;
+	f->segs = t.segs;
+	f->nsegs = t.nsegs;
+	f->base = t.base;
+	f->fd = fd;
+	f->pub.status = UNWIND_PENDING;
+	u->open_fds++;
+	u->stats.pending++;
+	return true;
+}
+
+/*
+ * The file of mapping m of pid, converted and loaded at its first sight
+ * (lazy: made pending). NULL: no memory.
+ */
+static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map *m)
+{
 	struct ufile *f;
 	char path[4096];
-	uint64_t t0;
-	int fd, err;
+	int fd;
 
 	for (size_t i = 0; i < u->nfiles; i++) {
 		f = &u->files[i];
@@ -578,6 +673,7 @@ static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map
 		return NULL;
 	f = &u->files[u->nfiles];
 	memset(f, 0, sizeof(*f));
+	f->fd = -1;
 	f->id = ++u->next_id;
 	f->used = true;
 	f->dev_major = m->dev_major;
@@ -603,53 +699,10 @@ static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map
 			fprintf(u->diag, "unwind: %s: cannot open: %s\n", m->path, strerror(errno));
 		return f;
 	}
-	t0 = mono_ns();
-	err = cfi_table__build(fd, m->path, &t);
-	close(fd);
-	f->pub.build_ns = mono_ns() - t0;
-	if (err && err != -ENOENT) {
-		if (u->diag)
-			fprintf(u->diag, "unwind: %s: no unwind table: %s\n", m->path,
-				strerror(-err));
+	if (file_defer(u, f, fd))
 		return f;
-	}
-	/* Keep the segments (for the bias of later mappings); the rows go to the kernel. */
-	f->segs = t.segs;
-	f->nsegs = t.nsegs;
-	t.segs = NULL;
-	t.nsegs = 0;
-	f->base = t.base;
-	f->pub.rows = t.n;
-	f->pub.source = t.source;
-	if (err == -ENOENT || !t.n) {
-		f->pub.status = UNWIND_NO_CFI;
-		if (u->diag)
-			fprintf(u->diag, "unwind: %s: no CFI: frame pointers only\n", m->path);
-	} else {
-		t0 = mono_ns();
-		err = table_load(u, f, &t);
-		f->pub.load_ns = mono_ns() - t0;
-		if (err == -E2BIG) {
-			f->pub.status = UNWIND_OVER_BUDGET;
-			u->stats.over_budget++;
-			if (u->diag)
-				fprintf(u->diag,
-					"unwind: %s: %zu rows do not fit the unwind memory budget "
-					"(%" PRIu64 " of %" PRIu64
-					" bytes used; --unwind-memory)\n",
-					m->path, t.n, u->stats.bytes, u->budget);
-		} else if (err) {
-			if (u->diag)
-				fprintf(u->diag, "unwind: %s: table not loaded: %s\n", m->path,
-					strerror(-err));
-		} else {
-			f->pub.status = UNWIND_TABLE;
-			f->pub.bytes = t.n * sizeof(struct offcpu_cfi_row);
-			u->stats.tables++;
-			u->stats.rows_bytes += f->pub.bytes;
-		}
-	}
-	cfi_table__free(&t);
+	file_build(u, f, fd);
+	close(fd);
 	return f;
 }
 
@@ -712,12 +765,14 @@ int unwinder__track_maps(struct unwinder *u, int pid, const struct proc_map *map
 		}
 		if (f && f->pub.status == UNWIND_OVER_BUDGET)
 			um->nrows = OFFCPU_UMARK_OVER_BUDGET;
-		if (f && f->chunk && !file_bias(f, m, &bias)) {
+		if (f && (f->chunk || f->pub.status == UNWIND_PENDING) && !file_bias(f, m, &bias)) {
 			um->chunk = f->chunk;
 			um->first = f->first;
-			um->nrows = f->nrows;
+			um->nrows = f->chunk ? f->nrows : OFFCPU_UMARK_PENDING;
 			um->base = bias + f->base;
 		}
+		if (f)
+			um->fid = f->id;
 		v->n++;
 	}
 	/*
@@ -957,7 +1012,9 @@ static int raw_step(const struct unwinder *u, const struct offcpu_umap *m, struc
 	return 0;
 }
 
-size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r, size_t len,
+static int file_need(struct unwinder *u, uint32_t fid);
+
+size_t unwinder__unwind_raw(struct unwinder *u, const struct offcpu_raw_ustack *r, size_t len,
 			    uint64_t *ips, size_t max)
 {
 	uint32_t key = r->tgid;
@@ -1000,6 +1057,9 @@ size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_us
 			break;
 		}
 		ips[n++] = w.ip;
+		/* m is updated in place when its table is built (file_need()). */
+		if (!m->chunk && m->nrows == OFFCPU_UMARK_PENDING)
+			file_need(u, m->fid);
 		step = raw_step(u, m, &w, look);
 		if (step < 0)
 			break;
@@ -1049,6 +1109,63 @@ static struct ufile *file_by_id(struct unwinder *u, uint32_t id)
 	return lo < u->nfiles && u->files[lo].id == id ? &u->files[lo] : NULL;
 }
 
+/*
+ * Build pending file fid's table now, and point every process's mappings of
+ * it at the result (or at the marker saying why there is none), in the
+ * kernel too. 1 when it was pending.
+ */
+static int file_need(struct unwinder *u, uint32_t fid)
+{
+	struct ufile *f = file_by_id(u, fid);
+	const void *key;
+	void *val;
+	uint32_t mark;
+
+	if (!f || f->pub.status != UNWIND_PENDING)
+		return 0;
+	u->stats.pending--;
+	file_build(u, f, f->fd);
+	close(f->fd);
+	f->fd = -1;
+	u->open_fds--;
+	mark = f->pub.status == UNWIND_OVER_BUDGET ? OFFCPU_UMARK_OVER_BUDGET : OFFCPU_UMARK_NO_CFI;
+	for (size_t pos = 0; ntable_next(&u->procs, &pos, &key, &val);) {
+		struct offcpu_umaps *um = ((struct uproc *)val)->maps;
+		bool changed = false;
+
+		for (uint32_t i = 0; um && i < um->n && i < OFFCPU_MAX_UMAPS; i++) {
+			struct offcpu_umap *m = &um->m[i];
+
+			if (m->fid != fid || m->chunk || m->nrows != OFFCPU_UMARK_PENDING)
+				continue;
+			m->chunk = f->chunk;
+			m->first = f->first;
+			m->nrows = f->chunk ? (uint32_t)f->nrows : mark;
+			changed = true;
+		}
+		if (!changed)
+			continue;
+		memset(u->val, 0, sizeof(*u->val));
+		memcpy(u->val, um, offsetof(struct offcpu_umaps, m) + um->n * sizeof(um->m[0]));
+		/* Not put back when the kernel has dropped them (the process's exec or exit). */
+		bpf_map_update_elem(u->umaps_fd, key, u->val, BPF_EXIST);
+	}
+	return 1;
+}
+
+int unwinder__need(struct unwinder *u, uint32_t tgid, uint64_t pc)
+{
+	const struct uproc *up = ntable_find(&u->procs, &tgid);
+	const struct offcpu_umap *m = up && up->maps ? raw_umap(up->maps, pc) : NULL;
+
+	if (!m)
+		return -ENOENT;
+	if (m->chunk || m->nrows != OFFCPU_UMARK_PENDING)
+		return 0;
+	first_chunk_wait(u);
+	return file_need(u, m->fid);
+}
+
 static bool uproc_keep(const void *key, void *val, void *arg)
 {
 	struct uproc *up = val;
@@ -1090,6 +1207,11 @@ static void files_forget(struct unwinder *u)
 		if (f->used) {
 			u->files[kept++] = *f;
 			continue;
+		}
+		if (f->fd >= 0) {
+			close(f->fd);
+			u->open_fds--;
+			u->stats.pending--;
 		}
 		if (f->chunk) {
 			sigs_remove(u, f->chunk, f->first);

@@ -19,6 +19,14 @@
  * reused by the tables of binaries seen later, so the budget bounds what is
  * mapped now, not everything ever run.
  *
+ * With lazy tables (unwinder_opts.lazy, the collector's choice), a binary's
+ * table is built when the first stack needs it rather than when a process
+ * mapping it is read: most binaries a process maps (a PostgreSQL backend
+ * maps 60) are never on a stack. Until then its mappings say
+ * OFFCPU_UMARK_PENDING; the BPF side stops there and sends the stack raw,
+ * and unwinder__unwind_raw() builds what that stack needs, then points every
+ * process's mappings of the binary at the new table.
+ *
  * unwinder__track() runs when the BPF side asks (a process's first user
  * stack, an address outside the mappings it knows, after exec): a process's
  * first switches after exec are unwound before its mappings are loaded and
@@ -44,6 +52,7 @@ struct unwinder_opts {
 	uint64_t budget;       /* bytes of rows at most; 0: UNWIND_DEFAULT_BUDGET */
 	const char *proc_root; /* default /proc */
 	FILE *diag;	       /* one line per binary that got no table, and why; may be NULL */
+	bool lazy;	       /* tables at the first stack that needs them (above) */
 };
 
 enum unwind_status {
@@ -51,6 +60,7 @@ enum unwind_status {
 	UNWIND_NO_CFI,	    /* the file has no CFI: frame pointers only */
 	UNWIND_OVER_BUDGET, /* its rows did not fit the budget */
 	UNWIND_ERROR,	    /* unreadable, not ELF, or the kernel refused the map */
+	UNWIND_PENDING,	    /* lazy: no stack has needed it yet */
 };
 
 /* One binary seen, for the summary and benchmarks. */
@@ -69,6 +79,7 @@ struct unwinder_stats {
 	size_t binaries;     /* distinct files seen */
 	size_t tables;	     /* ... with a table loaded now */
 	size_t over_budget;  /* ... left without a table by the budget */
+	size_t pending;	     /* ... lazy: not needed by a stack yet */
 	uint64_t bytes;	     /* kernel memory of the row arrays (chunks), in bytes */
 	uint64_t rows_bytes; /* ... holding the rows of the tables loaded now */
 	uint64_t budget;
@@ -100,13 +111,22 @@ const struct unwind_binary *unwinder__binaries(const struct unwinder *u, size_t 
 
 /*
  * Unwind a stack the BPF side left to user space (the first len bytes of r
- * are present) with the tables and the mappings last loaded for r->tgid:
- * return addresses innermost first into ips (at most max), ended by a
- * marker word (OFFCPU_UMARK_BASE | why) unless complete. Returns how many.
+ * are present) with the tables and the mappings last loaded for r->tgid,
+ * building the lazy tables it reaches (unwinder__need()): return addresses
+ * innermost first into ips (at most max), ended by a marker word
+ * (OFFCPU_UMARK_BASE | why) unless complete. Returns how many.
  */
 struct offcpu_raw_ustack;
-size_t unwinder__unwind_raw(const struct unwinder *u, const struct offcpu_raw_ustack *r, size_t len,
+size_t unwinder__unwind_raw(struct unwinder *u, const struct offcpu_raw_ustack *r, size_t len,
 			    uint64_t *ips, size_t max);
+
+/*
+ * Build and load the table of the binary mapped at pc in process tgid (as
+ * last read) if it is still pending, and point every process's mappings of
+ * it there, in the kernel too. 1 when it built one, 0 when there was none to
+ * build, -ENOENT when no mapping of tgid holds pc.
+ */
+int unwinder__need(struct unwinder *u, uint32_t tgid, uint64_t pc);
 
 /*
  * Whether pc of process tgid (as last read) is in a signal trampoline (a row

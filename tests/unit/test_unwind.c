@@ -308,6 +308,118 @@ TEST(forgotten_tables_give_their_rows_to_binaries_seen_later)
 	CHECK_INT(system(rm), 0);
 }
 
+/* The start of pid's executable mapping of a file whose path ends with tail, and that path. */
+static uint64_t code_of(pid_t pid, const char *tail, char *path, size_t len)
+{
+	struct proc_map *maps = NULL;
+	uint64_t at = 0;
+	size_t nr = 0;
+	char file[64];
+	FILE *in;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
+	in = fopen(file, "re");
+	if (!in || procmaps__parse(in, &maps, &nr))
+		nr = 0;
+	if (in)
+		fclose(in);
+	for (size_t i = 0; i < nr && !at; i++) {
+		size_t pl = strlen(maps[i].path), tl = strlen(tail);
+
+		if (maps[i].executable && pl >= tl && !strcmp(maps[i].path + pl - tl, tail)) {
+			at = maps[i].start;
+			snprintf(path, len, "%s", maps[i].path);
+		}
+	}
+	procmaps__free(maps, nr);
+	return at;
+}
+
+/* The kernel's mapping of pid at addr, by value; nrows 0 when there is none. */
+static struct offcpu_umap kernel_umap(const struct maps *mp, pid_t pid, uint64_t addr)
+{
+	struct offcpu_umaps *um = calloc(1, sizeof(*um));
+	struct offcpu_umap found = {};
+	uint32_t key = pid;
+
+	if (um && !bpf_map_lookup_elem(mp->umaps, &key, um))
+		for (uint32_t i = 0; i < um->n && i < OFFCPU_MAX_UMAPS; i++)
+			if (um->m[i].start <= addr && addr < um->m[i].end)
+				found = um->m[i];
+	free(um);
+	return found;
+}
+
+/*
+ * Lazy tables: after tracking, every binary is pending and the kernel's
+ * mappings say so; the first need of one builds its table once, and points
+ * the mappings of every process that maps it (libc in both sleepers) at
+ * rows equal to the file's.
+ */
+TEST(lazy_tables_are_built_at_the_first_need_for_every_process)
+{
+	char dir[] = "/tmp/offcpu-unwind-XXXXXX", pa[PATH_MAX], pb[PATH_MAX], libc[PATH_MAX],
+	     rm[PATH_MAX + 16];
+	struct unwinder_opts o = {.lazy = true};
+	struct unwinder_stats st;
+	struct maps mp = {-1, -1};
+	struct offcpu_umap km;
+	struct unwinder *u;
+	uint64_t ca, cb, la, lb;
+	pid_t a, b;
+
+	if (geteuid() != 0)
+		SKIP("needs root: creates BPF maps");
+	CHECK(mkdtemp(dir));
+	CHECK_INT(maps_make(&mp), 0);
+	o.umaps_fd = mp.umaps;
+	o.files_fd = mp.files;
+	u = unwinder__new(&o);
+	CHECK(u);
+	a = sleeper(dir, 0, pa, sizeof(pa));
+	b = sleeper(dir, 1, pb, sizeof(pb));
+	CHECK(a > 0 && b > 0);
+	CHECK_INT(unwinder__track(u, a), 0);
+	CHECK_INT(unwinder__track(u, b), 0);
+	ca = code_of(a, pa, pa, sizeof(pa));
+	cb = code_of(b, pb, pb, sizeof(pb));
+	la = code_of(a, "/libc.so.6", libc, sizeof(libc));
+	lb = code_of(b, "/libc.so.6", libc, sizeof(libc));
+	CHECK(ca && cb && la && lb);
+
+	unwinder__stats(u, &st);
+	CHECK_INT(st.tables, 0);
+	CHECK(st.pending >= 3); /* two copies, libc, the loader */
+	CHECK_INT(status_of(u, libc), UNWIND_PENDING);
+	km = kernel_umap(&mp, b, lb);
+	CHECK_INT(km.chunk, 0);
+	CHECK_INT(km.nrows, OFFCPU_UMARK_PENDING);
+
+	/* A's need of libc builds it for B as well; a second need builds nothing. */
+	CHECK_INT(unwinder__need(u, a, la + 16), 1);
+	CHECK_INT(unwinder__need(u, b, lb + 16), 0);
+	CHECK_INT(status_of(u, libc), UNWIND_TABLE);
+	CHECK_INT(status_of(u, pb), UNWIND_PENDING);
+	km = kernel_umap(&mp, b, lb);
+	CHECK(km.chunk != 0 && km.nrows > OFFCPU_UMARK_MAX);
+	CHECK_INT(kernel_umap(&mp, b, cb).nrows, OFFCPU_UMARK_PENDING);
+
+	CHECK_INT(unwinder__need(u, a, ca + 16), 1);
+	CHECK_INT(unwinder__need(u, b, cb + 16), 1);
+	CHECK_INT(unwinder__need(u, a, 16), -ENOENT);
+	unwinder__stats(u, &st);
+	CHECK(st.tables >= 3);
+	CHECK(rows_match(&mp, a));
+	CHECK(rows_match(&mp, b));
+
+	reap(a);
+	reap(b);
+	unwinder__free(u);
+	maps_close(&mp);
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	CHECK_INT(system(rm), 0);
+}
+
 /*
  * perf maps 31 libraries, 2.7 MB of rows: more than the first chunk (1 MB)
  * holds. The rest go to the chunk made ahead in a thread; every table must
