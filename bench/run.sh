@@ -5,8 +5,8 @@
 #   bench/run.sh [--no-update] [BUILD [BENCHMARK...]]     (make bench)
 #
 # BENCHMARK is any of: overhead collectors startup postproc scaling unwind cfi-tables (default: all
-# of these, or $BENCH), or soak (about 11 minutes), services (about 8) or continuous
-# (about 31), only when named. Each writes
+# of these, or $BENCH), or soak (about 11 minutes), services (about 8), continuous
+# (about 31) or hostwide (about 1), only when named. Each writes
 # its section to BUILD/bench/results/NAME.md; BENCHMARKS.md is then put together
 # from bench/BENCHMARKS.md.in and every section present (those not run this time
 # keep their last result and say when it was taken), and the plots are copied to
@@ -18,7 +18,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ALL="overhead collectors startup postproc scaling unwind cfi-tables"
 # Known but not in the default set: too long for make bench's 15-minute budget.
-EXTRA="soak services continuous"
+EXTRA="soak services continuous hostwide"
 update=1
 if [ "${1:-}" = --no-update ]; then
 	update=0
@@ -66,6 +66,7 @@ title()
 	cfi-tables) echo "Unwind tables: build time and size" ;;
 	services) echo "Real services: PostgreSQL (pgbench) and Redis (redis-benchmark)" ;;
 	continuous) echo "Continuous mode: a long host-wide run in periods" ;;
+	hostwide) echo "Unwind tables: a host-wide capture on a host that maps large libraries" ;;
 	esac
 }
 
