@@ -2,15 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The benchmark suite: runs the benchmarks and writes BENCHMARKS.md.
 #
-#   bench/run.sh [--no-update] [BUILD [BENCHMARK...]]     (make bench)
+#   bench/run.sh [--no-update | --rebuild] [BUILD [BENCHMARK...]]     (make bench)
 #
 # BENCHMARK is any of: overhead collectors startup postproc scaling unwind cfi-tables (default: all
 # of these, or $BENCH), or soak (about 11 minutes), services (about 8), continuous
 # (about 31) or hostwide (about 1), only when named. Each writes
-# its section to BUILD/bench/results/NAME.md; BENCHMARKS.md is then put together
-# from bench/BENCHMARKS.md.in and every section present (those not run this time
-# keep their last result and say when it was taken), and the plots are copied to
-# bench/plots/. --no-update leaves BENCHMARKS.md and bench/plots alone.
+# its section to BUILD/bench/results/NAME.md; the sections run this time then
+# replace their own blocks in BENCHMARKS.md (bench/splice.sh: the text written by
+# hand around them and the Targets list are kept), and the plots are copied to
+# bench/plots/. --rebuild puts BENCHMARKS.md together from bench/BENCHMARKS.md.in
+# and every section in BUILD/bench/results instead (what is not there, and all
+# hand-written text, is lost). --no-update leaves BENCHMARKS.md and bench/plots alone.
 #
 # Environment: FLAMEGRAPH_PL (FlameGraph's flamegraph.pl, for the comparison),
 # BENCH_REPS, BENCH_SECS (per benchmark; see each script). Never part of make check.
@@ -20,11 +22,11 @@ ALL="overhead collectors startup postproc scaling unwind cfi-tables"
 # Known but not in the default set: too long for make bench's 15-minute budget.
 EXTRA="soak services continuous hostwide"
 update=1
-if [ "${1:-}" = --no-update ]; then
-	update=0
-	shift
-fi
-case ${1:-} in -h | --help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case ${1:-} in
+--no-update) update=0; shift ;;
+--rebuild) update=2; shift ;;
+-h | --help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
 BUILD=${1:-build}
 shift 2>/dev/null
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
@@ -140,7 +142,24 @@ echo "== suite: $total s" >&2
 	echo "bench: the suite took $total s, over its 15-minute budget" >&2
 sed 's/^/   /' "$RESULTS/.times" >&2
 
-[ $update = 1 ] || exit 0
+[ $update = 0 ] && exit 0
+
+# The sections of this run into the existing file, the rest kept (bench/splice.sh).
+if [ $update = 1 ] && [ -f "$ROOT/BENCHMARKS.md" ]; then
+	ran=
+	for b in $want; do
+		[ -s "$RESULTS/$b.md" ] && ran="$ran $b"
+	done
+	# shellcheck disable=SC2086 # the names, one word each
+	[ -z "$ran" ] || "$ROOT/bench/splice.sh" "$ROOT/BENCHMARKS.md" "$RESULTS" $ran || exit 1
+	for b in $ran; do
+		grep -h '^Target' "$RESULTS/$b.md" | sed "s/^/bench: $b: /"
+	done | sed '1i bench: the Targets list at the top of BENCHMARKS.md is kept as it was; this run says:' >&2
+	mkdir -p "$ROOT/bench/plots"
+	cp "$BUILD"/bench/plots/*.svg "$ROOT/bench/plots/" 2>/dev/null
+	echo "bench: updated$ran in $ROOT/BENCHMARKS.md" >&2
+	exit 0
+fi
 
 # Put BENCHMARKS.md together: @MACHINE@, @COMMAND@, @TARGETS@, @PENDING@ and
 # @SECTION:NAME@.
