@@ -9,6 +9,8 @@
 # to measure a change before and after in the same run).
 # BENCH_PG_MODES / BENCH_REDIS_MODES (space-separated, from the lists below) run only
 # those variants, e.g. "bare offcpu bcc-a" when only the recorder's own cost is wanted.
+# BENCH_SERVICES ("pg redis") runs only the services named, e.g. "redis" with many
+# repetitions when one verdict needs more pairs.
 #
 # A private PostgreSQL cluster (initdb in a temporary directory, 127.0.0.1 on a free
 # port) under pgbench TPC-B and select-only, and a private redis-server under
@@ -192,6 +194,9 @@ if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/pgbench" ] || ! id postgres >/dev/null 2>&1
 fi
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
 	avail_redis="no redis-server or redis-benchmark (Debian: redis-server, redis-tools)"
+SERVICES=${BENCH_SERVICES:-pg redis}
+case " $SERVICES " in *" pg "*) ;; *) [ "$avail_pg" = yes ] && avail_pg="not asked for: BENCH_SERVICES=$SERVICES" ;; esac
+case " $SERVICES " in *" redis "*) ;; *) [ "$avail_redis" = yes ] && avail_redis="not asked for: BENCH_SERVICES=$SERVICES" ;; esac
 
 if [ "$avail_pg" = yes ]; then
 	PGDIR=$(mktemp -d /tmp/offcpu-bench-pg.XXXXXX)
@@ -259,7 +264,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 cat <<EOF
 ### Real services: PostgreSQL (pgbench) and Redis (redis-benchmark)
 
-Command: \`${BASE:+BENCH_OFFCPU_BASE=$BASE }${BENCH_PG_MODES:+BENCH_PG_MODES='$BENCH_PG_MODES' }${BENCH_REDIS_MODES:+BENCH_REDIS_MODES='$BENCH_REDIS_MODES' }bench/services.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS, BENCH_REDIS_N=$REDIS_N), as root.
+Command: \`${BASE:+BENCH_OFFCPU_BASE=$BASE }${BENCH_PG_MODES:+BENCH_PG_MODES='$BENCH_PG_MODES' }${BENCH_REDIS_MODES:+BENCH_REDIS_MODES='$BENCH_REDIS_MODES' }${BENCH_SERVICES:+BENCH_SERVICES='$BENCH_SERVICES' }bench/services.sh $(basename "$BUILD")\` (BENCH_REPS=$REPS, BENCH_SECS=$SECS, BENCH_REDIS_N=$REDIS_N), as root.
 Load average at the start: $load0; at the end: $load1 (the machine is shared).
 
 Method. A private PostgreSQL ${PGVER:-} cluster (initdb in a temporary directory,
