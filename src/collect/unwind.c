@@ -1123,6 +1123,7 @@ static int file_need(struct unwinder *u, uint32_t fid)
 
 	if (!f || f->pub.status != UNWIND_PENDING)
 		return 0;
+	first_chunk_wait(u); /* an entry point's wait, for unwinder__unwind_raw()'s calls */
 	u->stats.pending--;
 	file_build(u, f, f->fd);
 	close(f->fd);
@@ -1162,7 +1163,6 @@ int unwinder__need(struct unwinder *u, uint32_t tgid, uint64_t pc)
 		return -ENOENT;
 	if (m->chunk || m->nrows != OFFCPU_UMARK_PENDING)
 		return 0;
-	first_chunk_wait(u);
 	return file_need(u, m->fid);
 }
 
