@@ -114,8 +114,7 @@ struct unwinder {
 	uint64_t budget;
 	char *proc_root;
 	FILE *diag;
-	bool lazy;
-	size_t open_fds; /* of pending files */
+	bool lazy; /* stats.pending files are open: one each */
 	struct ufile *files;
 	size_t nfiles, cap_files;
 	struct unwind_binary *pub;
@@ -639,7 +638,7 @@ static bool file_defer(struct unwinder *u, struct ufile *f, int fd)
 {
 	struct cfi_table t = {};
 
-	if (!u->lazy || u->open_fds >= LAZY_MAX_FDS ||
+	if (!u->lazy || u->stats.pending >= LAZY_MAX_FDS ||
 	    cfi_table__build_opts(fd, f->pub.path, &(struct cfi_build_opts){.segments_only = true},
 				  &t))
 		return false;
@@ -648,9 +647,34 @@ static bool file_defer(struct unwinder *u, struct ufile *f, int fd)
 	f->base = t.base;
 	f->fd = fd;
 	f->pub.status = UNWIND_PENDING;
-	u->open_fds++;
 	u->stats.pending++;
 	return true;
+}
+
+/* The end of f's pending state: its file closed, whether its table was built or not. */
+static void file_undefer(struct unwinder *u, struct ufile *f)
+{
+	close(f->fd);
+	f->fd = -1;
+	u->stats.pending--;
+}
+
+/*
+ * um pointed at f's table, or, without one, at the marker saying why (its
+ * base is the caller's: it depends on the mapping).
+ */
+static void umap_point(struct offcpu_umap *um, const struct ufile *f)
+{
+	um->chunk = f->chunk;
+	um->first = f->first;
+	if (f->chunk)
+		um->nrows = (uint32_t)f->nrows;
+	else if (f->pub.status == UNWIND_PENDING)
+		um->nrows = OFFCPU_UMARK_PENDING;
+	else if (f->pub.status == UNWIND_OVER_BUDGET)
+		um->nrows = OFFCPU_UMARK_OVER_BUDGET;
+	else
+		um->nrows = OFFCPU_UMARK_NO_CFI;
 }
 
 /*
@@ -766,9 +790,7 @@ int unwinder__track_maps(struct unwinder *u, int pid, const struct proc_map *map
 		if (f && f->pub.status == UNWIND_OVER_BUDGET)
 			um->nrows = OFFCPU_UMARK_OVER_BUDGET;
 		if (f && (f->chunk || f->pub.status == UNWIND_PENDING) && !file_bias(f, m, &bias)) {
-			um->chunk = f->chunk;
-			um->first = f->first;
-			um->nrows = f->chunk ? f->nrows : OFFCPU_UMARK_PENDING;
+			umap_point(um, f);
 			um->base = bias + f->base;
 		}
 		if (f)
@@ -1119,17 +1141,12 @@ static int file_need(struct unwinder *u, uint32_t fid)
 	struct ufile *f = file_by_id(u, fid);
 	const void *key;
 	void *val;
-	uint32_t mark;
 
 	if (!f || f->pub.status != UNWIND_PENDING)
 		return 0;
 	first_chunk_wait(u); /* an entry point's wait, for unwinder__unwind_raw()'s calls */
-	u->stats.pending--;
 	file_build(u, f, f->fd);
-	close(f->fd);
-	f->fd = -1;
-	u->open_fds--;
-	mark = f->pub.status == UNWIND_OVER_BUDGET ? OFFCPU_UMARK_OVER_BUDGET : OFFCPU_UMARK_NO_CFI;
+	file_undefer(u, f);
 	for (size_t pos = 0; ntable_next(&u->procs, &pos, &key, &val);) {
 		struct offcpu_umaps *um = ((struct uproc *)val)->maps;
 		bool changed = false;
@@ -1139,9 +1156,7 @@ static int file_need(struct unwinder *u, uint32_t fid)
 
 			if (m->fid != fid || m->chunk || m->nrows != OFFCPU_UMARK_PENDING)
 				continue;
-			m->chunk = f->chunk;
-			m->first = f->first;
-			m->nrows = f->chunk ? (uint32_t)f->nrows : mark;
+			umap_point(m, f);
 			changed = true;
 		}
 		if (!changed)
@@ -1208,11 +1223,8 @@ static void files_forget(struct unwinder *u)
 			u->files[kept++] = *f;
 			continue;
 		}
-		if (f->fd >= 0) {
-			close(f->fd);
-			u->open_fds--;
-			u->stats.pending--;
-		}
+		if (f->fd >= 0)
+			file_undefer(u, f);
 		if (f->chunk) {
 			sigs_remove(u, f->chunk, f->first);
 			hole_add(u, f->chunk, f->first, f->nrows);
