@@ -163,6 +163,14 @@ struct native *native__start(const struct native_opts *o)
 	libbpf_set_print(libbpf_print);
 	if ((err = set_target(n, o, why, sizeof(why))) || (err = prepare(n, o, why, sizeof(why))))
 		goto cleanup;
+	/*
+	 * Three things at once: libbpf's parse of the kernel's BTF (for the
+	 * load), the largest maps made (native_open()), and the kernel's
+	 * features read here.
+	 */
+	kbtf__preload();
+	if ((err = native_open(n, o, why, sizeof(why))))
+		goto cleanup;
 	t[0] = native_mono_ns();
 	native_kernel_features(n);
 	t[1] = native_mono_ns();

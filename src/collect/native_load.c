@@ -542,6 +542,7 @@ void native_destroy_skel(struct native *n)
 	for (size_t i = 0; i < n->nr_links; i++)
 		bpf_link__destroy(n->links[i]);
 	n->nr_links = 0;
+	native_maps_drop(n);
 	offcpu_bpf__destroy(n->skel);
 	n->skel = NULL;
 }
@@ -811,6 +812,24 @@ static int attach_all(struct native *n, bool raw, char *why, size_t whylen)
 	return 0;
 }
 
+int native_open(struct native *n, const struct native_opts *o, char *why, size_t whylen)
+{
+	int err;
+
+	n->skel = offcpu_bpf__open();
+	if (!n->skel) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	if ((err = size_maps(n, o))) {
+		snprintf(why, whylen, "cannot size the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	native_maps_start(n);
+	return 0;
+}
+
 /* Open, configure, load and attach one flavour (tp_btf or raw_tp). 0 or -errno + reason. */
 int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen)
@@ -819,19 +838,12 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	struct vstats *vs;
 	uint64_t t[2], unw_ns;
 	bool timed;
-	int err;
+	int err, ahead;
 
-	s = n->skel = offcpu_bpf__open();
-	if (!s) {
-		err = -errno;
-		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(-err));
+	if (!n->skel && (err = native_open(n, o, why, whylen)))
 		return err;
-	}
+	s = n->skel;
 	set_rodata(n, o);
-	if ((err = size_maps(n, o))) {
-		snprintf(why, whylen, "cannot size the BPF maps: %s", strerror(-err));
-		return err;
-	}
 	for (size_t i = 0; i < NATIVE_NR_PROGS; i++) {
 		bool needed = prog_needed(n, &progs[i], o->timeline != NULL);
 
@@ -859,6 +871,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 		}
 	}
 	unw_ns = native_mono_ns() - unw_ns;
+	ahead = native_maps_take(n);
 	err = offcpu_bpf__load(s);
 	if (err) {
 		free(vs);
@@ -885,9 +898,11 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	if ((err = attach_all(n, raw, why, whylen)))
 		return err;
 	if (timed)
-		native_note(n, "start-up: load %.1f ms, maps and unwinder %.1f ms, attach %.1f ms",
+		native_note(n,
+			    "start-up: load %.1f ms, maps and unwinder %.1f ms, attach %.1f ms; "
+			    "%d maps made ahead of the load",
 			    (t[1] - t[0] - unw_ns) / 1e6, (n->start_ns - t[1] + unw_ns) / 1e6,
-			    (native_mono_ns() - n->start_ns) / 1e6);
+			    (native_mono_ns() - n->start_ns) / 1e6, ahead);
 	n->raw_tp = raw;
 	/*
 	 * Start-up's garbage (two parses of vmlinux BTF, the kallsyms text, the

@@ -4,6 +4,7 @@
  *
  *   native.c         the public entry points (start, poll, stats, free)
  *   native_load.c    what the kernel offers; open, size, load and attach
+ *   native_maps.c    the preallocated maps, made in a thread before the load
  *   native_drain.c   the events ring buffer and the aggregation maps, drained
  *   native_stacks.c  stack ids to the profile's frames
  *   native_stop.c    stop: the threads at stop, the rows, the losses
@@ -66,6 +67,22 @@ struct native_raw {
 	size_t len; /* bytes of r->win received */
 };
 
+/* A map native_maps_start() makes for the load (see native_maps.c). */
+struct native_premade_map {
+	struct bpf_map *m;
+	int type;
+	char name[16];
+	uint32_t key, value, max, flags;
+	int fd; /* or -errno */
+};
+
+struct native_premade {
+	pthread_t thread;
+	bool pending;
+	size_t nr;
+	struct native_premade_map maps[6];
+};
+
 struct offcpu_bpf;
 struct ksyms;
 struct unwinder;
@@ -75,6 +92,7 @@ struct ring_buffer;
 
 struct native {
 	struct offcpu_bpf *skel;
+	struct native_premade premade; /* its largest maps, made while the kernel's BTF is read */
 	struct bpf_link *links[NATIVE_NR_PROGS];
 	size_t nr_links;
 	struct ring_buffer *rb;
@@ -169,12 +187,29 @@ void native_kernel_text_start(struct native *n, bool timeline);
 void native_kernel_text(struct native *n, bool timeline);
 void native_kernel_features(struct native *n);
 int native_cgroup_lookup(const char *dir, uint64_t *id, uint32_t *level);
+/*
+ * Open the object and size its maps, and start making the largest of them
+ * (native_maps_start()). native_load_attach() does it itself when the
+ * skeleton is not open (a retry after native_destroy_skel()).
+ */
+int native_open(struct native *n, const struct native_opts *o, char *why, size_t whylen);
 int native_load_attach(struct native *n, const struct native_opts *o, bool raw, char *why,
 		       size_t whylen);
 /* Detach and free the skeleton, and the unwinder made on its maps (a retry makes both again). */
 void native_destroy_skel(struct native *n);
 /* OFFCPU_VERIFIER_STATS is set: verifier statistics and start-up times in the diagnostics. */
 bool native_vstats_on(void);
+
+/*
+ * native_maps.c: start making the skeleton's preallocated maps and its ring
+ * buffer (sized, not loaded) in a thread. native_maps_take() waits for it and
+ * hands them to libbpf (bpf_map__reuse_fd), before the load: the number
+ * taken; any other is made by the load as usual. native_maps_drop() waits
+ * and closes what was not taken (any time; again is harmless).
+ */
+void native_maps_start(struct native *n);
+int native_maps_take(struct native *n);
+void native_maps_drop(struct native *n);
 
 /* native_snap.c: run the snapshot once, after the attach. 0 or -errno. */
 int native_snapshot(struct native *n, const struct native_opts *o);

@@ -149,3 +149,41 @@ elif ldd "$OFFCPU_BIN" | grep -q libcurl; then
 else
 	ok $t
 fi
+
+# The preallocated maps and the ring buffer are made in a thread while the
+# kernel's BTF is parsed, and handed to libbpf before the load: they are the
+# maps the programs use, with the sizes asked for (odd ones here, to find
+# this capture's maps among any others the kernel holds).
+t=startup_maps_made_ahead_are_the_maps_loaded
+if ! command -v bpftool >/dev/null || ! command -v jq >/dev/null; then
+	skip $t "needs bpftool and jq"
+else
+	d=$SCRATCH/ahead
+	OFFCPU_VERIFIER_STATS=1 "$OFFCPU_BIN" record -q --thread-entries 1000 --agg-entries 3000 \
+		--stack-entries 5000 -o "$d" -- sleep 1 >/dev/null 2>&1 &
+	rec=$!
+	sizes=""
+	for _ in $(seq 40); do
+		sizes=$(bpftool -j map show 2>/dev/null | jq -r '[.[] |
+			select((.name == "threads" and .max_entries == 1000) or
+			       (.name == "procs" and .max_entries == 1000) or
+			       ((.name == "agg0" or .name == "agg1") and .max_entries == 3000) or
+			       (.name == "stacks" and .max_entries == 5000)) | .name] | sort | join(" ")')
+		[ "$sizes" = "agg0 agg1 procs stacks threads" ] && break
+		sleep 0.05
+	done
+	wait $rec
+	ahead=$(sed -nE 's/.*start-up: .*; ([0-9]+) maps made ahead of the load.*/\1/p' \
+		"$d/offcpu.diagnostics.txt")
+	if [ ! -s "$d/offcpu.summary.json" ]; then
+		fail $t "record failed"
+	elif [ "$sizes" != "agg0 agg1 procs stacks threads" ]; then
+		fail $t "maps of the asked sizes while recording: '${sizes}'"
+	elif [ "$ahead" != 6 ]; then
+		fail $t "${ahead:-no} maps made ahead of the load (want 6)"
+	elif ! grep -qE '^sleep(;[^ ]*)? [0-9]+$' "$d/offcpu.time.txt"; then
+		fail $t "no sleep stack in the capture"
+	else
+		ok $t
+	fi
+fi
