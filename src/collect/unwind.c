@@ -86,6 +86,7 @@ struct ufile {
 	uint32_t first; /* its rows in the chunk, also read by unwinder__unwind_raw() */
 	size_t nrows;
 	int fd; /* lazy, while pending: the file; else -1 */
+	bool open_failed; /* no process that mapped it could be reached yet */
 	struct cfi_segment *segs;
 	size_t nsegs;
 	uint64_t base;
@@ -678,20 +679,49 @@ static void umap_point(struct offcpu_umap *um, const struct ufile *f)
 }
 
 /*
+ * f's file, through mapping m of pid, converted and loaded (lazy: made
+ * pending). One that cannot be opened stays an error until a process that
+ * maps it can be reached (see file_get()).
+ */
+static void file_open(struct unwinder *u, struct ufile *f, int pid, const struct proc_map *m)
+{
+	char path[4096];
+	int fd = procmaps__open(u->proc_root, pid, m, NULL, path, sizeof(path));
+
+	if (fd < 0) {
+		if (u->diag && !f->open_failed)
+			fprintf(u->diag, "unwind: %s: cannot open: %s\n", m->path, strerror(-fd));
+		f->open_failed = true;
+		return;
+	}
+	f->open_failed = false;
+	if (file_defer(u, f, fd))
+		return;
+	file_build(u, f, fd);
+	close(fd);
+}
+
+/*
  * The file of mapping m of pid, converted and loaded at its first sight
  * (lazy: made pending). NULL: no memory.
  */
 static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map *m)
 {
 	struct ufile *f;
-	char path[4096];
-	int fd;
 
 	for (size_t i = 0; i < u->nfiles; i++) {
 		f = &u->files[i];
-		if (f->ino == m->inode && f->dev_major == m->dev_major &&
-		    f->dev_minor == m->dev_minor)
-			return f;
+		if (f->ino != m->inode || f->dev_major != m->dev_major ||
+		    f->dev_minor != m->dev_minor)
+			continue;
+		/*
+		 * Its first process was gone before its files were opened (a
+		 * short one): this one may still be there, and the file must
+		 * not stay without a table for every process that maps it.
+		 */
+		if (f->open_failed)
+			file_open(u, f, pid, m);
+		return f;
 	}
 	if (vec_reserve(u->files, u->cap_files, u->nfiles + 1))
 		return NULL;
@@ -710,23 +740,7 @@ static struct ufile *file_get(struct unwinder *u, int pid, const struct proc_map
 	u->stats.binaries++;
 	f->pub.status = UNWIND_ERROR;
 
-	/* map_files reaches the mapped file itself, even deleted or in another mount namespace. */
-	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, u->proc_root, pid,
-		 m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%d/root%s", u->proc_root, pid, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		if (u->diag)
-			fprintf(u->diag, "unwind: %s: cannot open: %s\n", m->path, strerror(errno));
-		return f;
-	}
-	if (file_defer(u, f, fd))
-		return f;
-	file_build(u, f, fd);
-	close(fd);
+	file_open(u, f, pid, m);
 	return f;
 }
 

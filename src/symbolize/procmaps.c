@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "symbolize/procmaps.h"
 #include "util/vec.h"
@@ -89,4 +93,55 @@ int procmaps__read(const char *proc_root, int pid, struct proc_map **maps, size_
 	err = procmaps__parse(in, maps, nr);
 	fclose(in);
 	return err;
+}
+
+static int open_ro(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* fd, when it is the file m maps (same inode, and device when same_dev); else closed and -ESTALE. */
+static int same_file(int fd, const struct proc_map *m, bool same_dev)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && st.st_ino == m->inode &&
+	    (!same_dev || (major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor)))
+		return fd;
+	close(fd);
+	return -ESTALE;
+}
+
+int procmaps__open(const char *proc_root, int pid, const struct proc_map *m,
+		   int (*open_fn)(const char *path), char *opened, size_t len)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	int fd = -ENOENT;
+
+	if (!open_fn)
+		open_fn = open_ro;
+	/* An overlay reports its own inode for the path: map_files then reaches the file. */
+	if (!m->deleted) {
+		snprintf(opened, len, "%s/%d/root%s", root, pid, m->path);
+		fd = open_fn(opened);
+		fd = fd >= 0 ? same_file(fd, m, false) : -errno;
+		if (fd >= 0)
+			return fd;
+	}
+	snprintf(opened, len, "%s/%d/map_files/%" PRIx64 "-%" PRIx64, root, pid, m->start, m->end);
+	fd = open_fn(opened);
+	if (fd >= 0)
+		return fd;
+	fd = -errno;
+	/* Gone (no /proc/PID): only a path that leads to the very file is taken. */
+	if (!m->deleted && m->path[0] == '/' && m->inode) {
+		int own = open_fn(m->path);
+
+		own = own >= 0 ? same_file(own, m, true) : -errno;
+		if (own >= 0) {
+			snprintf(opened, len, "%s", m->path);
+			return own;
+		}
+	}
+	return fd;
 }

@@ -34,4 +34,17 @@ void procmaps__free(struct proc_map *maps, size_t nr);
 /* Read and parse PROC_ROOT/PID/maps (NULL: /proc). 0 or -errno (-ESRCH: no such process). */
 int procmaps__read(const char *proc_root, int pid, struct proc_map **maps, size_t *nr);
 
+/*
+ * Open the file behind mapping m of process pid (PROC_ROOT as above) with
+ * open_fn (NULL: open(2) read-only), and write the path that worked to
+ * opened. In order: the path in the process's root (containers), when it
+ * is still the mapped inode; PROC_ROOT/PID/map_files (the mapped file
+ * itself, even deleted or replaced); and, for a process already gone (a
+ * short one exits before its mappings are read through), the same path in
+ * this process's root when it is the same file (inode and device). A file
+ * descriptor, or -errno of the last attempt.
+ */
+int procmaps__open(const char *proc_root, int pid, const struct proc_map *m,
+		   int (*open_fn)(const char *path), char *opened, size_t len);
+
 #endif

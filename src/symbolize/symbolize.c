@@ -417,30 +417,11 @@ static int open_keep(const char *path)
 	return fd;
 }
 
-/*
- * The file behind a mapping, opened now so that it stays readable after the
- * process exits. The path is resolved in the process's root (containers); a
- * deleted or replaced file is still reachable through map_files.
- */
+/* The file behind a mapping, opened now so that it stays readable after the process exits. */
 static int open_mapped(const struct symbolizer *s, int pid, const struct proc_map *m, char *opened,
 		       size_t len)
 {
-	struct stat st;
-	int fd;
-
-	if (!m->deleted) {
-		snprintf(opened, len, "%s/%d/root%s", s->proc_root, pid, m->path);
-		fd = open_keep(opened);
-		if (fd >= 0) {
-			if (!fstat(fd, &st) && st.st_ino == m->inode)
-				return fd;
-			close(fd);
-		}
-	}
-	snprintf(opened, len, "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid, m->start,
-		 m->end);
-	fd = open_keep(opened);
-	return fd >= 0 ? fd : -errno;
+	return procmaps__open(s->proc_root, pid, m, open_keep, opened, len);
 }
 
 /* The vdso exists only in memory: copy it into a memfd that libdwfl can read. */

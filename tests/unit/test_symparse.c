@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "symbolize/demangle.h"
 #include "symbolize/perfmap.h"
@@ -104,6 +105,70 @@ TEST(procmaps_read_finds_a_process_by_pid_and_says_when_it_is_gone)
 	CHECK(n > 0);
 	procmaps__free(m, n);
 	CHECK_INT(procmaps__read("/nonexistent-proc", (int)getpid(), &m, &n), -ESRCH);
+}
+
+/* This process's own executable mapping, as procmaps__read() gives it; false when none. */
+static bool self_exe_map(struct proc_map *out)
+{
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct proc_map *m = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	if (len <= 0 || procmaps__read(NULL, (int)getpid(), &m, &n))
+		return false;
+	self[len] = '\0';
+	for (size_t i = 0; i < n && !found; i++) {
+		if (m[i].executable && !strcmp(m[i].path, self)) {
+			*out = m[i];
+			out->path = strdup(m[i].path);
+			found = out->path != NULL;
+		}
+	}
+	procmaps__free(m, n);
+	return found;
+}
+
+static bool fd_is(int fd, const struct proc_map *m)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_ino == m->inode;
+}
+
+/*
+ * A live process's file opens through its root, or its map_files; a gone
+ * one's (no PID directory) at the same path in ours, only when that path
+ * is still the mapped inode on the mapped device.
+ */
+TEST(procmaps_open_reaches_the_file_of_a_gone_process_only_when_it_is_the_same)
+{
+	struct proc_map m;
+	char opened[512];
+	int fd;
+
+	CHECK(self_exe_map(&m));
+	fd = procmaps__open(NULL, (int)getpid(), &m, NULL, opened, sizeof(opened));
+	CHECK(fd_is(fd, &m));
+	CHECK(strstr(opened, "/root/") != NULL);
+	close(fd);
+	fd = procmaps__open("/nonexistent-proc", 4242, &m, NULL, opened, sizeof(opened));
+	CHECK(fd_is(fd, &m));
+	CHECK_STR(opened, m.path);
+	close(fd);
+	m.inode++;
+	fd = procmaps__open("/nonexistent-proc", 4242, &m, NULL, opened, sizeof(opened));
+	CHECK(fd < 0);
+	m.inode--;
+	m.dev_minor++;
+	fd = procmaps__open("/nonexistent-proc", 4242, &m, NULL, opened, sizeof(opened));
+	CHECK(fd < 0);
+	m.dev_minor--;
+	m.deleted = true;
+	fd = procmaps__open("/nonexistent-proc", 4242, &m, NULL, opened, sizeof(opened));
+	CHECK(fd < 0);
+	free(m.path);
 }
 
 static struct perfmap *load_perfmap(void)

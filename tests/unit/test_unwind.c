@@ -61,20 +61,11 @@ static void maps_close(struct maps *m)
 	close(m->umaps);
 }
 
-/*
- * A copy of /bin/sleep at dir/sleep-<i>, running "sleep 60", exec done. It
- * dies with the test, which a failed check may end early.
- */
-static pid_t sleeper(const char *dir, int i, char *path, size_t len)
+/* path running "sleep 60", exec done; it dies with the test, which a failed check may end early. */
+static pid_t sleeper_at(const char *path)
 {
-	char cmd[PATH_MAX + 64];
-	pid_t pid;
+	pid_t pid = fork();
 
-	snprintf(path, len, "%s/sleep-%d", dir, i);
-	snprintf(cmd, sizeof(cmd), "cp /bin/sleep %s", path);
-	if (system(cmd))
-		return -1;
-	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (!pid) {
@@ -111,6 +102,18 @@ static pid_t sleeper(const char *dir, int i, char *path, size_t len)
 		usleep(1000);
 	}
 	return -1;
+}
+
+/* A copy of /bin/sleep at dir/sleep-<i> (its own inode, so its own table), run by sleeper_at(). */
+static pid_t sleeper(const char *dir, int i, char *path, size_t len)
+{
+	char cmd[PATH_MAX + 64];
+
+	snprintf(path, len, "%s/sleep-%d", dir, i);
+	snprintf(cmd, sizeof(cmd), "cp /bin/sleep %s", path);
+	if (system(cmd))
+		return -1;
+	return sleeper_at(path);
 }
 
 static void reap(pid_t pid)
@@ -413,6 +416,64 @@ TEST(lazy_tables_are_built_at_the_first_need_for_every_process)
 	CHECK(rows_match(&mp, b));
 
 	reap(a);
+	reap(b);
+	unwinder__free(u);
+	maps_close(&mp);
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	CHECK_INT(system(rm), 0);
+}
+
+/*
+ * A short process can be gone before its mappings' files are opened: its
+ * file then has no table, but the next process that maps the same file
+ * (inode and device) gets one, and every later one with it. Here the first
+ * process's path no longer leads to the file (renamed), so nothing can
+ * reach it through the first; the second runs it under the new name.
+ */
+TEST(a_file_first_seen_in_a_gone_process_gets_its_table_from_the_next)
+{
+	char dir[] = "/tmp/offcpu-unwind-XXXXXX", pa[PATH_MAX], pb[PATH_MAX], libc[PATH_MAX],
+	     rm[PATH_MAX + 16];
+	struct unwinder_opts o = {.lazy = true};
+	struct proc_map *maps = NULL;
+	struct maps mp = {-1, -1};
+	struct unwinder *u;
+	size_t n = 0;
+	uint64_t cb, lb;
+	pid_t a, b;
+
+	if (geteuid() != 0)
+		SKIP("needs root: creates BPF maps");
+	CHECK(mkdtemp(dir));
+	CHECK_INT(maps_make(&mp), 0);
+	o.umaps_fd = mp.umaps;
+	o.files_fd = mp.files;
+	u = unwinder__new(&o);
+	CHECK(u);
+	a = sleeper(dir, 0, pa, sizeof(pa));
+	CHECK(a > 0);
+	CHECK_INT(procmaps__read(NULL, a, &maps, &n), 0);
+	reap(a);
+	snprintf(pb, sizeof(pb), "%s/renamed", dir);
+	CHECK_INT(rename(pa, pb), 0);
+	CHECK_INT(unwinder__track_maps(u, a, maps, n), 0);
+	procmaps__free(maps, n);
+	CHECK_INT(status_of(u, pa), UNWIND_ERROR);
+
+	b = sleeper_at(pb);
+	CHECK(b > 0);
+	CHECK_INT(unwinder__track(u, b), 0);
+	CHECK_INT(status_of(u, pa), UNWIND_PENDING);
+	cb = code_of(b, pb, pb, sizeof(pb));
+	CHECK(cb != 0);
+	CHECK_INT(kernel_umap(&mp, b, cb).nrows, OFFCPU_UMARK_PENDING);
+	CHECK_INT(unwinder__need(u, b, cb + 16), 1);
+	CHECK_INT(status_of(u, pa), UNWIND_TABLE);
+	lb = code_of(b, "/libc.so.6", libc, sizeof(libc));
+	CHECK(lb != 0);
+	CHECK(unwinder__need(u, b, lb + 16) >= 0); /* libc: the loader's and the sleep's tables match */
+	CHECK(rows_match(&mp, b));
+
 	reap(b);
 	unwinder__free(u);
 	maps_close(&mp);
