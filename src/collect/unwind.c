@@ -85,7 +85,7 @@ struct ufile {
 	uint32_t chunk; /* key in cfi_files; 0: no table */
 	uint32_t first; /* its rows in the chunk, also read by unwinder__unwind_raw() */
 	size_t nrows;
-	int fd; /* lazy, while pending: the file; else -1 */
+	int fd;		  /* lazy, while pending: the file; else -1 */
 	bool open_failed; /* no process that mapped it could be reached yet */
 	struct cfi_segment *segs;
 	size_t nsegs;

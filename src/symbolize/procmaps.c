@@ -100,7 +100,7 @@ static int open_ro(const char *path)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* fd, when it is the file m maps (same inode, and device when same_dev); else closed and -ESTALE. */
+/* fd when it is m's file (same inode; and device, when same_dev); else closed, -ESTALE. */
 static int same_file(int fd, const struct proc_map *m, bool same_dev)
 {
 	struct stat st;

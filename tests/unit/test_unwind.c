@@ -471,7 +471,8 @@ TEST(a_file_first_seen_in_a_gone_process_gets_its_table_from_the_next)
 	CHECK_INT(status_of(u, pa), UNWIND_TABLE);
 	lb = code_of(b, "/libc.so.6", libc, sizeof(libc));
 	CHECK(lb != 0);
-	CHECK(unwinder__need(u, b, lb + 16) >= 0); /* libc: the loader's and the sleep's tables match */
+	/* libc too: rows_match() wants the sleep's table and libc's */
+	CHECK(unwinder__need(u, b, lb + 16) >= 0);
 	CHECK(rows_match(&mp, b));
 
 	reap(b);
