@@ -1096,8 +1096,24 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 	if (th)
 		bpf_get_current_comm(th->comm, sizeof(th->comm));
 	if (pr) {
+		struct offcpu_event *ev;
+
 		pr->flags &= ~OFFCPU_PROC_NOTIFIED;
 		pr->raws = 0;
+		/*
+		 * Its stacks so far are the old image's: user space names them
+		 * with its mappings (symbolizer__exec()), in the ring's order.
+		 */
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+		if (ev) {
+			__builtin_memset(ev, 0, sizeof(*ev));
+			ev->type = OFFCPU_EV_EXEC;
+			ev->tgid = tgid;
+			ev->tid = tid;
+			bpf_ringbuf_submit(ev, ring_wake());
+		} else {
+			STAT(track_lost, 1);
+		}
 	}
 	/* A new image: the old one's mappings must not unwind it. */
 	bpf_map_delete_elem(&umaps, &tgid);

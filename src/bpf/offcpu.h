@@ -229,6 +229,7 @@ enum offcpu_event_type {
 	OFFCPU_EV_RAW_USTACK, /* a user stack to unwind in user space: struct offcpu_raw_ustack */
 	OFFCPU_EV_DRAIN,      /* the aggregation map is half full: drain it now (a __u32) */
 	OFFCPU_EV_NEED,	      /* a walk needs a binary's table: struct offcpu_need */
+	OFFCPU_EV_EXEC, /* a process with stacks exec'd: what came before is the old image's */
 };
 
 /*
@@ -357,7 +358,7 @@ struct offcpu_stats {
 	__u64 uslot_rejects;	   /* key matched but the user stack words differed: a miss */
 	__u64 uraw_sent;	   /* user stacks left to user space (mappings not loaded yet) */
 	__u64 track_sent;	   /* requests to read a process's mappings */
-	__u64 track_lost;	   /* ... the ring buffer had no room for */
+	__u64 track_lost;	   /* ... the ring buffer had no room for (or for an exec notice) */
 	__u64 track_same;	   /* ... not sent: its address space had not changed */
 	__u64 umarks[16];	   /* ... stacks ended by each enum offcpu_umark (index) */
 	__u64 carried;		   /* intervals ended that began before the last period boundary */

@@ -132,6 +132,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(uint32_t))
 		return 0;
+	n->events++;
 	if (ev->type == OFFCPU_EV_STACK) {
 		const struct offcpu_stack *st = data;
 		struct native_stack *ns;
@@ -151,6 +152,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 		if (!created)
 			return 0; /* sent again after the stacks map filled */
 		ns->used = (uint32_t)n->cuts;
+		ns->seq = n->events;
 		ns->nr = nr - st->first;
 		ns->ips = malloc(ns->nr * sizeof(*ns->ips));
 		if (!ns->ips) {
@@ -173,6 +175,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 		if (!created)
 			return 0;
 		nr->len = len - offsetof(struct offcpu_raw_ustack, win);
+		nr->seq = n->events;
 		nr->r = malloc(len);
 		if (!nr->r)
 			return -ENOMEM;
@@ -217,6 +220,11 @@ int native_on_event(void *ctx, void *data, size_t len)
 	if (ev->type == OFFCPU_EV_TRACK) {
 		n->tracked++;
 		track(n, ev->tgid);
+		return 0;
+	}
+	if (ev->type == OFFCPU_EV_EXEC) {
+		if (n->sym)
+			symbolizer__exec(n->sym, (int)ev->tgid, n->events);
 		return 0;
 	}
 	if (ev->type != OFFCPU_EV_EXIT)

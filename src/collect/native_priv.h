@@ -59,12 +59,14 @@ struct native_stack {
 	uint64_t *ips;
 	uint32_t nr;
 	uint32_t used; /* the cut (n->cuts) that last needed it: older ones are evicted */
+	uint64_t seq;  /* n->events when it came: the image it belongs to (symbolizer__exec()) */
 };
 
 /* A user stack the BPF side left to user space to unwind (struct offcpu_raw_ustack). */
 struct native_raw {
 	struct offcpu_raw_ustack *r;
-	size_t len; /* bytes of r->win received */
+	size_t len;   /* bytes of r->win received */
+	uint64_t seq; /* as native_stack's */
 };
 
 /* A map native_maps_start() makes for the load (see native_maps.c). */
@@ -129,12 +131,13 @@ struct native {
 	uint64_t inserts_at_flip;
 	bool drain_asked; /* the BPF side found the aggregation map half full */
 	uint64_t tracked;
-	struct mmstamps mm;   /* track requests answered without re-reading the maps */
-	bool snap;	      /* the snapshot program is loaded: -p, --cgroup, -a */
-	bool snap_refused;    /* ... the kernel refused it: load without it */
-	uint64_t snapped;     /* threads it found off the CPU at start */
-	struct ntable snaps;  /* tid -> struct native_snapped */
-	struct ntable agg;    /* struct offcpu_agg_key -> struct offcpu_agg_val */
+	uint64_t events;     /* records read from the ring so far: their order (native_stack.seq) */
+	struct mmstamps mm;  /* track requests answered without re-reading the maps */
+	bool snap;	     /* the snapshot program is loaded: -p, --cgroup, -a */
+	bool snap_refused;   /* ... the kernel refused it: load without it */
+	uint64_t snapped;    /* threads it found off the CPU at start */
+	struct ntable snaps; /* tid -> struct native_snapped */
+	struct ntable agg;   /* struct offcpu_agg_key -> struct offcpu_agg_val */
 	struct ntable stacks; /* stack id -> struct native_stack */
 	struct ntable raws;   /* stack id -> struct native_raw */
 	struct native_thread *exits;

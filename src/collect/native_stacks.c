@@ -105,7 +105,7 @@ static int user_marker(struct build *b, uint32_t tgid, const struct native_stack
 	if (st->nr >= 2 && b->sym) {
 		uint64_t ip = st->ips[st->nr - 2] - (st->nr > 2);
 		struct sym_frame fr[8];
-		int k = symbolizer__user(b->sym, tgid, ip, fr, 8);
+		int k = symbolizer__user_at(b->sym, tgid, st->seq, ip, fr, 8);
 
 		if (why == OFFCPU_UMARK_NO_CFI && k > 0 && thread_entry(fr[0].name))
 			return 0;
@@ -115,7 +115,7 @@ static int user_marker(struct build *b, uint32_t tgid, const struct native_stack
 		 */
 		if (why == OFFCPU_UMARK_UNREADABLE && k > 0 && !strcmp(fr[0].name, "start_thread"))
 			return 0;
-		bin = symbolizer__binary_name(b->sym, tgid, ip);
+		bin = symbolizer__binary_name_at(b->sym, tgid, st->seq, ip);
 	}
 	if (!reason)
 		snprintf(name, sizeof(name), "[unwind: stopped (%" PRIu64 ")]", why);
@@ -154,6 +154,8 @@ int native_raw_unwind(struct native *n, uint64_t id, const struct native_stack *
 	ns = ntable_get(&n->stacks, &id, &created);
 	if (!ns)
 		return -ENOMEM;
+	if (created)
+		ns->seq = raw->seq;
 	if (created && nr) {
 		ns->ips = malloc(nr * sizeof(*ns->ips));
 		if (!ns->ips)
@@ -222,7 +224,8 @@ static int part_build(struct build *b, struct part *pt, bool user, uint32_t tgid
 							   strlen(FRAME_NAME_SIGNAL)));
 		} else {
 			struct sym_frame fr[8];
-			int k = symbolizer__user(b->sym, tgid, i == 0 ? ip : ip - 1, fr, 8);
+			int k = symbolizer__user_at(b->sym, tgid, st->seq, i == 0 ? ip : ip - 1, fr,
+						    8);
 
 			if (k <= 0) {
 				snprintf(fr[0].name, sizeof(fr[0].name), "0x%" PRIx64, ip);

@@ -117,6 +117,19 @@ struct cached {
 	uint32_t first, n; /* into proc->frames */
 };
 
+/*
+ * An image a process had before an exec: its mappings name the addresses
+ * seen before `until` (symbolizer__exec()). maps is NULL when none was read.
+ */
+struct proc_image {
+	uint64_t until;
+	struct umap *maps;
+	size_t nmaps;
+};
+
+/* Images kept per process; addresses seen before the oldest kept are not named. */
+#define PROC_IMAGES 16
+
 struct proc {
 	int pid;
 	uint64_t starttime; /* clock ticks after boot; 0 if never seen alive */
@@ -133,6 +146,9 @@ struct proc {
 	struct cframe *frames;
 	size_t nframes, frames_cap;
 	bool gone; /* seen gone by symbolizer__forget_gone(): freed at its next call */
+	struct proc_image *images; /* before each exec seen, oldest first */
+	size_t nimages, images_cap;
+	uint64_t images_from; /* addresses seen before: their image was dropped */
 };
 
 struct symbolizer {
@@ -686,6 +702,9 @@ static void proc__free(struct proc *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; i < p->nimages; i++)
+		free(p->images[i].maps);
+	free(p->images);
 	free(p->maps);
 	free(p->perfmap_path);
 	perfmap__free(p->perfmap);
@@ -922,22 +941,82 @@ int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map 
 	return p ? proc_snapshot_maps(s, p, maps, nr) : -ENOMEM;
 }
 
+/*
+ * The image of pid before seq ends here: the mappings read so far go with
+ * it, unless they are the new image's already (read after the exec, before
+ * its notice came: then they are what /proc says now). The new image's are
+ * read now, for the lookups of what comes after.
+ */
+int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq)
+{
+	struct proc_map *raw = NULL;
+	struct proc_image *img;
+	struct proc *p;
+	size_t nraw = 0;
+	bool read;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	p = proc_get(s, pid);
+	if (!p || vec_reserve(p->images, p->images_cap, p->nimages + 1))
+		return -ENOMEM;
+	read = !procmaps__read(s->proc_root, pid, &raw, &nraw) && nraw;
+	if (p->nimages == PROC_IMAGES) {
+		free(p->images[0].maps);
+		p->images_from = p->images[0].until;
+		memmove(p->images, p->images + 1, --p->nimages * sizeof(*p->images));
+	}
+	img = &p->images[p->nimages++];
+	*img = (struct proc_image){seq, p->maps, p->nmaps};
+	p->maps = NULL;
+	p->nmaps = 0;
+	proc_forget_cache(p);
+	if (read && !proc_snapshot_maps(s, p, raw, nraw) && img->maps &&
+	    umaps_equal(img->maps, img->nmaps, p->maps, p->nmaps)) {
+		free(img->maps);
+		img->maps = NULL;
+		img->nmaps = 0;
+	}
+	procmaps__free(raw, nraw);
+	return 0;
+}
+
 /* ---- user lookups ---- */
 
-static const struct umap *umap_find(const struct proc *p, uint64_t addr)
+static const struct umap *umaps_find(const struct umap *maps, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].start <= addr)
+		if (maps[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo && addr < p->maps[lo - 1].end)
-		return &p->maps[lo - 1];
+	if (lo && addr < maps[lo - 1].end)
+		return &maps[lo - 1];
+	return NULL;
+}
+
+static const struct umap *umap_find(const struct proc *p, uint64_t addr)
+{
+	return umaps_find(p->maps, p->nmaps, addr);
+}
+
+/* The image of an address seen at seq, or NULL for the current one. */
+static const struct proc_image *image_at(const struct proc *p, uint64_t seq)
+{
+	static const struct proc_image dropped;
+
+	if (!p->nimages || seq >= p->images[p->nimages - 1].until)
+		return NULL;
+	if (seq < p->images_from)
+		return &dropped;
+	for (size_t i = 0; i < p->nimages; i++)
+		if (seq < p->images[i].until)
+			return &p->images[i];
 	return NULL;
 }
 
@@ -1240,12 +1319,20 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 	return push_frame(s, p, buf, false);
 }
 
-const char *symbolizer__binary_name(struct symbolizer *s, int pid, uint64_t addr)
+const char *symbolizer__binary_name_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t addr)
 {
 	struct proc *p = s ? proc_find(s, pid) : NULL;
-	const struct umap *um = p ? umap_find(p, addr) : NULL;
+	const struct proc_image *img = p ? image_at(p, seq) : NULL;
+	const struct umap *um = img ? umaps_find(img->maps, img->nmaps, addr)
+				: p ? umap_find(p, addr)
+				    : NULL;
 
 	return um ? s->bins[um->bin]->base : NULL;
+}
+
+const char *symbolizer__binary_name(struct symbolizer *s, int pid, uint64_t addr)
+{
+	return symbolizer__binary_name_at(s, pid, UINT64_MAX, addr);
 }
 
 static int copy_out(const struct proc *p, const struct cached *c, struct sym_frame *out, size_t max)
@@ -1264,10 +1351,49 @@ static int copy_out(const struct proc *p, const struct cached *c, struct sym_fra
 	return n;
 }
 
+/*
+ * addr in an image pid had before an exec: named by that image's mappings
+ * alone (no re-read, no JIT map), and not kept in the process's cache, which
+ * is the current image's.
+ */
+static int resolve_in_image(struct symbolizer *s, struct proc *p, const struct proc_image *img,
+			    uint64_t addr, struct sym_frame *out, size_t max)
+{
+	const struct umap *um = umaps_find(img->maps, img->nmaps, addr);
+	struct cached c = {.addr = addr, .first = (uint32_t)p->nframes};
+	char buf[NAME_MAX_LEN];
+	struct binary *b;
+	int err, n;
+
+	b = um ? s->bins[um->bin] : NULL;
+	if (b && b->mod) {
+		err = resolve_in_file(s, p, b, addr - um->bias);
+	} else {
+		if (b)
+			snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", b->base, addr - um->bias);
+		else
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+		err = push_frame(s, p, buf, false);
+	}
+	if (err)
+		return err;
+	c.n = (uint32_t)(p->nframes - c.first);
+	n = copy_out(p, &c, out, max);
+	p->nframes = c.first;
+	return n;
+}
+
 int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_frame *out,
 		     size_t max)
 {
+	return symbolizer__user_at(s, pid, UINT64_MAX, addr, out, max);
+}
+
+int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t addr,
+			struct sym_frame *out, size_t max)
+{
 	uint64_t h = hash_mix64(addr);
+	const struct proc_image *img;
 	struct cached c;
 	struct proc *p;
 	size_t pos;
@@ -1285,6 +1411,8 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 		if (proc_snapshot(s, p))
 			perfmap_refresh(s, p);
 	}
+	if ((img = image_at(p, seq)))
+		return resolve_in_image(s, p, img, addr, out, max);
 	for (pos = hmap__first(&p->cache_idx, h); (v = hmap__next(&p->cache_idx, h, &pos));) {
 		const struct cached *hit = &p->cache[hmap_idx_of(v)];
 

@@ -131,10 +131,28 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 		     size_t max);
 
 /*
+ * Process pid exec'd: the addresses seen before seq (the caller's own
+ * increasing count, e.g. the order of its events) belong to the image it
+ * had, named by the mappings read before (symbolizer__user_at()); later ones
+ * by the mappings read since (read now, too). The last 16 images are kept.
+ * 0, -EINVAL or -ENOMEM.
+ */
+int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq);
+
+/*
+ * symbolizer__user() for an address seen at seq: in an image replaced by an
+ * exec after seq, named with that image's mappings ("0xADDR" when none had
+ * been read). UINT64_MAX: the current image.
+ */
+int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t addr,
+			struct sym_frame *out, size_t max);
+
+/*
  * The basename of the file mapped at addr in pid (as tracked), or NULL; owned
  * by s. For naming where an unwind stopped.
  */
 const char *symbolizer__binary_name(struct symbolizer *s, int pid, uint64_t addr);
+const char *symbolizer__binary_name_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t addr);
 
 /*
  * The binaries an address was resolved in so far (not the vdso): the ones

@@ -188,3 +188,28 @@ elif [ "$nbad" -ne 0 ]; then
 else
 	ok $t
 fi
+
+# A process's stacks from before an exec are named with the image it had
+# then, not with the one it has at the stop (a wrapper: a shell's last
+# command, a version manager's shim). execwait waits 200 ms for a child in
+# await_child(), then execs itself (another base) and sleeps 100 ms in
+# after_exec(): both stacks named, no raw address. Before the fix the first
+# was "[unsymbolized 0x...]" throughout.
+t=unwind_stacks_before_an_exec_keep_their_image
+d=$SCRATCH/execwait
+if ! "$OFFCPU_BIN" record -q -o "$d" -- "$W/execwait" >"$d.out" 2>&1; then
+	fail $t "record failed: $(tail -2 "$d.out")"
+else
+	before=$(awk '/;main;await_child;wait4;/ { s += $NF } END { print s + 0 }' "$d/offcpu.time.txt")
+	after=$(awk '/;main;after_exec;/ { s += $NF } END { print s + 0 }' "$d/offcpu.time.txt")
+	raw=$(grep -c 'unsymbolized' "$d/offcpu.time.txt")
+	if [ "$before" -lt 150000 ]; then
+		fail $t "${before} us in await_child's wait (want about 200000): $(head -c 300 "$d/offcpu.time.txt")"
+	elif [ "$after" -lt 80000 ]; then
+		fail $t "${after} us in after_exec's sleep (want about 100000)"
+	elif [ "$raw" -ne 0 ]; then
+		fail $t "$raw rows with raw addresses: $(grep -m1 unsymbolized "$d/offcpu.time.txt" | head -c 200)"
+	else
+		ok $t
+	fi
+fi

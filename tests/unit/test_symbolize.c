@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -804,6 +805,124 @@ TEST(user_track_again_after_exec_picks_up_the_new_image)
 	reap(pid);
 	CHECK_INT(resolve1(s, pid, rt, got, sizeof(got)), 1);
 	CHECK_STR(got, "fpdemo_target");
+	symbolizer__free(s);
+}
+
+/*
+ * A child that runs this test program until the parent writes a byte to
+ * *gate, then execs fpdemo at path, which prints to *out where its
+ * fpdemo_target is (runtime, then file address). -1 on failure.
+ */
+static pid_t exec_child(const char *path, int *gate, FILE **out)
+{
+	int g[2], o[2];
+	char go;
+	pid_t pid;
+
+	if (pipe(g) || pipe(o))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		/* fpdemo waits to be killed: not past this test program, whatever fails */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (read(g[0], &go, 1) != 1)
+			_exit(1);
+		dup2(o[1], 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(g[0]);
+	close(o[1]);
+	*gate = g[1];
+	*out = fdopen(o[0], "r");
+	return pid;
+}
+
+static int resolve1_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t addr, char *name,
+		       size_t len)
+{
+	struct sym_frame f[8];
+	int n = symbolizer__user_at(s, pid, seq, addr, f, 8);
+
+	if (n > 0)
+		snprintf(name, len, "%s", f[n - 1].name);
+	return n;
+}
+
+/*
+ * A process that execs: the stacks seen before the exec's notice (seq 10)
+ * are named with the image it had (this test program, read before), the
+ * ones after with the new one (fpdemo, read at the notice), whichever is
+ * asked for first.
+ */
+TEST(exec_keeps_the_old_image_for_what_came_before)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	unsigned long rt = 0, va = 0;
+	char path[512], got[256], go = 'x';
+	FILE *out = NULL;
+	int gate = -1;
+	pid_t pid;
+
+	CHECK(s);
+	if (compile("fpdemo-exec2", "-O2", path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	pid = exec_child(path, &gate, &out);
+	CHECK(pid > 0 && out);
+	CHECK_INT(symbolizer__track(s, pid), 0);
+	CHECK_INT(write(gate, &go, 1), 1);
+	CHECK(fscanf(out, "%lx %lx", &rt, &va) == 2);
+	CHECK_INT(symbolizer__exec(s, pid, 10), 0);
+	reap(pid);
+	CHECK_INT(resolve1_at(s, pid, 20, rt, got, sizeof(got)), 1);
+	CHECK_STR(got, "fpdemo_target");
+	CHECK_INT(resolve1_at(s, pid, 5, addr_of(symtest_target), got, sizeof(got)), 1);
+	CHECK_STR(got, "symtest_target");
+	CHECK_INT(resolve1(s, pid, rt, got, sizeof(got)), 1);
+	CHECK_STR(got, "fpdemo_target");
+	CHECK_STR(symbolizer__binary_name_at(s, pid, 20, rt), "fpdemo-exec2");
+	CHECK(!symbolizer__binary_name_at(s, pid, 5, rt) ||
+	      strcmp(symbolizer__binary_name_at(s, pid, 5, rt), "fpdemo-exec2"));
+	fclose(out);
+	close(gate);
+	symbolizer__free(s);
+}
+
+/*
+ * The mappings were read once the exec had happened but before its notice
+ * came (a stack's request handled late): they are the new image's, and
+ * never name what came before; that is left as an address.
+ */
+TEST(exec_never_names_the_old_image_with_the_new_ones_mappings)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	unsigned long rt = 0, va = 0;
+	char path[512], got[256], go = 'x';
+	FILE *out = NULL;
+	int gate = -1;
+	pid_t pid;
+
+	CHECK(s);
+	if (compile("fpdemo-exec3", "-O2", path, sizeof(path))) {
+		symbolizer__free(s);
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	}
+	pid = exec_child(path, &gate, &out);
+	CHECK(pid > 0 && out);
+	CHECK_INT(write(gate, &go, 1), 1);
+	CHECK(fscanf(out, "%lx %lx", &rt, &va) == 2);
+	CHECK_INT(symbolizer__track(s, pid), 0); /* fpdemo's already */
+	CHECK_INT(symbolizer__exec(s, pid, 10), 0);
+	CHECK_INT(resolve1_at(s, pid, 5, rt, got, sizeof(got)), 1);
+	CHECK(!strncmp(got, "0x", 2));
+	CHECK(!symbolizer__binary_name_at(s, pid, 5, rt));
+	CHECK_INT(resolve1_at(s, pid, 20, rt, got, sizeof(got)), 1);
+	CHECK_STR(got, "fpdemo_target");
+	reap(pid);
+	fclose(out);
+	close(gate);
 	symbolizer__free(s);
 }
 
