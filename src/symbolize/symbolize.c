@@ -944,8 +944,7 @@ int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map 
 /*
  * The image of pid before seq ends here: the mappings read so far go with
  * it, unless they are the new image's already (read after the exec, before
- * its notice came: then they are what /proc says now). The new image's are
- * read now, for the lookups of what comes after.
+ * its notice came: then they are what /proc says now, read to tell).
  */
 int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq)
 {
@@ -960,7 +959,8 @@ int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq)
 	p = proc_get(s, pid);
 	if (!p || vec_reserve(p->images, p->images_cap, p->nimages + 1))
 		return -ENOMEM;
-	read = !procmaps__read(s->proc_root, pid, &raw, &nraw) && nraw;
+	/* Nothing read yet, nothing to tell apart: the new image is read when asked for. */
+	read = p->maps && !procmaps__read(s->proc_root, pid, &raw, &nraw) && nraw;
 	if (p->nimages == PROC_IMAGES) {
 		free(p->images[0].maps);
 		p->images_from = p->images[0].until;

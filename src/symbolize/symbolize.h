@@ -134,7 +134,9 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
  * Process pid exec'd: the addresses seen before seq (the caller's own
  * increasing count, e.g. the order of its events) belong to the image it
  * had, named by the mappings read before (symbolizer__user_at()); later ones
- * by the mappings read since (read now, too). The last 16 images are kept.
+ * by the mappings read since. Mappings read before but after the exec (its
+ * notice came late) are told apart and kept for the new image only. The last
+ * 16 images are kept.
  * 0, -EINVAL or -ENOMEM.
  */
 int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq);
