@@ -849,45 +849,83 @@ static int resolve1_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t add
 	return n;
 }
 
+/* A child from exec_child() that became fpdemo, and its notice given at seq 10. */
+struct exec_case {
+	struct symbolizer *s;
+	pid_t pid;
+	int gate;
+	FILE *out;
+	unsigned long rt; /* fpdemo_target in the new image */
+};
+
+/*
+ * Run the case: its mappings read before the exec, or only once it is done
+ * (read_before false), then symbolizer__exec() at seq 10. 0, -1 on failure,
+ * or -2 when fpdemo cannot be compiled.
+ */
+static int exec_case_run(struct exec_case *c, const char *name, bool read_before)
+{
+	char path[512], go = 'x';
+	unsigned long va;
+
+	*c = (struct exec_case){.pid = -1, .gate = -1};
+	if (compile(name, "-O2", path, sizeof(path)))
+		return -2;
+	c->s = symbolizer__new(NULL);
+	c->pid = c->s ? exec_child(path, &c->gate, &c->out) : -1;
+	if (c->pid <= 0 || !c->out || (read_before && symbolizer__track(c->s, c->pid)) ||
+	    write(c->gate, &go, 1) != 1 || fscanf(c->out, "%lx %lx", &c->rt, &va) != 2 ||
+	    (!read_before && symbolizer__track(c->s, c->pid)))
+		return -1;
+	return symbolizer__exec(c->s, c->pid, 10);
+}
+
+static void exec_case_end(struct exec_case *c)
+{
+	if (c->pid > 0)
+		reap(c->pid);
+	if (c->out)
+		fclose(c->out);
+	if (c->gate >= 0)
+		close(c->gate);
+	symbolizer__free(c->s);
+}
+
 /*
  * A process that execs: the stacks seen before the exec's notice (seq 10)
  * are named with the image it had (this test program, read before), the
- * ones after with the new one (fpdemo, read at the notice), whichever is
- * asked for first.
+ * ones after with the new one (fpdemo), whichever is asked for first, and
+ * after the process is gone.
  */
 TEST(exec_keeps_the_old_image_for_what_came_before)
 {
-	struct symbolizer *s = symbolizer__new(NULL);
-	unsigned long rt = 0, va = 0;
-	char path[512], got[256], go = 'x';
-	FILE *out = NULL;
-	int gate = -1;
-	pid_t pid;
+	struct exec_case c;
+	char got[256];
+	int err = exec_case_run(&c, "fpdemo-exec2", true);
+	pid_t pid = c.pid;
 
-	CHECK(s);
-	if (compile("fpdemo-exec2", "-O2", path, sizeof(path))) {
-		symbolizer__free(s);
+	if (err == -2)
 		SKIP("cannot compile %s", FPDEMO_SRC);
-	}
-	pid = exec_child(path, &gate, &out);
-	CHECK(pid > 0 && out);
-	CHECK_INT(symbolizer__track(s, pid), 0);
-	CHECK_INT(write(gate, &go, 1), 1);
-	CHECK(fscanf(out, "%lx %lx", &rt, &va) == 2);
-	CHECK_INT(symbolizer__exec(s, pid, 10), 0);
-	reap(pid);
-	CHECK_INT(resolve1_at(s, pid, 20, rt, got, sizeof(got)), 1);
-	CHECK_STR(got, "fpdemo_target");
-	CHECK_INT(resolve1_at(s, pid, 5, addr_of(symtest_target), got, sizeof(got)), 1);
-	CHECK_STR(got, "symtest_target");
-	CHECK_INT(resolve1(s, pid, rt, got, sizeof(got)), 1);
-	CHECK_STR(got, "fpdemo_target");
-	CHECK_STR(symbolizer__binary_name_at(s, pid, 20, rt), "fpdemo-exec2");
-	CHECK(!symbolizer__binary_name_at(s, pid, 5, rt) ||
-	      strcmp(symbolizer__binary_name_at(s, pid, 5, rt), "fpdemo-exec2"));
-	fclose(out);
-	close(gate);
-	symbolizer__free(s);
+	if (pid > 0)
+		reap(pid);
+	c.pid = -1;
+	if (err)
+		UNIT_FAIL("the exec case did not run");
+	else if (resolve1_at(c.s, pid, 20, c.rt, got, sizeof(got)) != 1 ||
+		 strcmp(got, "fpdemo_target"))
+		UNIT_FAIL("after the exec: %s", got);
+	else if (resolve1_at(c.s, pid, 5, addr_of(symtest_target), got, sizeof(got)) != 1 ||
+		 strcmp(got, "symtest_target"))
+		UNIT_FAIL("before the exec: %s", got);
+	else if (resolve1(c.s, pid, c.rt, got, sizeof(got)) != 1 || strcmp(got, "fpdemo_target"))
+		UNIT_FAIL("now: %s", got);
+	else if (!symbolizer__binary_name_at(c.s, pid, 20, c.rt) ||
+		 strcmp(symbolizer__binary_name_at(c.s, pid, 20, c.rt), "fpdemo-exec2"))
+		UNIT_FAIL("the binary after the exec is not fpdemo-exec2");
+	else if (symbolizer__binary_name_at(c.s, pid, 5, c.rt) &&
+		 !strcmp(symbolizer__binary_name_at(c.s, pid, 5, c.rt), "fpdemo-exec2"))
+		UNIT_FAIL("the binary before the exec is fpdemo-exec2");
+	exec_case_end(&c);
 }
 
 /*
@@ -897,33 +935,22 @@ TEST(exec_keeps_the_old_image_for_what_came_before)
  */
 TEST(exec_never_names_the_old_image_with_the_new_ones_mappings)
 {
-	struct symbolizer *s = symbolizer__new(NULL);
-	unsigned long rt = 0, va = 0;
-	char path[512], got[256], go = 'x';
-	FILE *out = NULL;
-	int gate = -1;
-	pid_t pid;
+	struct exec_case c;
+	char got[256] = "";
+	int err = exec_case_run(&c, "fpdemo-exec3", false);
 
-	CHECK(s);
-	if (compile("fpdemo-exec3", "-O2", path, sizeof(path))) {
-		symbolizer__free(s);
+	if (err == -2)
 		SKIP("cannot compile %s", FPDEMO_SRC);
-	}
-	pid = exec_child(path, &gate, &out);
-	CHECK(pid > 0 && out);
-	CHECK_INT(write(gate, &go, 1), 1);
-	CHECK(fscanf(out, "%lx %lx", &rt, &va) == 2);
-	CHECK_INT(symbolizer__track(s, pid), 0); /* fpdemo's already */
-	CHECK_INT(symbolizer__exec(s, pid, 10), 0);
-	CHECK_INT(resolve1_at(s, pid, 5, rt, got, sizeof(got)), 1);
-	CHECK(!strncmp(got, "0x", 2));
-	CHECK(!symbolizer__binary_name_at(s, pid, 5, rt));
-	CHECK_INT(resolve1_at(s, pid, 20, rt, got, sizeof(got)), 1);
-	CHECK_STR(got, "fpdemo_target");
-	reap(pid);
-	fclose(out);
-	close(gate);
-	symbolizer__free(s);
+	if (err)
+		UNIT_FAIL("the exec case did not run");
+	else if (resolve1_at(c.s, c.pid, 5, c.rt, got, sizeof(got)) != 1 || strncmp(got, "0x", 2))
+		UNIT_FAIL("before the exec: %s", got);
+	else if (symbolizer__binary_name_at(c.s, c.pid, 5, c.rt))
+		UNIT_FAIL("a binary before the exec");
+	else if (resolve1_at(c.s, c.pid, 20, c.rt, got, sizeof(got)) != 1 ||
+		 strcmp(got, "fpdemo_target"))
+		UNIT_FAIL("after the exec: %s", got);
+	exec_case_end(&c);
 }
 
 /* ---- frame pointers ---- */

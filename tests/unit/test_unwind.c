@@ -353,6 +353,29 @@ static struct offcpu_umap kernel_umap(const struct maps *mp, pid_t pid, uint64_t
 	return found;
 }
 
+/* A lazy unwinder on maps made like the collector's (in *mp), or NULL. */
+static struct unwinder *lazy_unwinder(struct maps *mp)
+{
+	struct unwinder_opts o = {.lazy = true};
+
+	if (maps_make(mp))
+		return NULL;
+	o.umaps_fd = mp->umaps;
+	o.files_fd = mp->files;
+	return unwinder__new(&o);
+}
+
+/* The end of a test of lazy_unwinder(): 0, or the status of the removal of dir. */
+static int lazy_done(struct unwinder *u, struct maps *mp, const char *dir)
+{
+	char rm[PATH_MAX + 16];
+
+	unwinder__free(u);
+	maps_close(mp);
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	return system(rm);
+}
+
 /*
  * Lazy tables: after tracking, every binary is pending and the kernel's
  * mappings say so; the first need of one builds its table once, and points
@@ -361,9 +384,7 @@ static struct offcpu_umap kernel_umap(const struct maps *mp, pid_t pid, uint64_t
  */
 TEST(lazy_tables_are_built_at_the_first_need_for_every_process)
 {
-	char dir[] = "/tmp/offcpu-unwind-XXXXXX", pa[PATH_MAX], pb[PATH_MAX], libc[PATH_MAX],
-	     rm[PATH_MAX + 16];
-	struct unwinder_opts o = {.lazy = true};
+	char dir[] = "/tmp/offcpu-unwind-XXXXXX", pa[PATH_MAX], pb[PATH_MAX], libc[PATH_MAX];
 	struct unwinder_stats st;
 	struct maps mp = {-1, -1};
 	struct offcpu_umap km;
@@ -374,10 +395,7 @@ TEST(lazy_tables_are_built_at_the_first_need_for_every_process)
 	if (geteuid() != 0)
 		SKIP("needs root: creates BPF maps");
 	CHECK(mkdtemp(dir));
-	CHECK_INT(maps_make(&mp), 0);
-	o.umaps_fd = mp.umaps;
-	o.files_fd = mp.files;
-	u = unwinder__new(&o);
+	u = lazy_unwinder(&mp);
 	CHECK(u);
 	a = sleeper(dir, 0, pa, sizeof(pa));
 	b = sleeper(dir, 1, pb, sizeof(pb));
@@ -417,10 +435,7 @@ TEST(lazy_tables_are_built_at_the_first_need_for_every_process)
 
 	reap(a);
 	reap(b);
-	unwinder__free(u);
-	maps_close(&mp);
-	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-	CHECK_INT(system(rm), 0);
+	CHECK_INT(lazy_done(u, &mp, dir), 0);
 }
 
 /*
@@ -432,9 +447,7 @@ TEST(lazy_tables_are_built_at_the_first_need_for_every_process)
  */
 TEST(a_file_first_seen_in_a_gone_process_gets_its_table_from_the_next)
 {
-	char dir[] = "/tmp/offcpu-unwind-XXXXXX", pa[PATH_MAX], pb[PATH_MAX], libc[PATH_MAX],
-	     rm[PATH_MAX + 16];
-	struct unwinder_opts o = {.lazy = true};
+	char dir[] = "/tmp/offcpu-unwind-XXXXXX", pa[PATH_MAX], pb[PATH_MAX], libc[PATH_MAX];
 	struct proc_map *maps = NULL;
 	struct maps mp = {-1, -1};
 	struct unwinder *u;
@@ -445,10 +458,7 @@ TEST(a_file_first_seen_in_a_gone_process_gets_its_table_from_the_next)
 	if (geteuid() != 0)
 		SKIP("needs root: creates BPF maps");
 	CHECK(mkdtemp(dir));
-	CHECK_INT(maps_make(&mp), 0);
-	o.umaps_fd = mp.umaps;
-	o.files_fd = mp.files;
-	u = unwinder__new(&o);
+	u = lazy_unwinder(&mp);
 	CHECK(u);
 	a = sleeper(dir, 0, pa, sizeof(pa));
 	CHECK(a > 0);
@@ -476,10 +486,7 @@ TEST(a_file_first_seen_in_a_gone_process_gets_its_table_from_the_next)
 	CHECK(rows_match(&mp, b));
 
 	reap(b);
-	unwinder__free(u);
-	maps_close(&mp);
-	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-	CHECK_INT(system(rm), 0);
+	CHECK_INT(lazy_done(u, &mp, dir), 0);
 }
 
 /*
