@@ -11,7 +11,8 @@
  * heap__warm(size) does that, then takes size bytes from the heap, advises
  * them for transparent huge pages, populates them in one call and frees
  * them: the caller's next allocation of up to size bytes in this thread
- * finds them mapped (half the cost where huge pages are not to be had).
+ * finds them mapped. Without huge pages, one call populating 4 KB pages
+ * still costs about 40% less than a fault each (6.3 against 10.9 us here).
  *
  * Only a hint: where glibc or the kernel behave otherwise, the allocation
  * that follows faults as it would have. The bytes stay in the heap until
