@@ -14,7 +14,6 @@
 #include <bpf/btf.h>
 
 #include "collect/kbtf.h"
-#include "util/heapwarm.h"
 
 #define KBTF_MAGIC 0xeb9f
 
@@ -230,8 +229,6 @@ static struct btf *vmlinux_parse(void)
 	if (fd >= 0)
 		close(fd);
 	if (p != MAP_FAILED) {
-		/* Its copy, and the 4-byte offset of each type (125k) after it. */
-		heap__warm((size_t)st.st_size + (size_t)st.st_size / 8);
 		btf = btf__new(p, (__u32)st.st_size);
 		munmap(p, (size_t)st.st_size);
 	}
