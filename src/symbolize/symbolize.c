@@ -1579,6 +1579,13 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	}
 }
 
+static void umaps_mark(bool *mapped, size_t nbins, const struct umap *maps, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (maps[j].bin < nbins)
+			mapped[maps[j].bin] = true;
+}
+
 int symbolizer__forget_gone(struct symbolizer *s)
 {
 	bool *mapped;
@@ -1616,10 +1623,14 @@ int symbolizer__forget_gone(struct symbolizer *s)
 	mapped = calloc(s->nbins ? s->nbins : 1, sizeof(*mapped));
 	if (!mapped)
 		return -ENOMEM;
-	for (size_t i = 0; i < kept; i++)
-		for (size_t j = 0; j < s->procs[i]->nmaps; j++)
-			if (s->procs[i]->maps[j].bin < s->nbins)
-				mapped[s->procs[i]->maps[j].bin] = true;
+	for (size_t i = 0; i < kept; i++) {
+		const struct proc *p = s->procs[i];
+
+		umaps_mark(mapped, s->nbins, p->maps, p->nmaps);
+		/* an image before an exec still names its rows drained late */
+		for (size_t j = 0; j < p->nimages; j++)
+			umaps_mark(mapped, s->nbins, p->images[j].maps, p->images[j].nmaps);
+	}
 	for (size_t i = 0; i < s->nbins; i++) {
 		struct binary *b = s->bins[i];
 

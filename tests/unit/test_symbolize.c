@@ -929,6 +929,28 @@ TEST(exec_keeps_the_old_image_for_what_came_before)
 }
 
 /*
+ * A long run's pass over the processes (symbolizer__forget_gone()) closes
+ * the binaries no process maps; an image before an exec still counts.
+ */
+TEST(exec_old_image_keeps_its_binaries_open_over_a_forget_pass)
+{
+	struct exec_case c;
+	char got[256] = "";
+	int err = exec_case_run(&c, "fpdemo-exec4", true);
+
+	if (err == -2)
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	if (err)
+		UNIT_FAIL("the exec case did not run");
+	else if (symbolizer__forget_gone(c.s) < 0)
+		UNIT_FAIL("symbolizer__forget_gone() failed");
+	else if (resolve1_at(c.s, c.pid, 5, addr_of(symtest_target), got, sizeof(got)) != 1 ||
+		 strcmp(got, "symtest_target"))
+		UNIT_FAIL("before the exec, after a forget pass: %s", got);
+	exec_case_end(&c);
+}
+
+/*
  * The mappings were read once the exec had happened but before its notice
  * came (a stack's request handled late): they are the new image's, and
  * never name what came before; that is left as an address.
