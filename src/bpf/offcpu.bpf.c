@@ -1110,6 +1110,8 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 			ev->type = OFFCPU_EV_EXEC;
 			ev->tgid = tgid;
 			ev->tid = tid;
+			ev->end_ns = bpf_ktime_get_ns(); /* the mappings read before are the old
+							    image's */
 			bpf_ringbuf_submit(ev, ring_wake());
 		} else {
 			STAT(track_lost, 1);

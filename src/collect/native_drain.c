@@ -224,7 +224,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 	}
 	if (ev->type == OFFCPU_EV_EXEC) {
 		if (n->sym)
-			symbolizer__exec(n->sym, (int)ev->tgid, n->events);
+			symbolizer__exec(n->sym, (int)ev->tgid, n->events, ev->end_ns);
 		return 0;
 	}
 	if (ev->type != OFFCPU_EV_EXIT)

@@ -944,9 +944,10 @@ int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map 
 /*
  * The image of pid before seq ends here: the mappings read so far go with
  * it, unless they are the new image's already (read after the exec, before
- * its notice came: then they are what /proc says now, read to tell).
+ * its notice came). A snapshot taken before exec_ns is the old image's;
+ * one taken since may be either, and is told by what /proc says now.
  */
-int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq)
+int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq, uint64_t exec_ns)
 {
 	struct proc_map *raw = NULL;
 	struct proc_image *img;
@@ -959,8 +960,9 @@ int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq)
 	p = proc_get(s, pid);
 	if (!p || vec_reserve(p->images, p->images_cap, p->nimages + 1))
 		return -ENOMEM;
-	/* Nothing read yet, nothing to tell apart: the new image is read when asked for. */
-	read = p->maps && !procmaps__read(s->proc_root, pid, &raw, &nraw) && nraw;
+	/* Nothing read yet, or read before the exec: nothing to tell apart. */
+	read = p->maps && !(exec_ns && p->refreshed_ns < exec_ns) &&
+	       !procmaps__read(s->proc_root, pid, &raw, &nraw) && nraw;
 	if (p->nimages == PROC_IMAGES) {
 		free(p->images[0].maps);
 		p->images_from = p->images[0].until;

@@ -131,15 +131,16 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 		     size_t max);
 
 /*
- * Process pid exec'd: the addresses seen before seq (the caller's own
- * increasing count, e.g. the order of its events) belong to the image it
- * had, named by the mappings read before (symbolizer__user_at()); later ones
- * by the mappings read since. Mappings read before but after the exec (its
- * notice came late) are told apart and kept for the new image only. The last
- * 16 images are kept.
+ * Process pid exec'd at exec_ns (CLOCK_MONOTONIC; 0: unknown): the
+ * addresses seen before seq (the caller's own increasing count, e.g. the
+ * order of its events) belong to the image it had, named by the mappings
+ * read before (symbolizer__user_at()); later ones by the mappings read
+ * since. Mappings read after the exec but before this call (its notice came
+ * late) are the new image's, and kept for it only: told by exec_ns, or, when
+ * that cannot tell, by reading /proc now. The last 16 images are kept.
  * 0, -EINVAL or -ENOMEM.
  */
-int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq);
+int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq, uint64_t exec_ns);
 
 /*
  * symbolizer__user() for an address seen at seq: in an image replaced by an
