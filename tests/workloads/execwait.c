@@ -36,7 +36,6 @@ static int __attribute__((noinline)) after_exec(void)
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], scale_arg[32];
-	ssize_t n;
 	pid_t pid;
 
 	if (argc == 3 && !strcmp(argv[1], "--after")) {
@@ -47,10 +46,7 @@ int main(int argc, char **argv)
 	scale = wl_scale(argc, argv,
 			 "[SCALE]\n  waits 200 ms * SCALE for a child, then execs itself to "
 			 "sleep 100 ms * SCALE");
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		wl_die("readlink /proc/self/exe: %s", strerror(errno));
-	self[n] = '\0';
+	wl_self(self, sizeof(self));
 	snprintf(scale_arg, sizeof(scale_arg), "%.17g", scale);
 	wl_start();
 	pid = fork();

@@ -64,7 +64,6 @@ int main(int argc, char **argv)
 {
 	char self[PATH_MAX], scale_arg[32];
 	struct truth t;
-	ssize_t n;
 	pid_t pid;
 
 	if (argc == 3 && !strcmp(argv[1], "--grandchild")) {
@@ -76,10 +75,7 @@ int main(int argc, char **argv)
 			 "[SCALE]\n  \"parent\" forks \"child\" (sleeps 100 ms * SCALE), which "
 			 "fork+execs\n  \"grandchild\" (sleeps 150 ms * SCALE); each waits for its "
 			 "child");
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		wl_die("readlink /proc/self/exe: %s", strerror(errno));
-	self[n] = '\0';
+	wl_self(self, sizeof(self));
 	snprintf(scale_arg, sizeof(scale_arg), "%.17g", scale);
 	wl_start();
 

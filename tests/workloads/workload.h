@@ -149,6 +149,16 @@ static inline void wl_args(int argc, char **argv, const char *usage, const char 
 	}
 }
 
+/* This program's own path, to exec it again (by its path, so its comm stays its name). */
+static inline void wl_self(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+	if (n < 0)
+		wl_die("readlink /proc/self/exe: %s", strerror(errno));
+	buf[n] = '\0';
+}
+
 /* Most workloads take one optional SCALE that multiplies every duration. */
 static inline double wl_scale(int argc, char **argv, const char *usage)
 {
