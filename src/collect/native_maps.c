@@ -39,7 +39,12 @@ static void *premade_run(void *arg)
 /* The thread reads only these copies: the object stays the main thread's. */
 static void premade_add(struct native_premade *pm, struct bpf_map *m)
 {
-	struct native_premade_map *p = &pm->maps[pm->nr++];
+	struct native_premade_map *p;
+
+	/* One more than the array holds is left to libbpf's load. */
+	if (pm->nr == sizeof(pm->maps) / sizeof(pm->maps[0]))
+		return;
+	p = &pm->maps[pm->nr++];
 
 	*p = (struct native_premade_map){
 		.m = m,
