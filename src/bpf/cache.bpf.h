@@ -51,8 +51,7 @@ static __always_inline void site_key(struct task_struct *t, __u32 prev_state, bo
 		stack = ptr_value(t->stack);
 		off = *(volatile __u64 *)&regs_off;
 		if (off)
-			regs = bpf_rdonly_cast((void *)(stack + off),
-					       bpf_core_type_id_kernel(struct pt_regs));
+			regs = bpf_rdonly_cast((void *)(stack + off), kid_pt_regs);
 	}
 	if (!regs) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(cur);

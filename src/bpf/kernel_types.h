@@ -8,7 +8,7 @@
  * relocation that libbpf resolves against the running kernel's BTF at load
  * time: the layouts here are never used as such, only the names, so a field
  * may sit anywhere and the rest of the struct is left out. Types the
- * verifier checks by name (bpf_core_type_id_kernel(), tp_btf arguments) carry
+ * verifier checks by name (bpf_rdonly_cast() targets, tp_btf arguments) carry
  * the kernel's names.
  *
  * Named __VMLINUX_H__ for libbpf's bpf_tracing.h, which then uses the

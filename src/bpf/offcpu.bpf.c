@@ -76,6 +76,15 @@ const volatile bool dwarf_unwind = false;
 const volatile __u32 check_max = 64;	     /* longest check period, partly verified site */
 const volatile __u32 check_max_exact = 1024; /* ... fully verified site */
 const volatile bool kmem_direct = false;     /* bpf_rdonly_cast exists (6.2+) */
+/*
+ * The kernel's BTF ids of the types bpf_rdonly_cast() gives, found by user
+ * space: libbpf resolves CO-RE against a BTF of the candidates alone
+ * (collect/corebtf.h), whose ids are not the kernel's, so no
+ * bpf_core_type_id_kernel(). Constants to the verifier (read-only data).
+ */
+const volatile __u32 kid_task_struct = 0;
+const volatile __u32 kid_pt_regs = 0;
+const volatile __u32 kid_timespec64 = 0;
 /* bpf_loop exists (5.17+): loops the verifier checks one step of, not every pass. */
 const volatile bool have_loop = false;
 /* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
@@ -843,8 +852,7 @@ static __always_inline __u64 queued_ns(struct task_struct *next, const bool btf)
 	 * The loads stay plain loads.
 	 */
 	if (btf && kmem_direct) {
-		const struct task_struct *t =
-			bpf_rdonly_cast(next, bpf_core_type_id_kernel(struct task_struct));
+		const struct task_struct *t = bpf_rdonly_cast(next, kid_task_struct);
 
 		now = t->se.cfs_rq->rq->clock;
 	} else {

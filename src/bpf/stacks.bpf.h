@@ -250,7 +250,7 @@ static __always_inline __u64 kword(const void *p, __u64 off)
 	__u64 v = 0;
 
 	if (kmem_direct) {
-		w = bpf_rdonly_cast(p + off, bpf_core_type_id_kernel(struct timespec64));
+		w = bpf_rdonly_cast(p + off, kid_timespec64);
 		return w->tv_sec;
 	}
 	bpf_probe_read_kernel(&v, sizeof(v), p + off);

@@ -63,6 +63,13 @@ static long extra_of(const struct btf_type *t)
 	}
 }
 
+long kbtf__type_len(const struct btf_type *t)
+{
+	long extra = extra_of(t);
+
+	return extra < 0 ? -1 : (long)sizeof(*t) + extra;
+}
+
 int kbtf__from_mem(struct kbtf *k, const void *data, size_t len)
 {
 	const struct btf_header *h = data;

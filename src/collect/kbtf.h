@@ -42,6 +42,8 @@ void kbtf__close(struct kbtf *k);
 void kbtf__find(const struct kbtf *k, struct kbtf_want *w, size_t n);
 /* The type with this id, or NULL. */
 const struct btf_type *kbtf__type(const struct kbtf *k, uint32_t id);
+/* Bytes of type t with the records that follow it, or -1 for a kind unknown here. */
+long kbtf__type_len(const struct btf_type *t);
 /* The string at off, or "" when out of range. */
 const char *kbtf__str(const struct kbtf *k, uint32_t off);
 /* Whether struct (or union) id has a member of this name. */

@@ -155,6 +155,7 @@ struct native *native__start(const struct native_opts *o)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	n->corebtf_fd = -1;
 	n->diag = o->diag;
 	n->sym = o->sym;
 	n->timeline = o->timeline;
@@ -202,10 +203,12 @@ struct native *native__start(const struct native_opts *o)
 		goto cleanup;
 	if (native_vstats_on())
 		native_note(n,
-			    "start-up: kernel BTF %.1f ms, kallsyms thread %s in %.1f ms, "
-			    "load and attach %.1f ms",
-			    (t[1] - t[0]) / 1e6, n->ktext_thread_on ? "started" : "not needed",
-			    (t[2] - t[1]) / 1e6, (native_mono_ns() - t[2]) / 1e6);
+			    "start-up: kernel BTF %.1f ms (CO-RE against %zu of its types%s), "
+			    "kallsyms thread %s in %.1f ms, load and attach %.1f ms",
+			    (t[1] - t[0]) / 1e6, n->corebtf_types,
+			    n->corebtf_types ? "" : ": all of them",
+			    n->ktext_thread_on ? "started" : "not needed", (t[2] - t[1]) / 1e6,
+			    (native_mono_ns() - t[2]) / 1e6);
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
 		err = -errno;
@@ -293,6 +296,8 @@ void native__free(struct native *n)
 	ntable_free(&n->debts);
 	ntable_free(&n->sofar);
 	mmstamps__free(&n->mm);
+	if (n->corebtf_fd >= 0)
+		close(n->corebtf_fd);
 	free(n->exits);
 	free(n->ivs);
 	if (libbpf_diag == n->diag) {

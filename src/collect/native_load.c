@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
@@ -21,6 +22,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/corebtf.h"
 #include "collect/kbtf.h"
 #include "collect/native_priv.h"
 #include "collect/unwind.h"
@@ -278,8 +280,42 @@ enum {
 	W_SCHED_ENTITY,
 	W_CFS_RQ,
 	W_RQ,
+	W_TASK,
+	W_PT_REGS,
+	W_TIMESPEC64,
 	W_NR
 };
+
+/*
+ * The object's CO-RE target into its memfd: the candidates alone
+ * (corebtf.h), else the kernel's whole BTF (whole, len), which gives the
+ * same answers the slow way; the object was opened pointing at the memfd.
+ */
+static void corebtf_write(struct native *n, const struct kbtf *k, const void *whole, size_t len)
+{
+	const uint8_t *p = whole;
+	void *mini = NULL;
+	size_t mini_len = 0;
+	ssize_t w = 0;
+
+	n->corebtf_types = 0;
+	if (n->corebtf_fd < 0)
+		return;
+	if (k &&
+	    !corebtf__make(k, bpf_object__btf(n->skel->obj), &mini, &mini_len, &n->corebtf_types)) {
+		p = mini;
+		len = mini_len;
+	} else {
+		n->corebtf_types = 0;
+	}
+	if (!p || ftruncate(n->corebtf_fd, 0))
+		goto cleanup;
+	for (size_t at = 0; at < len && w >= 0; at += (size_t)w)
+		if ((w = pwrite(n->corebtf_fd, p + at, len - at, (off_t)at)) <= 0)
+			break;
+cleanup:
+	free(mini);
+}
 
 /*
  * Read with kbtf (one walk, no libbpf parse: libbpf parses the same BTF for
@@ -297,6 +333,9 @@ void native_kernel_features(struct native *n)
 		[W_SCHED_ENTITY] = {"sched_entity", BTF_KIND_STRUCT},
 		[W_CFS_RQ] = {"cfs_rq", BTF_KIND_STRUCT},
 		[W_RQ] = {"rq", BTF_KIND_STRUCT},
+		[W_TASK] = {"task_struct", BTF_KIND_STRUCT},
+		[W_PT_REGS] = {"pt_regs", BTF_KIND_STRUCT},
+		[W_TIMESPEC64] = {"timespec64", BTF_KIND_STRUCT},
 	};
 	struct btf *btf = NULL;
 	const struct btf_type *t;
@@ -312,6 +351,7 @@ void native_kernel_features(struct native *n)
 		btf = btf__load_vmlinux_btf();
 		raw = btf ? btf__raw_data(btf, &size) : NULL;
 		if (!raw || kbtf__from_mem(&k, raw, size)) {
+			corebtf_write(n, NULL, raw, size);
 			btf__free(btf);
 			return;
 		}
@@ -324,7 +364,11 @@ void native_kernel_features(struct native *n)
 	/* void *, preempt, prev, next, state */
 	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_FUNC_PROTO)
 		n->switch_state = BTF_INFO_VLEN(t->info) >= 5;
-	n->rdonly_cast = w[W_RDONLY_CAST].id > 0;
+	n->kid_task_struct = (uint32_t)w[W_TASK].id;
+	n->kid_pt_regs = (uint32_t)w[W_PT_REGS].id;
+	n->kid_timespec64 = (uint32_t)w[W_TIMESPEC64].id;
+	n->rdonly_cast = w[W_RDONLY_CAST].id > 0 && n->kid_task_struct && n->kid_pt_regs &&
+			 n->kid_timespec64;
 	/* The unwinder needs bpf_loop (5.17) and is written for x86-64. */
 	n->loop = w[W_LOOP].id > 0;
 	n->dwarf = OFFCPU_DWARF_ARCH && n->loop;
@@ -334,6 +378,7 @@ void native_kernel_features(struct native *n)
 		       kbtf__has_member(&k, w[W_SCHED_ENTITY].id, "cfs_rq") &&
 		       kbtf__has_member(&k, w[W_CFS_RQ].id, "rq") &&
 		       kbtf__has_member(&k, w[W_RQ].id, "clock");
+	corebtf_write(n, &k, k.data, k.size);
 	if (btf) {
 		free(k.offs); /* the data is libbpf's */
 		btf__free(btf);
@@ -579,6 +624,9 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	s->rodata->dwarf_unwind = n->dwarf;
 	s->rodata->switch_has_state = n->switch_state;
 	s->rodata->kmem_direct = n->rdonly_cast;
+	s->rodata->kid_task_struct = n->kid_task_struct;
+	s->rodata->kid_pt_regs = n->kid_pt_regs;
+	s->rodata->kid_timespec64 = n->kid_timespec64;
 	s->rodata->have_loop = n->loop;
 	s->rodata->runq_schedinfo = n->schedinfo;
 	s->rodata->cgroup_id = n->cgroup_id;
@@ -814,9 +862,18 @@ static int attach_all(struct native *n, bool raw, char *why, size_t whylen)
 
 int native_open(struct native *n, const struct native_opts *o, char *why, size_t whylen)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	char path[64];
 	int err;
 
-	n->skel = offcpu_bpf__open();
+	/* made once: a retry's object reads the same target */
+	if (n->corebtf_fd < 0)
+		n->corebtf_fd = memfd_create("offcpu-corebtf", MFD_CLOEXEC);
+	if (n->corebtf_fd >= 0) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", n->corebtf_fd);
+		opts.btf_custom_path = path;
+	}
+	n->skel = offcpu_bpf__open_opts(&opts);
 	if (!n->skel) {
 		err = -errno;
 		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(-err));

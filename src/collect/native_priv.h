@@ -105,6 +105,14 @@ struct native {
 	bool membarrier_broken;
 	bool cpuvisit_broken; /* native_quiesce() falls back to membarrier */
 	bool switch_state, rdonly_cast, schedinfo;
+	/* The kernel's ids of the types bpf_rdonly_cast() gives (kid_* in the rodata). */
+	uint32_t kid_task_struct, kid_pt_regs, kid_timespec64;
+	/*
+	 * A memfd with the CO-RE target (corebtf.h): the object's
+	 * btf_custom_path; -1 when there is none (libbpf walks the kernel's).
+	 */
+	int corebtf_fd;
+	size_t corebtf_types;
 	bool loop;	      /* the kernel has bpf_loop (5.17+) */
 	bool ksym_prog;	      /* ... and bpf_kallsyms_lookup_name (5.16+): the ksym program */
 	bool dwarf;	      /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
