@@ -45,7 +45,7 @@ die() { echo "overhead.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (it attaches BPF programs)"
 command -v perf >/dev/null || die "needs perf (perf bench sched pipe)"
 if [ ! -x "$ATTACH" ] || [ "$ATTACH" -ot "$BUILD/liboffcpu.a" ] || [ ! -x "$EMPTY" ]; then
-	make -s BUILD="$BUILD" "$ATTACH" "$EMPTY" ||
+	make -s BUILD="$BUILD" "$ATTACH" "$EMPTY" >&2 ||
 		die "cannot build $ATTACH and $EMPTY"
 fi
 
