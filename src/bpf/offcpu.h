@@ -170,7 +170,8 @@ struct offcpu_thread {
 	__u64 wake_ns;		      /* wakeup of the current interval (without sched_info only) */
 	__u32 tag[OFFCPU_CACHE_WAYS]; /* hash of each site's key, 0: empty */
 	__u32 tgid;
-	__u32 clock; /* sites made: the next one replaces sites[clock % OFFCPU_CACHE_WAYS] */
+	__u32 clock; /* sites made (ties for the least used go to sites[clock % OFFCPU_CACHE_WAYS])
+		      */
 	__u8 state;
 	__u8 flags;
 	__u8 site;  /* cache entry of the current interval, or OFFCPU_NO_SITE */
@@ -178,7 +179,11 @@ struct offcpu_thread {
 	__u8 woken; /* timeline: the current interval's waking was seen */
 	__u8 pad[3];
 	__u32 waker; /* timeline: the thread that woke it in this interval; 0 unknown */
-	__u32 pad2;
+	/*
+	 * Hits of each cache entry (saturating), halved every 16 sites made: a
+	 * new site replaces the least used (cache.bpf.h, site_make()).
+	 */
+	__u8 freq[OFFCPU_CACHE_WAYS];
 	/* Ground truth window: [first_ns, exit or stop), schedstat values at first_ns. */
 	__u64 first_ns;
 	__u64 base_exec_ns;

@@ -115,6 +115,24 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void site_b(
 	__asm__ volatile("" ::: "memory");
 }
 
+/*
+ * Five more sites, each its own function (its own return address in the
+ * chain), whose asm text differs: identical code folding would merge
+ * functions of the same body (site_cold2 into site_a, 2 ms each), names too.
+ */
+#define COLD_SITE(n, ms)                                                                       \
+	__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void site_cold##n( \
+		void)                                                                          \
+	{                                                                                      \
+		blocking_helper(ms);                                                           \
+		__asm__ volatile("# cold site " #n ::: "memory");                              \
+	}
+COLD_SITE(1, 1)
+COLD_SITE(2, 2)
+COLD_SITE(3, 3)
+COLD_SITE(4, 1)
+COLD_SITE(5, 2)
+
 /* Three times: sleep 50 ms (a timer wakes it), then wake the reader (this thread does). */
 static void *handoff_writer(void *arg)
 {
@@ -156,6 +174,15 @@ static int child_main(const char *what)
 		for (int i = 0; i < 25; i++) {
 			site_a();
 			site_b();
+		}
+	} else if (!strcmp(what, "skewed")) {
+		/* One hot site between five cold ones in turn: more sites than ways. */
+		void (*const cold[])(void) = {site_cold1, site_cold2, site_cold3, site_cold4,
+					      site_cold5};
+
+		for (int i = 0; i < 40; i++) {
+			site_a();
+			cold[i % 5]();
 		}
 	} else if (!strcmp(what, "handoff")) {
 		pthread_t t;
@@ -646,6 +673,41 @@ TEST(native_cache_keeps_call_sites_apart)
 	CHECK_U64(loss(&c[0].in, "stack_cache_mismatch"), 0);
 	capture_free(&c[0]);
 	capture_free(&c[1]);
+}
+
+/*
+ * A thread's waits are skewed (one site most of the time, many others now
+ * and then): the cache keeps the hot site while the cold ones, more than its
+ * ways, come and go. Round robin evicted the hot one every fourth miss; the
+ * least used goes instead.
+ */
+TEST(native_cache_keeps_the_hot_site_among_more_sites_than_ways)
+{
+	struct native_opts o = {};
+	struct capture c = {};
+	struct profile_weight hot, cold;
+	int err;
+
+	NEED_ROOT();
+	err = capture_follow("skewed", &o, &c);
+	CHECK_START(err, &c);
+	hot = sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_USER, "site_a");
+	CHECK_U64(hot.count, 40);
+	for (int i = 1; i <= 5; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "site_cold%d", i);
+		cold = sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_USER, name);
+		CHECK_U64(cold.count, 8);
+	}
+	/*
+	 * 32-33 here: the hot site's first interval misses, and its checks (at
+	 * periods 1, 2, 4, ... 32) walk. Round robin: 10.
+	 */
+	CHECK(c.st.cache_hits >= 25);
+	CHECK_U64(loss(&c.in, "stack_cache_mismatch"), 0);
+	CHECK(accounted(&c));
+	capture_free(&c);
 }
 
 /*
