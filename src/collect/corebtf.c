@@ -190,70 +190,72 @@ static bool bit_test(const uint64_t *bits, uint32_t id)
 	return bits[id / 64] >> (id % 64) & 1;
 }
 
+/* The types kept (a bit per kernel type id) and those whose references are still to follow. */
+struct closure {
+	uint64_t *keep;
+	uint32_t *work;
+	size_t nwork, cap;
+	long kept;
+};
+
+/* Keep id and queue it. 0 or -ENOMEM. */
+static int closure_add(struct closure *c, uint32_t id)
+{
+	if (vec_reserve(c->work, c->cap, c->nwork + 1))
+		return -ENOMEM;
+	c->work[c->nwork++] = id;
+	c->keep[id / 64] |= 1ull << (id % 64);
+	c->kept++;
+	return 0;
+}
+
 /* The roots and their by-value closure, marked in keep; the count kept. */
 static long closure(const struct kbtf *k, const struct names *want, uint64_t *keep)
 {
-	uint32_t *work = NULL;
-	size_t nwork = 0, cap = 0, rcap = 0;
+	struct closure c = {.keep = keep};
 	struct ref *r = NULL;
-	long kept = 0;
 	uint8_t *rec = NULL;
-	size_t reccap = 0;
+	size_t rcap = 0, reccap = 0;
 	int err = 0;
 
-	for (uint32_t id = 1; id < k->nr; id++) {
+	for (uint32_t id = 1; id < k->nr && !err; id++) {
 		const struct btf_type *t = kbtf__type(k, id);
 		const char *name;
 
 		if (!t->name_off || !root_kind(btf_kind(t)))
 			continue;
 		name = kbtf__str(k, t->name_off);
-		if (!names_has(want, name, essential_len(name, strlen(name))))
-			continue;
-		if (vec_reserve(work, cap, nwork + 1)) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		work[nwork++] = id;
-		keep[id / 64] |= 1ull << (id % 64);
-		kept++;
+		if (names_has(want, name, essential_len(name, strlen(name))))
+			err = closure_add(&c, id);
 	}
-	while (nwork) {
-		const struct btf_type *t = kbtf__type(k, work[--nwork]);
+	while (c.nwork && !err) {
+		const struct btf_type *t = kbtf__type(k, c.work[--c.nwork]);
 		long len = kbtf__type_len(t);
 		size_t n;
 
 		if (len < 0) {
 			err = -EINVAL;
-			goto cleanup;
+			break;
 		}
 		/* refs_of() reads a writable copy: the kernel's is mapped read-only */
 		if (vec_reserve(rec, reccap, (size_t)len) ||
 		    vec_reserve(r, rcap, (size_t)btf_vlen(t) + 2)) {
 			err = -ENOMEM;
-			goto cleanup;
+			break;
 		}
 		memcpy(rec, t, (size_t)len);
 		n = refs_of(rec, r);
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n && !err; i++) {
 			uint32_t to = *r[i].at;
 
-			if (r[i].pointer || !to || to >= k->nr || bit_test(keep, to))
-				continue;
-			if (vec_reserve(work, cap, nwork + 1)) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			work[nwork++] = to;
-			keep[to / 64] |= 1ull << (to % 64);
-			kept++;
+			if (!r[i].pointer && to && to < k->nr && !bit_test(keep, to))
+				err = closure_add(&c, to);
 		}
 	}
-cleanup:
-	free(work);
+	free(c.work);
 	free(r);
 	free(rec);
-	return err ? err : kept;
+	return err ? err : c.kept;
 }
 
 /* The new id of kept kernel type id (ids sorted): 1 + its index. */
