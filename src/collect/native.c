@@ -201,14 +201,18 @@ struct native *native__start(const struct native_opts *o)
 	kbtf__preload_end(); /* a parse no load took */
 	if (err)
 		goto cleanup;
-	if (native_vstats_on())
-		native_note(n,
-			    "start-up: kernel BTF %.1f ms (CO-RE against %zu of its types%s), "
-			    "kallsyms thread %s in %.1f ms, load and attach %.1f ms",
-			    (t[1] - t[0]) / 1e6, n->corebtf_types,
-			    n->corebtf_types ? "" : ": all of them",
-			    n->ktext_thread_on ? "started" : "not needed", (t[2] - t[1]) / 1e6,
-			    (native_mono_ns() - t[2]) / 1e6);
+	if (native_vstats_on()) {
+		char core[48] = "all of its types";
+
+		if (n->corebtf_types)
+			snprintf(core, sizeof(core), "%zu of its types", n->corebtf_types);
+		native_note(
+			n,
+			"start-up: kernel BTF %.1f ms (CO-RE against %s), kallsyms thread %s in "
+			"%.1f ms, load and attach %.1f ms",
+			(t[1] - t[0]) / 1e6, core, n->ktext_thread_on ? "started" : "not needed",
+			(t[2] - t[1]) / 1e6, (native_mono_ns() - t[2]) / 1e6);
+	}
 	n->rb = ring_buffer__new(bpf_map__fd(n->skel->maps.events), native_on_event, n, NULL);
 	if (!n->rb) {
 		err = -errno;

@@ -866,12 +866,21 @@ int native_open(struct native *n, const struct native_opts *o, char *why, size_t
 	char path[64];
 	int err;
 
-	/* made once: a retry's object reads the same target */
+	/*
+	 * Made once: a retry's object reads the same target. libbpf opens it by
+	 * path: without a /proc that lets this process reopen its own fds, the
+	 * object walks the kernel's BTF as before.
+	 */
 	if (n->corebtf_fd < 0)
 		n->corebtf_fd = memfd_create("offcpu-corebtf", MFD_CLOEXEC);
 	if (n->corebtf_fd >= 0) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", n->corebtf_fd);
-		opts.btf_custom_path = path;
+		if (access(path, R_OK)) {
+			close(n->corebtf_fd);
+			n->corebtf_fd = -1;
+		} else {
+			opts.btf_custom_path = path;
+		}
 	}
 	n->skel = offcpu_bpf__open_opts(&opts);
 	if (!n->skel) {

@@ -187,3 +187,45 @@ else
 		ok $t
 	fi
 fi
+
+# libbpf's CO-RE walks the BTF it is given once per relocated type: given a
+# BTF of the candidates alone (collect/corebtf.h), a few hundred types, not
+# the kernel's 100,000 or more; the capture is a real one all the same.
+t=startup_core_against_the_candidates_alone
+d=$SCRATCH/core
+OFFCPU_VERIFIER_STATS=1 "$OFFCPU_BIN" record -q -o "$d" -- "$W/nanosleep" >/dev/null 2>&1
+kept=$(sed -nE 's/.*start-up: kernel BTF .*\(CO-RE against ([0-9]+) of its types\).*/\1/p' \
+	"$d/offcpu.diagnostics.txt")
+if [ ! -s "$d/offcpu.summary.json" ]; then
+	fail $t "record failed"
+elif [ -z "$kept" ] || [ "$kept" -lt 50 ] || [ "$kept" -gt 5000 ]; then
+	fail $t "CO-RE target: $(grep -o 'CO-RE against[^)]*' "$d/offcpu.diagnostics.txt")"
+elif ! grep -q 'do_nanosleep' "$d/offcpu.time.txt"; then
+	fail $t "no nanosleep stack in the capture"
+else
+	ok $t
+fi
+
+# libbpf opens that BTF by path (/proc/self/fd/N of a memfd). Where this
+# process cannot reopen its own fds there, the object takes the kernel's BTF
+# as before: slower, the same capture. Here /proc/PID/fd of the shell that
+# then becomes offcpu (exec keeps the pid) is an empty directory.
+t=startup_core_without_proc_fds_takes_the_kernels_btf
+if ! command -v unshare >/dev/null; then
+	skip $t "unshare is not installed"
+else
+	d=$SCRATCH/core_nofd
+	mkdir -p "$SCRATCH/emptyfd"
+	unshare -m bash -c 'mount --bind "$1" /proc/$$/fd && shift &&
+		OFFCPU_VERIFIER_STATS=1 exec "$@"' sh "$SCRATCH/emptyfd" \
+		"$OFFCPU_BIN" record -q -o "$d" -- "$W/nanosleep" >/dev/null 2>&1
+	if [ ! -s "$d/offcpu.summary.json" ]; then
+		fail $t "record failed"
+	elif ! grep -q 'CO-RE against all of its types' "$d/offcpu.diagnostics.txt"; then
+		fail $t "CO-RE target: $(grep -o 'CO-RE against[^)]*' "$d/offcpu.diagnostics.txt")"
+	elif ! grep -q 'do_nanosleep' "$d/offcpu.time.txt"; then
+		fail $t "no nanosleep stack in the capture"
+	else
+		ok $t
+	fi
+fi
