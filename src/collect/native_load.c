@@ -293,6 +293,7 @@ enum {
  */
 static void corebtf_write(struct native *n, const struct kbtf *k, const void *whole, size_t len)
 {
+	const struct btf *local = n->skel ? bpf_object__btf(n->skel->obj) : NULL;
 	const uint8_t *p = whole;
 	void *mini = NULL;
 	size_t mini_len = 0;
@@ -301,8 +302,7 @@ static void corebtf_write(struct native *n, const struct kbtf *k, const void *wh
 	n->corebtf_types = 0;
 	if (n->corebtf_fd < 0)
 		return;
-	if (k &&
-	    !corebtf__make(k, bpf_object__btf(n->skel->obj), &mini, &mini_len, &n->corebtf_types)) {
+	if (k && local && !corebtf__make(k, local, &mini, &mini_len, &n->corebtf_types)) {
 		p = mini;
 		len = mini_len;
 	} else {
