@@ -359,7 +359,8 @@ int corebtf__make(const struct kbtf *k, const struct btf *local, void **out, siz
 		goto cleanup;
 	}
 	memcpy(*out, &h, sizeof(h));
-	memcpy((uint8_t *)*out + sizeof(h), types.p, types.len);
+	if (types.len) /* none kept: types.p is NULL */
+		memcpy((uint8_t *)*out + sizeof(h), types.p, types.len);
 	memcpy((uint8_t *)*out + sizeof(h) + types.len, strs.p, strs.len);
 	*len = sizeof(h) + types.len + strs.len;
 	if (nr_types)
