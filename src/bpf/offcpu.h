@@ -170,8 +170,7 @@ struct offcpu_thread {
 	__u64 wake_ns;		      /* wakeup of the current interval (without sched_info only) */
 	__u32 tag[OFFCPU_CACHE_WAYS]; /* hash of each site's key, 0: empty */
 	__u32 tgid;
-	__u32 clock; /* sites made (ties for the least used go to sites[clock % OFFCPU_CACHE_WAYS])
-		      */
+	__u32 clock; /* sites made; ties for the least used go to sites[clock % ways] */
 	__u8 state;
 	__u8 flags;
 	__u8 site;  /* cache entry of the current interval, or OFFCPU_NO_SITE */

@@ -105,8 +105,8 @@ struct ref {
 };
 
 /*
- * The type ids type t (copied at rec) refers to, into r (room for all); the
- * count. Names are patched by the caller.
+ * Where the type whose record is at rec keeps the type ids it refers to, into
+ * r (room for all); the count. The caller reads them, or patches a copy.
  */
 static size_t refs_of(uint8_t *rec, struct ref *r)
 {
@@ -154,7 +154,8 @@ static size_t refs_of(uint8_t *rec, struct ref *r)
 	return n;
 }
 
-/* The name offsets in type t's record (copied at rec), into at (room for all); the count. */
+/* Where the type whose record is at rec keeps its name offsets, into at (room for all); the count.
+ */
 static size_t names_in(uint8_t *rec, uint32_t **at)
 {
 	struct btf_type *t = (struct btf_type *)rec;
@@ -214,8 +215,7 @@ static long closure(const struct kbtf *k, const struct names *want, uint64_t *ke
 {
 	struct closure c = {.keep = keep};
 	struct ref *r = NULL;
-	uint8_t *rec = NULL;
-	size_t rcap = 0, reccap = 0;
+	size_t rcap = 0;
 	int err = 0;
 
 	for (uint32_t id = 1; id < k->nr && !err; id++) {
@@ -230,21 +230,14 @@ static long closure(const struct kbtf *k, const struct names *want, uint64_t *ke
 	}
 	while (c.nwork && !err) {
 		const struct btf_type *t = kbtf__type(k, c.work[--c.nwork]);
-		long len = kbtf__type_len(t);
 		size_t n;
 
-		if (len < 0) {
-			err = -EINVAL;
-			break;
-		}
-		/* refs_of() reads a writable copy: the kernel's is mapped read-only */
-		if (vec_reserve(rec, reccap, (size_t)len) ||
-		    vec_reserve(r, rcap, (size_t)btf_vlen(t) + 2)) {
+		if (vec_reserve(r, rcap, (size_t)btf_vlen(t) + 2)) {
 			err = -ENOMEM;
 			break;
 		}
-		memcpy(rec, t, (size_t)len);
-		n = refs_of(rec, r);
+		/* only read through here: the kernel's BTF is mapped read-only */
+		n = refs_of((uint8_t *)t, r);
 		for (size_t i = 0; i < n && !err; i++) {
 			uint32_t to = *r[i].at;
 
@@ -254,7 +247,6 @@ static long closure(const struct kbtf *k, const struct names *want, uint64_t *ke
 	}
 	free(c.work);
 	free(r);
-	free(rec);
 	return err ? err : c.kept;
 }
 
@@ -316,7 +308,8 @@ int corebtf__make(const struct kbtf *k, const struct btf *local, void **out, siz
 		goto cleanup;
 	}
 	ids = malloc(((size_t)kept + 1) * sizeof(*ids));
-	if (!ids || (err = buf_add(&strs, "", 1))) {
+	/* the header first, filled in at the end; the strings follow the types */
+	if (!ids || buf_add(&types, &h, sizeof(h)) || buf_add(&strs, "", 1)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -327,6 +320,7 @@ int corebtf__make(const struct kbtf *k, const struct btf *local, void **out, siz
 		const struct btf_type *t = kbtf__type(k, ids[i]);
 		size_t at = types.len, nr, vlen = btf_vlen(t);
 
+		/* every kind has a length here: kbtf__from_mem() refused any other */
 		if ((err = buf_add(&types, t, (size_t)kbtf__type_len(t))) ||
 		    vec_reserve(r, rcap, vlen + 2) || vec_reserve(names, ncap, vlen + 1)) {
 			err = -ENOMEM;
@@ -350,19 +344,15 @@ int corebtf__make(const struct kbtf *k, const struct btf *local, void **out, siz
 			*names[j] = (uint32_t)off;
 		}
 	}
-	h.type_len = (uint32_t)types.len;
-	h.str_off = (uint32_t)types.len;
+	h.type_len = (uint32_t)(types.len - sizeof(h));
+	h.str_off = h.type_len;
 	h.str_len = (uint32_t)strs.len;
-	*out = malloc(sizeof(h) + types.len + strs.len);
-	if (!*out) {
-		err = -ENOMEM;
+	if ((err = buf_add(&types, strs.p, strs.len)))
 		goto cleanup;
-	}
-	memcpy(*out, &h, sizeof(h));
-	if (types.len) /* none kept: types.p is NULL */
-		memcpy((uint8_t *)*out + sizeof(h), types.p, types.len);
-	memcpy((uint8_t *)*out + sizeof(h) + types.len, strs.p, strs.len);
-	*len = sizeof(h) + types.len + strs.len;
+	memcpy(types.p, &h, sizeof(h));
+	*out = types.p;
+	*len = types.len;
+	types.p = NULL;
 	if (nr_types)
 		*nr_types = n;
 cleanup:

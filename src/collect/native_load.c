@@ -305,8 +305,6 @@ static void corebtf_write(struct native *n, const struct kbtf *k, const void *wh
 	if (k && local && !corebtf__make(k, local, &mini, &mini_len, &n->corebtf_types)) {
 		p = mini;
 		len = mini_len;
-	} else {
-		n->corebtf_types = 0;
 	}
 	if (!p || ftruncate(n->corebtf_fd, 0))
 		goto cleanup;
