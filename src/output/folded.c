@@ -88,7 +88,13 @@ int folded__write(FILE *out, const struct profile *p)
 			ns += o->w.off_ns;
 		}
 		write_stack(out, p, profile__thread_at(p, r->thread)->comm, r->stack);
-		fprintf(out, " %" PRIu64 "\n", ns / 1000 + (ns % 1000 >= 500));
+		/*
+		 * Microseconds, to the nearest, except past the largest value a
+		 * reader can scale back to nanoseconds (UINT64_MAX / 1000): a
+		 * total within 500 ns of 2^64 rounds down, not out of range.
+		 */
+		fprintf(out, " %" PRIu64 "\n",
+			ns / 1000 + (ns % 1000 >= 500 && ns / 1000 < UINT64_MAX / 1000));
 		i = j;
 	}
 	free(idx);

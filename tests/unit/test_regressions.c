@@ -185,6 +185,42 @@ TEST(regression_folded_write_comm_starting_with_hash)
 }
 
 /*
+ * A (thread, stack) whose time is within 500 ns of 2^64 (a bpftrace value
+ * can be anything): the folded export rounded it to the nearest
+ * microsecond, 18446744073709552, which no reader can scale back to
+ * nanoseconds, and our folded reader refused the file with -EOVERFLOW
+ * (found by fuzz_bpftrace). The export rounds down there now.
+ */
+TEST(regression_folded_write_total_near_2_64)
+{
+	struct profile *p = profile__new(), *back = profile__new();
+	struct parse_stats st;
+	char *buf, *text = NULL;
+	size_t len = 0;
+	FILE *f = open_regression(REG "bpftrace/total_near_2_64.txt", &buf), *out;
+
+	CHECK(p && back && f);
+	CHECK_INT(bpftrace__parse(f, p, &st), 0);
+	fclose(f);
+	free(buf);
+	CHECK_U64(profile__totals(p)->all.off_ns, 18446744073709551515ULL);
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	CHECK_INT(folded__write(out, p), 0);
+	fclose(out);
+	CHECK_STR(text, "sleep;schedule 18446744073709551\n");
+	f = unit_memfile(text);
+	CHECK(f);
+	CHECK_INT(folded__parse(f, back, NULL, &st), 0);
+	fclose(f);
+	free(text);
+	CHECK_INT(st.records, 1);
+	CHECK_U64(profile__totals(back)->all.off_ns, 18446744073709551000ULL);
+	profile__free(p);
+	profile__free(back);
+}
+
+/*
  * A frame name holding ';' (JIT names such as Java's "Ljava/lang/String;"
  * do): `diff` joins a stack's names with ';', and its text report split them
  * back into more pieces than the stack has frames, then read the frame
