@@ -89,6 +89,8 @@ const volatile __u32 kid_timespec64 = 0;
 const volatile bool have_loop = false;
 /* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
 const volatile bool runq_schedinfo = true;
+/* The switch's time from the run queue's clock (see switch_now()); user space checks it is stable. */
+const volatile bool switch_rq_clock = false;
 const volatile bool switch_has_state = true;
 const volatile __u64 track_gap_ns = 10000000ULL;
 /* Timeline: send each interval at least timeline_min_ns long (when timeline is set). */
@@ -596,7 +598,7 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 		return;
 	if (th->off_ns && th->mark_ns && !th->held) {
 		/* Its last switch-in went unreported: rebuild that interval (see switch_out()). */
-		__u64 span = now - th->off_ns;
+		__u64 span = now > th->off_ns ? now - th->off_ns : 0;
 		__u64 ran = RD(btf, t, se.sum_exec_runtime) - th->mark_exec_ns;
 
 		if (ran <= span) {
@@ -801,7 +803,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		 * rest of the time since the interval began was off the CPU,
 		 * and its run-queue part is what schedstat added meanwhile.
 		 */
-		__u64 span = now - th->off_ns, ran = exec - th->mark_exec_ns;
+		__u64 span = now > th->off_ns ? now - th->off_ns : 0, ran = exec - th->mark_exec_ns;
 
 		if (th->mark_ns && ran <= span) {
 			STAT(unseen_switch_in, 1);
@@ -964,7 +966,8 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 					    __u32 tid, __u64 now, __u64 exec, __u64 queued,
 					    const bool btf)
 {
-	__u64 off = now - th->off_ns, runq, k = OFFCPU_STACK_BEFORE_START, u;
+	/* Stamps from the wakeup programs' clock may be a sync's error ahead (switch_now()). */
+	__u64 off = now > th->off_ns ? now - th->off_ns : 0, runq, k = OFFCPU_STACK_BEFORE_START, u;
 
 	if (th->mark_ns && exec > th->mark_exec_ns && !(th->flags & OFFCPU_TH_BEFORE_START)) {
 		/*
@@ -982,7 +985,7 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 		runq = off;
 	else if (runq_schedinfo)
 		runq = runq_since_mark(th, next, queued, btf);
-	else if (th->wake_ns)
+	else if (th->wake_ns && now > th->wake_ns)
 		runq = now - th->wake_ns;
 	else
 		runq = 0;
@@ -1054,11 +1057,63 @@ mark:
 	th->mark_delay_ns = run_delay(next, btf) + queued;
 }
 
+/*
+ * The switch clock: CLOCK_MONOTONIC less the run queue's clock (rq->clock:
+ * sched_clock, which __schedule() has just read) at the last sync, and the
+ * run-queue clock at which to sync again. Shared by all CPUs: two switches
+ * between syncs differ by exactly what the scheduler's clock advanced, as
+ * schedstat counts it.
+ */
+__u64 clk_off = 0;
+__u64 clk_next = 0;
+
+#define CLK_SYNC_NS 50000000ULL /* 50 ms: the two clocks drift apart by ppm (NTP) */
+#define CLK_LATE_NS 1000000000ULL
+
+/*
+ * When a switch happens, in CLOCK_MONOTONIC nanoseconds, as
+ * bpf_ktime_get_ns() would say it: from the clock of the run queue next
+ * joins (this CPU's), plus clk_off. A bpf_ktime_get_ns() cost 65 ns of a
+ * 600 ns switch on the pinned pipe benchmark (BENCHMARKS.md); the run
+ * queue's clock is three loads, and its cache line queued_ns() reads
+ * anyway. Synced when a task leaves of its own accord (fresh: the clock
+ * was read in this __schedule()), not at a preemption or out of idle, where
+ * the kernel skips the update and the clock is the waker's reading, tens of
+ * microseconds old when the CPU idled (reused: the offset moved 14.6 us a
+ * sync with them, 0.7-1.7 us without); after a second without one, on any.
+ * The switch itself keeps the clock the kernel gives it: schedstat and the
+ * run time count from the same reading.
+ */
+static __always_inline __u64 switch_now(struct task_struct *next, bool reused, const bool btf)
+{
+	const struct task_struct *t;
+	__u64 rq, now, old, due;
+
+	if (!btf || !kmem_direct || !runq_schedinfo || !switch_rq_clock)
+		return bpf_ktime_get_ns();
+	t = bpf_rdonly_cast(next, kid_task_struct);
+	rq = t->se.cfs_rq->rq->clock;
+	if (!rq) /* a load through a NULL pointer reads 0 */
+		return bpf_ktime_get_ns();
+	due = *(volatile __u64 *)&clk_next;
+	if (rq < due || (reused && rq < due + CLK_LATE_NS))
+		return rq + *(volatile __u64 *)&clk_off;
+	now = bpf_ktime_get_ns();
+	old = clk_off;
+	clk_off = now - rq;
+	clk_next = rq + CLK_SYNC_NS;
+	STAT(clock_syncs, 1);
+	if (due)
+		STAT(clock_step_ns, now - rq > old ? now - rq - old : old - (now - rq));
+	return now;
+}
+
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, __u32 prev_state, const bool btf)
 {
-	__u64 now = bpf_ktime_get_ns();
 	__u32 ptid = RD(btf, prev, pid), ntid = RD(btf, next, pid);
+	/* Out of idle, the clock is the waker's reading too (see switch_now()). */
+	__u64 now = switch_now(next, preempt || !ptid, btf);
 
 	if (after_stop(now))
 		return;

@@ -367,6 +367,8 @@ struct offcpu_stats {
 	__u64 umarks[16];	   /* ... stacks ended by each enum offcpu_umark (index) */
 	__u64 carried;		   /* intervals ended that began before the last period boundary */
 	__u64 carried_ns;	   /* ... their part after it */
+	__u64 clock_syncs;	   /* the switch clock's offset to CLOCK_MONOTONIC taken again */
+	__u64 clock_step_ns;	   /* ... how far it moved, summed (|new - old|) */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -315,6 +316,54 @@ cleanup:
 	free(mini);
 }
 
+/* Whether line (a /proc/cpuinfo "flags" line) holds word as a whole word. */
+static bool has_flag(const char *line, const char *word)
+{
+	size_t len = strlen(word);
+
+	for (const char *p = line; (p = strstr(p, word)); p += len)
+		if ((p == line || p[-1] == ' ' || p[-1] == '\t') &&
+		    (p[len] == ' ' || p[len] == '\n' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * Whether sched_clock agrees across CPUs (the kernel's sched_clock_stable()),
+ * so that switch times from the run queues' clocks can be subtracted across
+ * CPUs (switch_now() in offcpu.bpf.c). On x86 the kernel marks it stable
+ * when the TSC is: invariant (constant_tsc, nonstop_tsc) and still the
+ * clocksource (an unstable TSC is replaced). Elsewhere the switches read
+ * bpf_ktime_get_ns(), as they do with OFFCPU_CLOCK=ktime.
+ */
+static bool sched_clock_stable(void)
+{
+#if defined(__x86_64__)
+	char line[8192] = "";
+	bool ok = false;
+	FILE *f;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (!f)
+		return false;
+	ok = fgets(line, sizeof(line), f) && !strcmp(line, "tsc\n");
+	fclose(f);
+	f = ok ? fopen("/proc/cpuinfo", "r") : NULL;
+	ok = false;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		ok = has_flag(line, "constant_tsc") && has_flag(line, "nonstop_tsc");
+		break;
+	}
+	if (f)
+		fclose(f);
+	return ok;
+#else
+	return false;
+#endif
+}
+
 /*
  * Read with kbtf (one walk, no libbpf parse: libbpf parses the same BTF for
  * CO-RE at load, and a second full parse cost 10-15 ms); libbpf's loader
@@ -322,6 +371,7 @@ cleanup:
  */
 void native_kernel_features(struct native *n)
 {
+	const char *clock_env = getenv("OFFCPU_CLOCK");
 	struct kbtf_want w[W_NR] = {
 		[W_SWITCH] = {"btf_trace_sched_switch", BTF_KIND_TYPEDEF},
 		[W_RDONLY_CAST] = {"bpf_rdonly_cast", BTF_KIND_FUNC},
@@ -344,7 +394,8 @@ void native_kernel_features(struct native *n)
 	/* libbpf's parse of the same file, for the load, meanwhile on the other CPU. */
 	kbtf__preload();
 	n->switch_state = true;
-	n->rdonly_cast = n->schedinfo = n->loop = n->ksym_prog = false;
+	n->rdonly_cast = n->schedinfo = n->loop = n->ksym_prog = n->sched_clock = false;
+	n->clock_why = "no bpf_rdonly_cast or no sched_info";
 	if (kbtf__open(&k, "/sys/kernel/btf/vmlinux")) {
 		btf = btf__load_vmlinux_btf();
 		raw = btf ? btf__raw_data(btf, &size) : NULL;
@@ -376,6 +427,14 @@ void native_kernel_features(struct native *n)
 		       kbtf__has_member(&k, w[W_SCHED_ENTITY].id, "cfs_rq") &&
 		       kbtf__has_member(&k, w[W_CFS_RQ].id, "rq") &&
 		       kbtf__has_member(&k, w[W_RQ].id, "clock");
+	if (n->rdonly_cast && n->schedinfo) {
+		if (clock_env && !strcmp(clock_env, "ktime"))
+			n->clock_why = "OFFCPU_CLOCK=ktime";
+		else if (!sched_clock_stable())
+			n->clock_why = "sched_clock not known to be stable";
+		else
+			n->sched_clock = true;
+	}
 	corebtf_write(n, &k, k.data, k.size);
 	if (btf) {
 		free(k.offs); /* the data is libbpf's */
@@ -627,6 +686,7 @@ static void set_rodata(struct native *n, const struct native_opts *o)
 	s->rodata->kid_timespec64 = n->kid_timespec64;
 	s->rodata->have_loop = n->loop;
 	s->rodata->runq_schedinfo = n->schedinfo;
+	s->rodata->switch_rq_clock = n->sched_clock;
 	s->rodata->cgroup_id = n->cgroup_id;
 	s->rodata->cgroup_level = n->cgroup_level;
 	s->rodata->timeline = o->timeline != NULL;

@@ -105,6 +105,9 @@ struct native {
 	bool membarrier_broken;
 	bool cpuvisit_broken; /* native_quiesce() falls back to membarrier */
 	bool switch_state, rdonly_cast, schedinfo;
+	/* Switch times from the run queue's clock (switch_now() in offcpu.bpf.c), else why not. */
+	bool sched_clock;
+	const char *clock_why;
 	/* The kernel's ids of the types bpf_rdonly_cast() gives (kid_* in the rodata). */
 	uint32_t kid_task_struct, kid_pt_regs, kid_timespec64;
 	/*

@@ -882,6 +882,16 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 		    st->check_failed_user, st->cache_mismatch, st->kslot_rejects, st->sites_made,
 		    st->sites_kernel_exact, st->sites_user_exact,
 		    n->rdonly_cast ? "" : " (kernel words read by helper)");
+	if (n->sched_clock && !n->raw_tp)
+		native_note(n,
+			    "switch clock: the run queue's (sched_clock), its offset to "
+			    "CLOCK_MONOTONIC taken %" PRIu64 " times, moved %.0f ns a time",
+			    st->clock_syncs,
+			    st->clock_syncs > 1 ? (double)st->clock_step_ns / (st->clock_syncs - 1)
+						: 0.0);
+	else
+		native_note(n, "switch clock: bpf_ktime_get_ns() (%s)",
+			    n->raw_tp ? "the raw_tp programs" : n->clock_why);
 	if (n->unw)
 		unwind_notes(n, st);
 	else

@@ -60,6 +60,38 @@ elif within $((measured + lost)) "$want" 1 0; then
 else
 	fail $t "accounted $measured + lost $lost ns vs truth $want ns (more than 1% apart)"
 fi
+
+# The switch programs time a switch by the run queue's clock where sched_clock
+# is stable (x86: the TSC is invariant and the clocksource), else by
+# bpf_ktime_get_ns(); OFFCPU_CLOCK=ktime forces the latter. The stress above
+# ran with the default; the same stress with ktime must agree with schedstat
+# as closely, and each run's diagnostics must name the clock it used.
+t=switch_clock_named_and_both_clocks_match_schedstat
+stable=no
+if [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)" = tsc ] &&
+	grep -m1 '^flags' /proc/cpuinfo | grep -qw constant_tsc &&
+	grep -m1 '^flags' /proc/cpuinfo | grep -qw nonstop_tsc && [ "$(uname -m)" = x86_64 ]; then
+	stable=yes
+fi
+clock=$(grep -o 'switch clock: [^,(]*' "$d/offcpu.diagnostics.txt" | head -1)
+syncs=$(sed -n 's/.*CLOCK_MONOTONIC taken \([0-9]*\) times.*/\1/p' "$d/offcpu.diagnostics.txt" | head -1)
+k=$SCRATCH/stress-ktime
+OFFCPU_CLOCK=ktime OFFCPU_TRUTH=$k.truth "$OFFCPU_BIN" record -o "$k" -q -- "$W/stress" 64 2
+kclock=$(grep -o 'switch clock: [^,(]*' "$k/offcpu.diagnostics.txt" | head -1)
+kmeasured=$(jq '[.threads[] | select(.comm | startswith("stress-")) | .off_ns] | add // 0' "$k/offcpu.summary.json")
+klost=$(jq '[.capture_integrity.losses[] | .affected_ns] | add // 0' "$k/offcpu.summary.json")
+kwant=$(jq -s '[.[] | select(.comm | startswith("stress-")) | .offcpu_ns] | add // 0' "$k.truth")
+if [ $stable = yes ] && { [ "$clock" != "switch clock: the run queue's " ] || [ "${syncs:-0}" -lt 1 ]; }; then
+	fail $t "sched_clock is stable here, but the default run said \"$clock\" (${syncs:-no} syncs)"
+elif [ $stable = no ] && [ "$clock" != "switch clock: bpf_ktime_get_ns" ]; then
+	fail $t "sched_clock is not known to be stable here, but the default run said \"$clock\""
+elif [ "$kclock" != "switch clock: bpf_ktime_get_ns" ]; then
+	fail $t "OFFCPU_CLOCK=ktime ran with \"$kclock\""
+elif [ "$kwant" -le 0 ] || ! within $((kmeasured + klost)) "$kwant" 1 0; then
+	fail $t "with ktime: accounted $kmeasured + lost $klost ns vs truth $kwant ns (more than 1% apart)"
+else
+	ok $t
+fi
 # offcpu's own memory does not grow while it records: intervals add up in BPF
 # maps (per thread and call site) that user space drains as rows (every second
 # and at the end), so nothing in offcpu may grow with the switch count. At start it loads the C library's symbols (about 24 of its
