@@ -491,6 +491,19 @@ static __always_inline struct offcpu_thread *thread_new(struct task_struct *t, _
 	return th;
 }
 
+/*
+ * now - then, or 0 when then is later: a stamp of the wakeup programs'
+ * clock, or one taken across a sync of the switches' clock, may be a few
+ * microseconds ahead of a switch's (see switch_now()). Without a branch:
+ * one for the verifier to walk twice at each use.
+ */
+static __always_inline __u64 since(__u64 now, __u64 then)
+{
+	__u64 d = now - then;
+
+	return d & ~(__u64)((__s64)d >> 63);
+}
+
 static __always_inline bool after_stop(__u64 now)
 {
 	__u64 stop = stop_ns;
@@ -598,7 +611,7 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 		return;
 	if (th->off_ns && th->mark_ns && !th->held) {
 		/* Its last switch-in went unreported: rebuild that interval (see switch_out()). */
-		__u64 span = now > th->off_ns ? now - th->off_ns : 0;
+		__u64 span = since(now, th->off_ns);
 		__u64 ran = RD(btf, t, se.sum_exec_runtime) - th->mark_exec_ns;
 
 		if (ran <= span) {
@@ -803,7 +816,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		 * rest of the time since the interval began was off the CPU,
 		 * and its run-queue part is what schedstat added meanwhile.
 		 */
-		__u64 span = now > th->off_ns ? now - th->off_ns : 0, ran = exec - th->mark_exec_ns;
+		__u64 span = since(now, th->off_ns), ran = exec - th->mark_exec_ns;
 
 		if (th->mark_ns && ran <= span) {
 			STAT(unseen_switch_in, 1);
@@ -966,8 +979,7 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 					    __u32 tid, __u64 now, __u64 exec, __u64 queued,
 					    const bool btf)
 {
-	/* Stamps from the wakeup programs' clock may be a sync's error ahead (switch_now()). */
-	__u64 off = now > th->off_ns ? now - th->off_ns : 0, runq, k = OFFCPU_STACK_BEFORE_START, u;
+	__u64 off = since(now, th->off_ns), runq, k = OFFCPU_STACK_BEFORE_START, u;
 
 	if (th->mark_ns && exec > th->mark_exec_ns && !(th->flags & OFFCPU_TH_BEFORE_START)) {
 		/*
@@ -985,8 +997,8 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 		runq = off;
 	else if (runq_schedinfo)
 		runq = runq_since_mark(th, next, queued, btf);
-	else if (th->wake_ns && now > th->wake_ns)
-		runq = now - th->wake_ns;
+	else if (th->wake_ns)
+		runq = since(now, th->wake_ns);
 	else
 		runq = 0;
 	if (runq > off)
@@ -1084,21 +1096,15 @@ __u64 clk_next = 0;
  * The switch itself keeps the clock the kernel gives it: schedstat and the
  * run time count from the same reading.
  */
-static __always_inline __u64 switch_now(struct task_struct *next, bool reused, const bool btf)
+__noinline __u64 switch_clock(__u64 rq, int reused)
 {
-	const struct task_struct *t;
-	__u64 rq, now, old, due;
+	__u64 now, old, due = *(volatile __u64 *)&clk_next;
 
-	if (!btf || !kmem_direct || !runq_schedinfo || !switch_rq_clock)
-		return bpf_ktime_get_ns();
-	t = bpf_rdonly_cast(next, kid_task_struct);
-	rq = t->se.cfs_rq->rq->clock;
-	if (!rq) /* a load through a NULL pointer reads 0 */
-		return bpf_ktime_get_ns();
-	due = *(volatile __u64 *)&clk_next;
-	if (rq < due || (reused && rq < due + CLK_LATE_NS))
+	if (rq && (rq < due || (reused && rq < due + CLK_LATE_NS)))
 		return rq + *(volatile __u64 *)&clk_off;
 	now = bpf_ktime_get_ns();
+	if (!rq) /* a load through a NULL pointer reads 0 */
+		return now;
 	old = clk_off;
 	clk_off = now - rq;
 	clk_next = rq + CLK_SYNC_NS;
@@ -1106,6 +1112,17 @@ static __always_inline __u64 switch_now(struct task_struct *next, bool reused, c
 	if (due)
 		STAT(clock_step_ns, now - rq > old ? now - rq - old : old - (now - rq));
 	return now;
+}
+
+static __always_inline __u64 switch_now(struct task_struct *next, bool reused, const bool btf)
+{
+	const struct task_struct *t;
+
+	if (!btf || !kmem_direct || !runq_schedinfo || !switch_rq_clock)
+		return bpf_ktime_get_ns();
+	t = bpf_rdonly_cast(next, kid_task_struct);
+	/* A global function: verified once, its paths not the switch's to multiply. */
+	return switch_clock(t->se.cfs_rq->rq->clock, reused);
 }
 
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
