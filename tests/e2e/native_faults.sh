@@ -65,14 +65,19 @@ fi
 # is stable (x86: the TSC is invariant and the clocksource), else by
 # bpf_ktime_get_ns(); OFFCPU_CLOCK=ktime forces the latter. The stress above
 # ran with the default; the same stress with ktime must agree with schedstat
-# as closely, and each run's diagnostics must name the clock it used.
+# as closely, and each run's diagnostics must name the clock it used. The
+# kernel says whether sched_clock is stable in debugfs: the run queue's clock
+# must never be used when it is not, and must be where offcpu can tell.
 t=switch_clock_named_and_both_clocks_match_schedstat
-stable=no
+[ -e /sys/kernel/debug/sched ] || mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+kernel=$(awk '/^sched_clock_stable\(\)/ { print $NF }' /sys/kernel/debug/sched/debug 2>/dev/null)
+tsc=no
 if [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)" = tsc ] &&
 	grep -m1 '^flags' /proc/cpuinfo | grep -qw constant_tsc &&
 	grep -m1 '^flags' /proc/cpuinfo | grep -qw nonstop_tsc && [ "$(uname -m)" = x86_64 ]; then
-	stable=yes
+	tsc=yes
 fi
+[ "$kernel" = 0 ] && stable=no || stable=$tsc
 clock=$(grep -o 'switch clock: [^,(]*' "$d/offcpu.diagnostics.txt" | head -1)
 syncs=$(sed -n 's/.*CLOCK_MONOTONIC taken \([0-9]*\) times.*/\1/p' "$d/offcpu.diagnostics.txt" | head -1)
 k=$SCRATCH/stress-ktime
@@ -82,9 +87,9 @@ kmeasured=$(jq '[.threads[] | select(.comm | startswith("stress-")) | .off_ns] |
 klost=$(jq '[.capture_integrity.losses[] | .affected_ns] | add // 0' "$k/offcpu.summary.json")
 kwant=$(jq -s '[.[] | select(.comm | startswith("stress-")) | .offcpu_ns] | add // 0' "$k.truth")
 if [ $stable = yes ] && { [ "$clock" != "switch clock: the run queue's " ] || [ "${syncs:-0}" -lt 1 ]; }; then
-	fail $t "sched_clock is stable here, but the default run said \"$clock\" (${syncs:-no} syncs)"
+	fail $t "sched_clock is stable here (kernel: ${kernel:-not read}), but the default run said \"$clock\" (${syncs:-no} syncs)"
 elif [ $stable = no ] && [ "$clock" != "switch clock: bpf_ktime_get_ns" ]; then
-	fail $t "sched_clock is not known to be stable here, but the default run said \"$clock\""
+	fail $t "sched_clock is not stable here (kernel: ${kernel:-not read}, TSC clocksource: $tsc), but the default run said \"$clock\""
 elif [ "$kclock" != "switch clock: bpf_ktime_get_ns" ]; then
 	fail $t "OFFCPU_CLOCK=ktime ran with \"$kclock\""
 elif [ "$kwant" -le 0 ] || ! within $((kmeasured + klost)) "$kwant" 1 0; then
