@@ -806,6 +806,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		if (!th)
 			return;
 	}
+	/*
+	 * Not before its switch-in: that may have read bpf_ktime_get_ns() (out
+	 * of idle) and this the run queue's clock, a sync's error apart.
+	 */
+	now += since(th->mark_ns, now);
 	/* Up to date here: __schedule() has just accounted prev's run. */
 	exec = RD(btf, prev, se.sum_exec_runtime);
 	delay = run_delay(prev, btf);
@@ -1108,7 +1113,8 @@ __noinline __u64 switch_clock(__u64 rq, int fresh)
 	if (rq && (rq < due || (!fresh && rq < due + CLK_LATE_NS)))
 		return rq + *(volatile __u64 *)&clk_off;
 	now = bpf_ktime_get_ns();
-	if (!rq) /* a load through a NULL pointer reads 0 */
+	/* A load through a NULL pointer reads 0; before the first sync, wait for a fresh reading. */
+	if (!rq || (!fresh && !due))
 		return now;
 	old = clk_off;
 	clk_off = now - rq;
