@@ -89,7 +89,7 @@ const volatile __u32 kid_timespec64 = 0;
 const volatile bool have_loop = false;
 /* Run-queue time from the scheduler's own sched_info (else from the wakeup tracepoints). */
 const volatile bool runq_schedinfo = true;
-/* The switch's time from the run queue's clock (see switch_now()); user space checks it is stable. */
+/* Switch times from the run queue's clock (switch_now()), where user space found it stable. */
 const volatile bool switch_rq_clock = false;
 const volatile bool switch_has_state = true;
 const volatile __u64 track_gap_ns = 10000000ULL;
@@ -1078,8 +1078,8 @@ mark:
  * The switch clock: CLOCK_MONOTONIC less the run queue's clock (rq->clock:
  * sched_clock, which __schedule() has just read) at the last sync, and the
  * run-queue clock at which to sync again. Shared by all CPUs: two switches
- * between syncs differ by exactly what the scheduler's clock advanced, as
- * schedstat counts it.
+ * it times between syncs differ by exactly what the scheduler's clock
+ * advanced, as schedstat counts it.
  */
 __u64 clk_off = 0;
 __u64 clk_next = 0;
@@ -1113,7 +1113,7 @@ __noinline __u64 switch_clock(__u64 rq, int fresh)
 	if (rq && (rq < due || (!fresh && rq < due + CLK_LATE_NS)))
 		return rq + *(volatile __u64 *)&clk_off;
 	now = bpf_ktime_get_ns();
-	/* A load through a NULL pointer reads 0; before the first sync, wait for a fresh reading. */
+	/* A load through a NULL pointer reads 0; the first sync waits for a fresh reading. */
 	if (!rq || (!fresh && !due))
 		return now;
 	old = clk_off;
