@@ -148,6 +148,34 @@ TEST(regression_export_pprof_empty_stack_first_row)
 }
 
 /*
+ * The bpftrace input at path parsed into p (its counts in in), written as
+ * folded text into *text (the caller frees it), and that text read back
+ * into back (its counts in out): the export's round trip. A failed check
+ * here returns to the test with unit_failed_now set.
+ */
+static void bpftrace_folded_round_trip(const char *path, struct profile *p, struct profile *back,
+				       struct parse_stats *in, struct parse_stats *out, char **text)
+{
+	char *buf;
+	size_t len = 0;
+	FILE *f = open_regression(path, &buf), *w;
+
+	*text = NULL;
+	CHECK(p && back && f);
+	CHECK_INT(bpftrace__parse(f, p, in), 0);
+	fclose(f);
+	free(buf);
+	w = open_memstream(text, &len);
+	CHECK(w);
+	CHECK_INT(folded__write(w, p), 0);
+	fclose(w);
+	f = unit_memfile(*text);
+	CHECK(f);
+	CHECK_INT(folded__parse(f, back, NULL, out), 0);
+	fclose(f);
+}
+
+/*
  * A comm starting with '#' (any process may name itself so; here from a
  * bpftrace dump): the folded export began its line with it, and folded
  * readers, ours first, skipped the line as a comment, time and all (found by
@@ -156,30 +184,22 @@ TEST(regression_export_pprof_empty_stack_first_row)
 TEST(regression_folded_write_comm_starting_with_hash)
 {
 	struct profile *p = profile__new(), *back = profile__new();
-	struct parse_stats st;
-	char *buf, *text = NULL;
-	size_t len = 0;
-	FILE *f = open_regression(REG "bpftrace/comm_starting_with_hash.txt", &buf), *out;
+	struct parse_stats in, out;
+	char *text;
 
-	CHECK(p && back && f);
-	CHECK_INT(bpftrace__parse(f, p, &st), 0);
-	fclose(f);
-	free(buf);
-	CHECK_INT(st.records, 1);
+	bpftrace_folded_round_trip(REG "bpftrace/comm_starting_with_hash.txt", p, back, &in, &out,
+				   &text);
+	if (unit_failed_now) {
+		free(text);
+		return;
+	}
+	CHECK_INT(in.records, 1);
 	CHECK_STR(profile__thread_at(p, 0)->comm, "#sleep");
-	out = open_memstream(&text, &len);
-	CHECK(out);
-	CHECK_INT(folded__write(out, p), 0);
-	fclose(out);
 	CHECK_STR(text, "_sleep;schedule 30\n");
-	f = unit_memfile(text);
-	CHECK(f);
-	CHECK_INT(folded__parse(f, back, NULL, &st), 0);
-	fclose(f);
-	free(text);
-	CHECK_INT(st.records, 1);
-	CHECK_INT(st.skipped, 0);
+	CHECK_INT(out.records, 1);
+	CHECK_INT(out.skipped, 0);
 	CHECK_U64(profile__totals(back)->all.off_ns, 30000);
+	free(text);
 	profile__free(p);
 	profile__free(back);
 }
@@ -194,28 +214,19 @@ TEST(regression_folded_write_comm_starting_with_hash)
 TEST(regression_folded_write_total_near_2_64)
 {
 	struct profile *p = profile__new(), *back = profile__new();
-	struct parse_stats st;
-	char *buf, *text = NULL;
-	size_t len = 0;
-	FILE *f = open_regression(REG "bpftrace/total_near_2_64.txt", &buf), *out;
+	struct parse_stats in, out;
+	char *text;
 
-	CHECK(p && back && f);
-	CHECK_INT(bpftrace__parse(f, p, &st), 0);
-	fclose(f);
-	free(buf);
+	bpftrace_folded_round_trip(REG "bpftrace/total_near_2_64.txt", p, back, &in, &out, &text);
+	if (unit_failed_now) {
+		free(text);
+		return;
+	}
 	CHECK_U64(profile__totals(p)->all.off_ns, 18446744073709551515ULL);
-	out = open_memstream(&text, &len);
-	CHECK(out);
-	CHECK_INT(folded__write(out, p), 0);
-	fclose(out);
 	CHECK_STR(text, "sleep;schedule 18446744073709551\n");
-	f = unit_memfile(text);
-	CHECK(f);
-	CHECK_INT(folded__parse(f, back, NULL, &st), 0);
-	fclose(f);
-	free(text);
-	CHECK_INT(st.records, 1);
+	CHECK_INT(out.records, 1);
 	CHECK_U64(profile__totals(back)->all.off_ns, 18446744073709551000ULL);
+	free(text);
 	profile__free(p);
 	profile__free(back);
 }
