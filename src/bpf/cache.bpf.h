@@ -41,7 +41,7 @@ __u64 regs_off = 0;
 #define OFFCPU_KSTACK_MAX (64 << 10)
 
 static __always_inline void site_key(struct task_struct *t, __u32 prev_state, bool kthread,
-				     __u64 *k, const bool btf)
+				     __u64 *k, __u64 *pgd, const bool btf)
 {
 	struct task_struct *cur = btf ? t : bpf_get_current_task_btf();
 	struct pt_regs *regs = NULL;
@@ -62,6 +62,12 @@ static __always_inline void site_key(struct task_struct *t, __u32 prev_state, bo
 	if (!regs)
 		return;
 	if (!kthread) {
+#if OFFCPU_HAVE_DWARF_UNWIND
+		/* Plain loads: a thread without an mm (exiting) reads 0, the helper's case. */
+		if (btf && kmem_direct)
+			*pgd = ptr_value(((struct task_struct *)bpf_rdonly_cast(t, kid_task_struct))
+						 ->mm->pgd);
+#endif
 		k[OFFCPU_KEY_IP] = PT_REGS_IP(regs);
 		k[OFFCPU_KEY_SP] = PT_REGS_SP(regs);
 		k[OFFCPU_KEY_FP] = PT_REGS_FP(regs);
@@ -146,7 +152,8 @@ __noinline __u32 cache_lookup(const struct offcpu_thread *th, const struct site_
 		if (!kslots_match(&th->sites[w], base))
 			STAT(kslot_rejects, 1);
 #if OFFCPU_HAVE_DWARF_UNWIND
-		else if (dwarf_unwind && !uslots_match(&th->sites[w], kb->k[OFFCPU_KEY_SP]))
+		else if (dwarf_unwind &&
+			 !uslots_match(&th->sites[w], kb->k[OFFCPU_KEY_SP], kb->pgd))
 			STAT(uslot_rejects, 1);
 #endif
 		else
@@ -332,7 +339,8 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	if (kb) {
 		key = kb->k;
 		__builtin_memset(key, 0, sizeof(kb->k));
-		site_key(t, prev_state, kthread, key, btf);
+		kb->pgd = 0;
+		site_key(t, prev_state, kthread, key, &kb->pgd, btf);
 		tag = key_tag(key);
 		base = ptr_value(ctx);
 		hit = cache_lookup(th, kb, tag, base);

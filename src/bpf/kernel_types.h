@@ -115,11 +115,15 @@ struct signal_struct {
 	atomic_t live;
 };
 
-/* What notify_track()'s stamp reads of a process's address space. */
+/*
+ * What notify_track()'s stamp reads of a process's address space, and its
+ * page table's top level (unwind.bpf.h: upt_kaddr()).
+ */
 struct mm_struct {
 	unsigned long total_vm;
 	unsigned long start_code;
 	unsigned long start_stack;
+	void *pgd;
 };
 
 struct task_struct {

@@ -254,6 +254,7 @@ struct {
 /* The call-site key of the thread leaving now (site_key()), for the cache's global functions. */
 struct site_keybuf {
 	__u64 k[OFFCPU_KEY_WORDS];
+	__u64 pgd; /* not in the key: the leaving thread's page table (upt_kaddr()), or 0 */
 };
 
 struct {
@@ -270,6 +271,8 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64[OFFCPU_WAKER_FRAMES]);
 } waker_stack SEC(".maps");
+
+#define UPT_PAGES 8 /* the pages a site's words may span (32 KiB), a power of two */
 
 /* The unwinder's state, one per CPU (see unwind.bpf.h). */
 struct unwind_state {
@@ -292,6 +295,7 @@ struct unwind_state {
 	__u8 pad;
 	__u16 umax; /* the largest of slot[] */
 	__u16 slot[OFFCPU_USLOTS];
+	__u64 page[UPT_PAGES]; /* uslots_direct(): the direct-map address of each stack page */
 	/* The registers at switch-out and the window: sent as is when user space must unwind. */
 	struct offcpu_raw_ustack raw;
 };
@@ -1364,3 +1368,44 @@ int ksym(struct offcpu_ksym_query *q)
 		q->name[i] = buf[i];
 	return 0;
 }
+
+#if OFFCPU_HAVE_DWARF_UNWIND
+/*
+ * Whether user memory can be read through the page table (upt_kaddr()):
+ * run by user space at start (BPF_PROG_TEST_RUN), in its own context, on a
+ * word of its own it names with the value it holds. The direct map starts at
+ * page_offset_base where the kernel randomizes it, else at the fixed base of
+ * the paging mode. Sets upt_dmap and upt_levels for the switch programs, or
+ * leaves them 0.
+ */
+SEC("syscall")
+int upt_probe(struct offcpu_upt_query *q)
+{
+	static const char sym[] = "page_offset_base";
+	const struct task_struct *cur;
+	__u64 pgd, base = 0, k, va = q->addr;
+
+	q->levels = 0;
+	if (!kmem_direct)
+		return 1;
+	cur = bpf_rdonly_cast((void *)bpf_get_current_task(), kid_task_struct);
+	pgd = ptr_value(cur->mm->pgd);
+	if (!bpf_kallsyms_lookup_name(sym, sizeof(sym), 0, &base) && base)
+		base = kword((const void *)base, 0);
+	for (__u32 levels = 4; levels <= 5; levels++) {
+		upt_levels = levels;
+		upt_dmap = base		 ? base
+			   : levels == 4 ? 0xffff888000000000ULL
+					 : 0xff11000000000000ULL;
+		k = upt_kaddr(pgd, va & ~4095ULL);
+		if (k && !(va & 7) && kword((const void *)k, va & 4095) == q->value) {
+			q->levels = levels;
+			q->dmap = upt_dmap;
+			return 0;
+		}
+	}
+	upt_levels = 0;
+	upt_dmap = 0;
+	return 0;
+}
+#endif

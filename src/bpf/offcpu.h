@@ -258,6 +258,18 @@ struct offcpu_need {
  */
 #define OFFCPU_KSYM_NAME 256
 
+/*
+ * upt_probe()'s question (offcpu.bpf.c): can the user word at addr, which
+ * holds value, be read through the page table? levels: 4 or 5 if so, else 0.
+ */
+struct offcpu_upt_query {
+	__u64 addr;
+	__u64 value;
+	__u64 dmap; /* the direct map's base it found */
+	__u32 levels;
+	__u32 pad;
+};
+
 struct offcpu_ksym_query {
 	__u64 addr;
 	__s64 ret;
@@ -369,6 +381,8 @@ struct offcpu_stats {
 	__u64 carried_ns;	   /* ... their part after it */
 	__u64 clock_syncs;	   /* the switch clock's offset to CLOCK_MONOTONIC taken again */
 	__u64 clock_step_ns;	   /* ... how far it moved, summed (|new - old|) */
+	__u64 uslot_direct;	   /* hits' user words read through the page table */
+	__u64 uslot_helper;	   /* ... with bpf_probe_read_user() */
 };
 
 /*

@@ -580,6 +580,92 @@ __noinline __u64 uslots_hash_far(const struct offcpu_site *s, __u64 sp)
 }
 
 /*
+ * User memory through the kernel's direct map: the leaving thread's page
+ * table walked by plain loads (kword()), the words read the same way. A
+ * cache hit's check otherwise costs one bpf_probe_read_user(), 190 ns of a
+ * 540 ns switch on the pinned pipe benchmark (BENCHMARKS.md), where these
+ * are a few loads of lines the hardware walk and the user code left warm.
+ *
+ * The x86-64 page table format is the architecture's; what the kernel
+ * chooses, the direct map's base (page_offset_base) and the number of
+ * levels, upt_probe() learns at start by reading a word of its own process
+ * both ways (0: not learnt, every check reads with the helper). A page not
+ * present (swapped out, PROT_NONE) also takes the helper. Nothing here can
+ * give a wrong stack: what is read is only ever compared with the hash of
+ * the words the unwind read (uslots_match()), and a load the kernel cannot
+ * do reads 0.
+ */
+__u64 upt_dmap = 0;
+__u32 upt_levels = 0;
+
+#define UPT_PRESENT 0x1ULL
+#define UPT_HUGE 0x80ULL	       /* a 1 GiB or 2 MiB page at the PUD or PMD level */
+#define UPT_ADDR 0x000ffffffffff000ULL /* the physical address bits of an entry */
+
+/* The direct-map address of user address va in page table pgd, or 0. */
+__noinline __u64 upt_kaddr(__u64 pgd, __u64 va)
+{
+	__u64 table = pgd, dmap = upt_dmap, e, mask;
+	__u32 shift = upt_levels == 5 ? 48 : 39;
+
+	if (!dmap || !pgd)
+		return 0;
+	for (int i = 0; i < 5; i++) {
+		e = kword((const void *)table, ((va >> shift) & 511) * 8);
+		if (!(e & UPT_PRESENT))
+			return 0;
+		mask = (1ULL << shift) - 1;
+		if (shift == 12 || ((shift == 21 || shift == 30) && (e & UPT_HUGE)))
+			return dmap + (e & UPT_ADDR & ~mask) + (va & mask);
+		table = dmap + (e & UPT_ADDR);
+		shift -= 9;
+	}
+	return 0;
+}
+
+/*
+ * uslots_match() through the page table: 1 the words hash to the site's,
+ * 0 they do not, -1 a page could not be reached (read with the helper).
+ * The pages from sp to the farthest word are found first, into this CPU's
+ * ustate: map memory, whose contents the verifier does not follow, so the
+ * word loop is walked once, not once per number of pages found (with the
+ * addresses on the stack: 26,000 instructions instead of 15,000), and has
+ * no branch per word. A global function, verified once.
+ */
+__noinline int uslots_direct(const struct offcpu_site *s, __u64 sp, __u64 pgd)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL, first = sp >> 12, n;
+	struct unwind_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!s || !st || (sp & 7))
+		return -1;
+	/* Pages past the first: compared apart from first, whose bounds then stay one. */
+	n = ((sp + (__u64)s->umax * 8) >> 12) - first;
+	if (n >= UPT_PAGES)
+		return -1;
+	for (__u32 p = 0; p < UPT_PAGES; p++) {
+		if (p > n)
+			break;
+		st->page[p] = upt_kaddr(pgd, (first + p) << 12);
+		if (!st->page[p])
+			return -1;
+	}
+	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
+		__u64 va;
+
+		if (i >= s->nu)
+			break;
+		/* 8-aligned from an 8-aligned sp: no word crosses a page. */
+		va = sp + (__u64)s->uslot[i] * 8;
+		h = mix(h, kword((const void *)st->page[((va >> 12) - first) & (UPT_PAGES - 1)],
+				 va & 4095));
+	}
+	return h == s->uhash;
+}
+
+/*
  * Whether the user stack words a site's unwind read (its slots, offsets from
  * sp) still hold the values they held (the hash of them, in reading order).
  * The unwind is a function of the registers (in the key), those words and
@@ -591,16 +677,22 @@ __noinline __u64 uslots_hash_far(const struct offcpu_site *s, __u64 sp)
  * ends the walk: with a read in line there, the verifier walked every
  * remaining pass twice, 3,600 instructions).
  */
-__noinline int uslots_match(const struct offcpu_site *s, __u64 sp)
+__noinline int uslots_match(const struct offcpu_site *s, __u64 sp, __u64 pgd)
 {
 	struct unwind_state *st;
 	__u32 zero = 0, len;
 	__u64 h = 0x9e3779b97f4a7c15ULL;
+	int m;
 
 	if (!s)
 		return 0;
 	if (!s->nu)
 		return 1;
+	if (pgd && (m = uslots_direct(s, sp, pgd)) >= 0) {
+		STAT(uslot_direct, 1);
+		return m;
+	}
+	STAT(uslot_helper, 1);
 	st = bpf_map_lookup_elem(&ustate, &zero);
 	if (!st)
 		return 0;

@@ -236,6 +236,8 @@ struct native_stats {
 	uint64_t sites;		     /* call-site cache entries made */
 	uint64_t sites_kernel_exact; /* ... whose every kernel frame is verified on a hit */
 	uint64_t sites_user_exact;   /* ... whose whole user frame chain is in the key */
+	uint64_t uwords_direct;	     /* hits' user stack words read through the page table */
+	uint64_t uwords_helper;	     /* ... with bpf_probe_read_user() */
 	uint64_t timeline_intervals; /* intervals appended to opts->timeline */
 	uint64_t timeline_lost;	     /* ... that the ring buffer had no room for */
 	uint64_t timeline_lost_ns;

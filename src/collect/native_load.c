@@ -207,6 +207,42 @@ static int kernel_text_ask(struct native *n)
 	return symbolizer__kernel_core(n->sym, ks, 1ULL << 63, UINT64_MAX);
 }
 
+/*
+ * Whether the switch program may read user stack words through the page
+ * table (upt_kaddr() in unwind.bpf.h): upt_probe reads a word of ours that
+ * way, in our own context, and says how many levels found it. Once, after
+ * the load and before the attach; OFFCPU_UREAD=helper keeps
+ * bpf_probe_read_user().
+ */
+static void upt_learn(struct native *n)
+{
+#if defined(__x86_64__)
+	volatile uint64_t word = 0x6f666663707521ULL ^ (uint64_t)(uintptr_t)&word;
+	struct offcpu_upt_query q = {.addr = (uint64_t)(uintptr_t)&word, .value = word};
+	LIBBPF_OPTS(bpf_test_run_opts, t, .ctx_in = &q, .ctx_size_in = sizeof(q));
+	const char *env = getenv("OFFCPU_UREAD");
+	int fd;
+
+	n->upt_levels = 0;
+	n->upt_why = "no .eh_frame unwinder, bpf_rdonly_cast or bpf_kallsyms_lookup_name";
+	if (!n->dwarf || !n->rdonly_cast || !n->ksym_prog)
+		return;
+	n->upt_why = "OFFCPU_UREAD=helper";
+	if (env && !strcmp(env, "helper"))
+		return;
+	n->upt_why = "the probe program could not run";
+	fd = bpf_program__fd(n->skel->progs.upt_probe);
+	if (fd < 0 || bpf_prog_test_run_opts(fd, &t) || t.retval)
+		return;
+	n->upt_why = "a word of ours was not found through the page table";
+	if (q.levels == 4 || q.levels == 5)
+		n->upt_levels = (int)q.levels;
+#else
+	n->upt_levels = 0;
+	n->upt_why = "x86-64 only";
+#endif
+}
+
 void native_kernel_text_start(struct native *n, bool timeline)
 {
 	if (n->ksym_prog && !timeline)
@@ -979,6 +1015,9 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	bpf_program__set_autoload(s->progs.snap, n->snap);
 	/* A timeline reads kallsyms anyway (native_kernel_text_start()). */
 	bpf_program__set_autoload(s->progs.ksym, n->ksym_prog && !o->timeline);
+#if defined(__x86_64__)
+	bpf_program__set_autoload(s->progs.upt_probe, n->dwarf && n->rdonly_cast && n->ksym_prog);
+#endif
 	vs = vstats_arm(s);
 	t[0] = native_mono_ns();
 	unw_ns = t[0];
@@ -1007,6 +1046,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	timed = vs != NULL;
 	free(vs);
 	native_kernel_text(n, o->timeline != NULL);
+	upt_learn(n);
 	s->bss->sched_lo = n->sched_lo;
 	s->bss->sched_hi = n->sched_hi;
 	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {

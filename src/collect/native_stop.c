@@ -800,6 +800,8 @@ static void stop_stats(struct native *n, const struct offcpu_stats *st)
 	ns->sites = st->sites_made;
 	ns->sites_kernel_exact = st->sites_kernel_exact;
 	ns->sites_user_exact = st->sites_user_exact;
+	ns->uwords_direct = st->uslot_direct;
+	ns->uwords_helper = st->uslot_helper;
 	ns->timeline_lost = st->timeline_lost;
 	ns->timeline_lost_ns = st->timeline_lost_ns;
 	timeline_info(n, st);
@@ -894,6 +896,15 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 			    n->raw_tp ? "the raw_tp programs" : n->clock_why);
 	if (n->unw)
 		unwind_notes(n, st);
+	if (n->unw && n->upt_levels)
+		native_note(n,
+			    "user words of cache hits: read through the page table (%d levels) "
+			    "%" PRIu64 " times, with bpf_probe_read_user() %" PRIu64
+			    " times (a page not present)",
+			    n->upt_levels, st->uslot_direct, st->uslot_helper);
+	else if (n->unw)
+		native_note(n, "user words of cache hits: read with bpf_probe_read_user() (%s)",
+			    n->upt_why);
 	else
 		native_note(n, "user stacks: frame pointers only%s",
 			    OFFCPU_DWARF_ARCH ? " (the .eh_frame unwinder was off or unavailable)"
