@@ -117,7 +117,7 @@ struct signal_struct {
 
 /*
  * What notify_track()'s stamp reads of a process's address space, and its
- * page table's top level (unwind.bpf.h: upt_kaddr()).
+ * page table's top level (unwind.bpf.h: upt_walk()).
  */
 struct mm_struct {
 	unsigned long total_vm;

@@ -254,7 +254,7 @@ struct {
 /* The call-site key of the thread leaving now (site_key()), for the cache's global functions. */
 struct site_keybuf {
 	__u64 k[OFFCPU_KEY_WORDS];
-	__u64 pgd; /* not in the key: the leaving thread's page table (upt_kaddr()), or 0 */
+	__u64 pgd; /* not in the key: the leaving thread's page table (upt_walk()), or 0 */
 };
 
 struct {
@@ -296,6 +296,7 @@ struct unwind_state {
 	__u16 umax; /* the largest of slot[] */
 	__u16 slot[OFFCPU_USLOTS];
 	__u64 page[UPT_PAGES]; /* uslots_direct(): the direct-map address of each stack page */
+	__u64 pte;	       /* upt_walk(): where the last page's last-level entry lies */
 	/* The registers at switch-out and the window: sent as is when user space must unwind. */
 	struct offcpu_raw_ustack raw;
 };
@@ -1371,7 +1372,7 @@ int ksym(struct offcpu_ksym_query *q)
 
 #if OFFCPU_HAVE_DWARF_UNWIND
 /*
- * Whether user memory can be read through the page table (upt_kaddr()):
+ * Whether user memory can be read through the page table (upt_walk()):
  * run by user space at start (BPF_PROG_TEST_RUN), in its own context, on a
  * word of its own it names with the value it holds. The direct map starts at
  * page_offset_base where the kernel randomizes it, else at the fixed base of
@@ -1397,7 +1398,7 @@ int upt_probe(struct offcpu_upt_query *q)
 		upt_dmap = base		 ? base
 			   : levels == 4 ? 0xffff888000000000ULL
 					 : 0xff11000000000000ULL;
-		k = upt_kaddr(pgd, va & ~4095ULL);
+		k = upt_walk(pgd, va & ~4095ULL, NULL);
 		if (k && !(va & 7) && kword((const void *)k, va & 4095) == q->value) {
 			q->levels = levels;
 			q->dmap = upt_dmap;

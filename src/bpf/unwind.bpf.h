@@ -602,12 +602,18 @@ __u32 upt_levels = 0;
 #define UPT_HUGE 0x80ULL	       /* a 1 GiB or 2 MiB page at the PUD or PMD level */
 #define UPT_ADDR 0x000ffffffffff000ULL /* the physical address bits of an entry */
 
-/* The direct-map address of user address va in page table pgd, or 0. */
-__noinline __u64 upt_kaddr(__u64 pgd, __u64 va)
+/*
+ * The direct-map address of user address va in page table pgd, or 0; into
+ * st->pte (if st), where its last-level entry lies (0: a 2 MiB or 1 GiB
+ * page). A global function, verified once.
+ */
+static __always_inline __u64 upt_walk_in(__u64 pgd, __u64 va, struct unwind_state *st)
 {
 	__u64 table = pgd, dmap = upt_dmap, e, mask;
 	__u32 shift = upt_levels == 5 ? 48 : 39;
 
+	if (st)
+		st->pte = 0;
 	if (!dmap || !pgd)
 		return 0;
 	for (int i = 0; i < 5; i++) {
@@ -615,6 +621,8 @@ __noinline __u64 upt_kaddr(__u64 pgd, __u64 va)
 		if (!(e & UPT_PRESENT))
 			return 0;
 		mask = (1ULL << shift) - 1;
+		if (shift == 12 && st)
+			st->pte = table + ((va >> 12) & 511) * 8;
 		if (shift == 12 || ((shift == 21 || shift == 30) && (e & UPT_HUGE)))
 			return dmap + (e & UPT_ADDR & ~mask) + (va & mask);
 		table = dmap + (e & UPT_ADDR);
@@ -623,16 +631,61 @@ __noinline __u64 upt_kaddr(__u64 pgd, __u64 va)
 	return 0;
 }
 
+/* upt_walk_in() as a global function, verified once. */
+__noinline __u64 upt_walk(__u64 pgd, __u64 va, struct unwind_state *st)
+{
+	return upt_walk_in(pgd, va, st);
+}
+
+/*
+ * The direct-map addresses of the n + 1 pages from page-aligned va, into
+ * st->page[]: 0, or -1 if one is not present. One walk; the pages after
+ * the first take the entries after its in the same last-level table (a
+ * second walk cost a switch about 100 ns where a site's words cross a page:
+ * half of the pipe benchmark's runs, by where ASLR put the stack). In a
+ * huge page, or past a table's end, each page is walked. The state is in
+ * map memory, whose contents the verifier does not follow: the loop is
+ * walked once. A global function, verified once.
+ */
+static __always_inline int upt_pages(__u64 pgd, __u64 va, __u64 n, struct unwind_state *st)
+{
+	__u64 k, e;
+
+	if (!st)
+		return -1;
+	k = upt_walk_in(pgd, va, st);
+	if (!k)
+		return -1;
+	st->page[0] = k;
+	for (__u32 p = 1; p < UPT_PAGES; p++) {
+		if (p > n)
+			break;
+		if (st->pte && ((st->pte + 8) & 4095)) {
+			st->pte += 8;
+			e = kword((const void *)st->pte, 0);
+			k = (e & UPT_PRESENT) ? upt_dmap + (e & UPT_ADDR) : 0;
+		} else {
+			k = upt_walk(pgd, va + p * 4096, st);
+		}
+		if (!k)
+			return -1;
+		st->page[p & (UPT_PAGES - 1)] = k;
+	}
+	return 0;
+}
+
 /*
  * uslots_match() through the page table: 1 the words hash to the site's,
  * 0 they do not, -1 a page could not be reached (read with the helper).
- * The pages from sp to the farthest word are found first, into this CPU's
- * ustate: map memory, whose contents the verifier does not follow, so the
- * word loop is walked once, not once per number of pages found (with the
- * addresses on the stack: 26,000 instructions instead of 15,000), and has
- * no branch per word. A global function, verified once.
+ * The pages from sp to the farthest word are found first (upt_pages()):
+ * the loop over the words then has no branch per word. n, the pages past
+ * the first, is compared apart from first: with first + p > last as the
+ * test, the verifier learnt another bound on first at each way out of the
+ * page loop and walked the word loop once for each (26,000 processed
+ * instructions of sched_switch instead of 16,600). A global function,
+ * verified once.
  */
-__noinline int uslots_direct(const struct offcpu_site *s, __u64 sp, __u64 pgd)
+static __always_inline int uslots_direct(const struct offcpu_site *s, __u64 sp, __u64 pgd)
 {
 	__u64 h = 0x9e3779b97f4a7c15ULL, first = sp >> 12, n;
 	struct unwind_state *st;
@@ -641,17 +694,9 @@ __noinline int uslots_direct(const struct offcpu_site *s, __u64 sp, __u64 pgd)
 	st = bpf_map_lookup_elem(&ustate, &zero);
 	if (!s || !st || (sp & 7))
 		return -1;
-	/* Pages past the first: compared apart from first, whose bounds then stay one. */
 	n = ((sp + (__u64)s->umax * 8) >> 12) - first;
-	if (n >= UPT_PAGES)
+	if (n >= UPT_PAGES || upt_pages(pgd, first << 12, n, st))
 		return -1;
-	for (__u32 p = 0; p < UPT_PAGES; p++) {
-		if (p > n)
-			break;
-		st->page[p] = upt_kaddr(pgd, (first + p) << 12);
-		if (!st->page[p])
-			return -1;
-	}
 	for (__u32 i = 0; i < OFFCPU_USLOTS; i++) {
 		__u64 va;
 

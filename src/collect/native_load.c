@@ -209,7 +209,7 @@ static int kernel_text_ask(struct native *n)
 
 /*
  * Whether the switch program may read user stack words through the page
- * table (upt_kaddr() in unwind.bpf.h): upt_probe reads a word of ours that
+ * table (upt_walk() in unwind.bpf.h): upt_probe reads a word of ours that
  * way, in our own context, and says how many levels found it. Once, after
  * the load and before the attach; OFFCPU_UREAD=helper keeps
  * bpf_probe_read_user().

@@ -120,7 +120,7 @@ struct native {
 	bool ksym_prog;	      /* ... and bpf_kallsyms_lookup_name (5.16+): the ksym program */
 	bool dwarf;	      /* user stacks by the .eh_frame unwinder (unwind.bpf.h) */
 	struct unwinder *unw; /* its tables and mappings, when dwarf */
-	/* Its cache hits read user words through the page table (upt_kaddr()), else why not. */
+	/* Its cache hits read user words through the page table (upt_walk()), else why not. */
 	int upt_levels;
 	const char *upt_why;
 	struct native_stats stats;
