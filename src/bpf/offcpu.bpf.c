@@ -1385,9 +1385,12 @@ int upt_probe(struct offcpu_upt_query *q)
 	static const char sym[] = "page_offset_base";
 	const struct task_struct *cur;
 	__u64 pgd, base = 0, k, va = q->addr;
+	struct unwind_state *st;
+	__u32 zero = 0;
 
 	q->levels = 0;
-	if (!kmem_direct)
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!kmem_direct || !st)
 		return 1;
 	cur = bpf_rdonly_cast((void *)bpf_get_current_task(), kid_task_struct);
 	pgd = ptr_value(cur->mm->pgd);
@@ -1398,7 +1401,7 @@ int upt_probe(struct offcpu_upt_query *q)
 		upt_dmap = base		 ? base
 			   : levels == 4 ? 0xffff888000000000ULL
 					 : 0xff11000000000000ULL;
-		k = upt_walk(pgd, va & ~4095ULL, NULL);
+		k = upt_walk(pgd, va & ~4095ULL, st);
 		if (k && !(va & 7) && kword((const void *)k, va & 4095) == q->value) {
 			q->levels = levels;
 			q->dmap = upt_dmap;
