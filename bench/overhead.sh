@@ -138,7 +138,7 @@ for rep in $(seq "$REPS"); do
 done
 
 for f in "$TMP"/native*.err; do
-	[ -e "$f" ] && grep -h "call-site cache\|stack walks" "$f" | sed "s|^offcpu native: |last $(basename "$f" .err): |" >&2
+	[ -e "$f" ] && grep -h "call-site cache\|stack walks\|user words" "$f" | sed "s|^offcpu native: |last $(basename "$f" .err): |" >&2
 done
 
 # BPF program time per op, one run per tracer.

@@ -900,7 +900,7 @@ static void stop_notes(struct build *b, const struct offcpu_stats *st)
 		native_note(n,
 			    "user words of cache hits: read through the page table (%d levels) "
 			    "%" PRIu64 " times, with bpf_probe_read_user() %" PRIu64
-			    " times (a page not present)",
+			    " times (a page not present, or the words over 32 KiB apart)",
 			    n->upt_levels, st->uslot_direct, st->uslot_helper);
 	else if (n->unw)
 		native_note(n, "user words of cache hits: read with bpf_probe_read_user() (%s)",
