@@ -209,10 +209,25 @@ static int kernel_text_ask(struct native *n)
 
 /*
  * Whether the switch program may read user stack words through the page
- * table (upt_walk() in unwind.bpf.h): upt_probe reads a word of ours that
- * way, in our own context, and says how many levels found it. Once, after
- * the load and before the attach; OFFCPU_UREAD=helper keeps
- * bpf_probe_read_user().
+ * table (upt_walk() in unwind.bpf.h), decided before the load: upt_probe is
+ * loaded only then. OFFCPU_UREAD=helper keeps bpf_probe_read_user().
+ */
+static bool upt_wanted(struct native *n)
+{
+	const char *env = getenv("OFFCPU_UREAD");
+
+	n->upt_levels = 0;
+	n->upt_why = "no .eh_frame unwinder, bpf_rdonly_cast or bpf_kallsyms_lookup_name";
+	if (!OFFCPU_DWARF_ARCH || !n->dwarf || !n->rdonly_cast || !n->ksym_prog)
+		return false;
+	n->upt_why = "OFFCPU_UREAD=helper";
+	return !env || strcmp(env, "helper");
+}
+
+/*
+ * Then whether it can: upt_probe reads a word of ours through the page
+ * table, in our own context, and says how many levels found it. Once, after
+ * the load and before the attach.
  */
 static void upt_learn(struct native *n)
 {
@@ -220,26 +235,14 @@ static void upt_learn(struct native *n)
 	volatile uint64_t word = 0x6f666663707521ULL ^ (uint64_t)(uintptr_t)&word;
 	struct offcpu_upt_query q = {.addr = (uint64_t)(uintptr_t)&word, .value = word};
 	LIBBPF_OPTS(bpf_test_run_opts, t, .ctx_in = &q, .ctx_size_in = sizeof(q));
-	const char *env = getenv("OFFCPU_UREAD");
-	int fd;
+	int fd = bpf_program__fd(n->skel->progs.upt_probe);
 
-	n->upt_levels = 0;
-	n->upt_why = "no .eh_frame unwinder, bpf_rdonly_cast or bpf_kallsyms_lookup_name";
-	if (!n->dwarf || !n->rdonly_cast || !n->ksym_prog)
-		return;
-	n->upt_why = "OFFCPU_UREAD=helper";
-	if (env && !strcmp(env, "helper"))
-		return;
 	n->upt_why = "the probe program could not run";
-	fd = bpf_program__fd(n->skel->progs.upt_probe);
 	if (fd < 0 || bpf_prog_test_run_opts(fd, &t) || t.retval)
 		return;
 	n->upt_why = "a word of ours was not found through the page table";
 	if (q.levels == 4 || q.levels == 5)
 		n->upt_levels = (int)q.levels;
-#else
-	n->upt_levels = 0;
-	n->upt_why = "x86-64 only";
 #endif
 }
 
@@ -997,7 +1000,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	struct offcpu_bpf *s;
 	struct vstats *vs;
 	uint64_t t[2], unw_ns;
-	bool timed;
+	bool timed, upt;
 	int err, ahead;
 
 	if (!n->skel && (err = native_open(n, o, why, whylen)))
@@ -1015,8 +1018,9 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	bpf_program__set_autoload(s->progs.snap, n->snap);
 	/* A timeline reads kallsyms anyway (native_kernel_text_start()). */
 	bpf_program__set_autoload(s->progs.ksym, n->ksym_prog && !o->timeline);
+	upt = upt_wanted(n);
 #if defined(__x86_64__)
-	bpf_program__set_autoload(s->progs.upt_probe, n->dwarf && n->rdonly_cast && n->ksym_prog);
+	bpf_program__set_autoload(s->progs.upt_probe, upt);
 #endif
 	vs = vstats_arm(s);
 	t[0] = native_mono_ns();
@@ -1046,7 +1050,8 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	timed = vs != NULL;
 	free(vs);
 	native_kernel_text(n, o->timeline != NULL);
-	upt_learn(n);
+	if (upt)
+		upt_learn(n);
 	s->bss->sched_lo = n->sched_lo;
 	s->bss->sched_hi = n->sched_hi;
 	for (int i = 0; i < OFFCPU_IRQ_RANGES; i++) {

@@ -231,8 +231,9 @@ fi
 # The programs offcpu loads are those its mode needs: the process and switch
 # tracepoints always, the wakeups only without sched_info, sched_waking and the
 # interrupt tracepoints (softirq, irq handler, hrtimer expiry: named wakers) only
-# for a timeline; all of one flavour. Read from the BPF program fds the
-# recording process holds.
+# for a timeline; the page-table probe where cache hits read user words
+# through the page table; all of one flavour. Read from the BPF program fds
+# the recording process holds.
 t=native_loads_the_programs_its_mode_needs
 progs_of() { # PID: names of the BPF programs it holds, sorted
 	local id
@@ -250,6 +251,9 @@ want_progs() { # DIAGNOSTICS TIMELINE(0/1): the names the attach note implies
 		for n in $names; do echo "${n}_$fl"; done
 		# Kernel symbols from the kernel (5.16+), but a timeline reads kallsyms.
 		[ "$2" = 0 ] && [ "$ksym_helper" = 1 ] && echo ksym
+		# The page-table probe, when the note says it was asked (or could not answer).
+		grep -qE 'user words of cache hits: (read through|.*(probe program|a word of ours))' \
+			"$1" && echo upt_probe
 	} | sort | tr '\n' ' '
 }
 ksym_helper=0
