@@ -1404,7 +1404,6 @@ int upt_probe(struct offcpu_upt_query *q)
 		k = upt_walk(pgd, va & ~4095ULL, st);
 		if (k && !(va & 7) && kword((const void *)k, va & 4095) == q->value) {
 			q->levels = levels;
-			q->dmap = upt_dmap;
 			return 0;
 		}
 	}

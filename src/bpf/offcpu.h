@@ -265,7 +265,6 @@ struct offcpu_need {
 struct offcpu_upt_query {
 	__u64 addr;
 	__u64 value;
-	__u64 dmap; /* the direct map's base it found */
 	__u32 levels;
 	__u32 pad;
 };

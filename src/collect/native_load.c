@@ -212,13 +212,16 @@ static int kernel_text_ask(struct native *n)
  * table (upt_walk() in unwind.bpf.h), decided before the load: upt_probe is
  * loaded only then. OFFCPU_UREAD=helper keeps bpf_probe_read_user().
  */
-static bool upt_wanted(struct native *n)
+static bool upt_wanted(struct native *n, bool raw)
 {
 	const char *env = getenv("OFFCPU_UREAD");
 
 	n->upt_levels = 0;
 	n->upt_why = "no .eh_frame unwinder, bpf_rdonly_cast or bpf_kallsyms_lookup_name";
 	if (!OFFCPU_DWARF_ARCH || !n->dwarf || !n->rdonly_cast || !n->ksym_prog)
+		return false;
+	n->upt_why = "the raw_tp programs";
+	if (raw)
 		return false;
 	n->upt_why = "OFFCPU_UREAD=helper";
 	return !env || strcmp(env, "helper");
@@ -1018,7 +1021,7 @@ int native_load_attach(struct native *n, const struct native_opts *o, bool raw, 
 	bpf_program__set_autoload(s->progs.snap, n->snap);
 	/* A timeline reads kallsyms anyway (native_kernel_text_start()). */
 	bpf_program__set_autoload(s->progs.ksym, n->ksym_prog && !o->timeline);
-	upt = upt_wanted(n);
+	upt = upt_wanted(n, raw);
 #if defined(__x86_64__)
 	bpf_program__set_autoload(s->progs.upt_probe, upt);
 #endif
