@@ -8,9 +8,13 @@
 cd "$OFFCPU_ROOT" || exit 1
 D="$SCRATCH/root"
 # An outer make (make check) must not hand its flags and variables to these.
+# BUILD as the top Makefile names it (relative): a compile here writes its
+# dependency file under that name, and one under an absolute name is not the
+# object's, so a later `make` would miss a changed header (the BPF skeleton).
+BUILD_REL=$(realpath --relative-to="$OFFCPU_ROOT" "$OFFCPU_BUILD")
 mk() {
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u PREFIX -u DESTDIR -u SYSTEMDUNITDIR -u SYSCONFDIR \
-		make -s --no-print-directory BUILD="$OFFCPU_BUILD" "$@" >"$SCRATCH/make.out" 2>&1
+		make -s --no-print-directory BUILD="$BUILD_REL" "$@" >"$SCRATCH/make.out" 2>&1
 }
 
 if ! mk install DESTDIR="$D"; then

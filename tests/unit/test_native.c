@@ -133,6 +133,23 @@ COLD_SITE(3, 3)
 COLD_SITE(4, 1)
 COLD_SITE(5, 2)
 
+/*
+ * site_a() called from under a 40 KiB frame: the words a cache hit
+ * re-reads (up to main's frame) lie more than 32 KiB apart, more pages
+ * than the page-table path reads (UPT_PAGES in unwind.bpf.h).
+ */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void deep_frame(void)
+{
+	volatile char pad[40 << 10];
+
+	/* Every page present: an absent one would take the helper for that reason. */
+	for (size_t i = 0; i < sizeof(pad); i += 512)
+		pad[i] = 1;
+	for (int i = 0; i < 25; i++)
+		site_a();
+	__asm__ volatile("" ::: "memory");
+}
+
 /* Three times: sleep 50 ms (a timer wakes it), then wake the reader (this thread does). */
 static void *handoff_writer(void *arg)
 {
@@ -175,6 +192,8 @@ static int child_main(const char *what)
 			site_a();
 			site_b();
 		}
+	} else if (!strcmp(what, "deep")) {
+		deep_frame();
 	} else if (!strcmp(what, "skewed")) {
 		/* One hot site between five cold ones in turn: more sites than ways. */
 		void (*const cold[])(void) = {site_cold1, site_cold2, site_cold3, site_cold4,
@@ -688,6 +707,31 @@ TEST(native_cache_keeps_call_sites_apart)
 #endif
 	for (int i = 0; i < 3; i++)
 		capture_free(&c[i]);
+}
+
+/*
+ * A site whose words span more than the page-table path reads (32 KiB) is
+ * checked with bpf_probe_read_user(): its hits keep their stack.
+ */
+TEST(native_cache_hits_past_32k_of_stack_read_with_the_helper)
+{
+	struct native_opts o = {};
+	struct capture c = {};
+	struct profile_weight a;
+	int err;
+
+	NEED_ROOT();
+	err = capture_follow("deep", &o, &c);
+	CHECK_START(err, &c);
+	a = sum_rows(c.p, c.pid, c.pid, OFFCPU_STATE_SLEEP, FRAME_USER, "deep_frame");
+	CHECK_U64(a.count, 25);
+	CHECK(c.st.cache_hits > 12);
+	CHECK_U64(c.st.check_failures, 0);
+#if defined(__x86_64__)
+	CHECK(c.st.uwords_helper > 12);
+#endif
+	CHECK(accounted(&c));
+	capture_free(&c);
 }
 
 /*
