@@ -583,7 +583,7 @@ __noinline __u64 uslots_hash_far(const struct offcpu_site *s, __u64 sp)
  * User memory through the kernel's direct map: the leaving thread's page
  * table walked by plain loads (kword()), the words read the same way. A
  * cache hit's check otherwise costs one bpf_probe_read_user(), 190 ns of a
- * 540 ns switch on the pinned pipe benchmark (BENCHMARKS.md), where these
+ * 560 ns switch on the pinned pipe benchmark (BENCHMARKS.md), where these
  * are a few loads of lines the hardware walk and the user code left warm.
  *
  * The x86-64 page table format is the architecture's; what the kernel
@@ -656,7 +656,8 @@ __noinline __u64 upt_walk(__u64 pgd, __u64 va, struct unwind_state *st)
  * half of the pipe benchmark's runs, by where ASLR put the stack). In a
  * huge page, or past a table's end, each page is walked. The state is in
  * map memory, whose contents the verifier does not follow: the loop is
- * walked once. A global function, verified once.
+ * walked once. In line in uslots_match() (a global function): two calls
+ * fewer on every hit.
  */
 static __always_inline int upt_pages(__u64 pgd, __u64 va, __u64 n, struct unwind_state *st)
 {
@@ -693,8 +694,8 @@ static __always_inline int upt_pages(__u64 pgd, __u64 va, __u64 n, struct unwind
  * the first, is compared apart from first: with first + p > last as the
  * test, the verifier learnt another bound on first at each way out of the
  * page loop and walked the word loop once for each (26,000 processed
- * instructions of sched_switch instead of 16,600). A global function,
- * verified once.
+ * instructions of sched_switch instead of 16,600). In line in
+ * uslots_match().
  */
 static __always_inline int uslots_direct(const struct offcpu_site *s, __u64 sp, __u64 pgd)
 {
