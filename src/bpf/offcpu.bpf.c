@@ -1390,7 +1390,7 @@ int upt_probe(struct offcpu_upt_query *q)
 
 	q->levels = 0;
 	st = bpf_map_lookup_elem(&ustate, &zero);
-	if (!kmem_direct || !st)
+	if (!kmem_direct || !st || (va & 7))
 		return 1;
 	cur = bpf_rdonly_cast((void *)bpf_get_current_task(), kid_task_struct);
 	pgd = ptr_value(cur->mm->pgd);
@@ -1402,7 +1402,7 @@ int upt_probe(struct offcpu_upt_query *q)
 			   : levels == 4 ? 0xffff888000000000ULL
 					 : 0xff11000000000000ULL;
 		k = upt_walk(pgd, va & ~4095ULL, st);
-		if (k && !(va & 7) && kword((const void *)k, va & 4095) == q->value) {
+		if (k && kword((const void *)k, va & 4095) == q->value) {
 			q->levels = levels;
 			return 0;
 		}

@@ -697,14 +697,12 @@ static __always_inline int upt_pages(__u64 pgd, __u64 va, __u64 n, struct unwind
  * instructions of sched_switch instead of 16,600). In line in
  * uslots_match().
  */
-static __always_inline int uslots_direct(const struct offcpu_site *s, __u64 sp, __u64 pgd)
+static __always_inline int uslots_direct(const struct offcpu_site *s, __u64 sp, __u64 pgd,
+					 struct unwind_state *st)
 {
 	__u64 h = 0x9e3779b97f4a7c15ULL, first = sp >> 12, n;
-	struct unwind_state *st;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&ustate, &zero);
-	if (!s || !st || (sp & 7))
+	if (sp & 7)
 		return -1;
 	n = ((sp + (__u64)s->umax * 8) >> 12) - first;
 	if (n >= UPT_PAGES || upt_pages(pgd, first << 12, n, st))
@@ -745,14 +743,14 @@ __noinline int uslots_match(const struct offcpu_site *s, __u64 sp, __u64 pgd)
 		return 0;
 	if (!s->nu)
 		return 1;
-	if (pgd && (m = uslots_direct(s, sp, pgd)) >= 0) {
+	st = bpf_map_lookup_elem(&ustate, &zero);
+	if (!st)
+		return 0;
+	if (pgd && (m = uslots_direct(s, sp, pgd, st)) >= 0) {
 		STAT(uslot_direct, 1);
 		return m;
 	}
 	STAT(uslot_helper, 1);
-	st = bpf_map_lookup_elem(&ustate, &zero);
-	if (!st)
-		return 0;
 	len = ((__u32)s->umax + 1) * 8;
 	if (len > OFFCPU_UWIN_MAX)
 		len = OFFCPU_UWIN_MAX;
