@@ -5,7 +5,7 @@
 #   bench/run.sh [--no-update | --rebuild] [BUILD [BENCHMARK...]]     (make bench)
 #
 # BENCHMARK is any of: overhead collectors startup postproc scaling unwind cfi-tables (default: all
-# of these, or $BENCH), or soak (about 11 minutes), services (about 8), continuous
+# of these, or $BENCH), or soak (about 11 minutes), services (about 9), continuous
 # (about 31) or hostwide (about 1), only when named. Each writes
 # its section to BUILD/bench/results/NAME.md; the sections run this time then
 # replace their own blocks in BENCHMARKS.md (bench/splice.sh: the text written by

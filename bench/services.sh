@@ -9,12 +9,16 @@
 # to measure a change before and after in the same run).
 # BENCH_PG_MODES / BENCH_REDIS_MODES (space-separated, from the lists below) run only
 # those variants, e.g. "bare offcpu bcc-a" when only the recorder's own cost is wanted.
-# BENCH_SERVICES ("pg redis") runs only the services named, e.g. "redis" with many
-# repetitions when one verdict needs more pairs.
+# BENCH_SERVICES ("pg redis redis1") runs only the workloads named, e.g. "redis" with
+# many repetitions when one verdict needs more pairs; redis1 is redis-server and
+# redis-benchmark pinned together to CPU 0.
 #
 # A private PostgreSQL cluster (initdb in a temporary directory, 127.0.0.1 on a free
 # port) under pgbench TPC-B and select-only, and a private redis-server under
-# redis-benchmark, all started and stopped here by pid. Every run is bare or under
+# redis-benchmark (once with the two free to use every CPU, once pinned together
+# to one CPU, where the rate is set by the work a request costs that CPU, switches
+# and collector included, as on the pinned pipe benchmark: the run-to-run spread
+# is a few percent instead of tens), all started and stopped here by pid. Every run is bare or under
 # one recorder, started (and attached: it holds its BPF link or perf events) before
 # the clients connect and stopped after they are done.
 . "$(dirname "$0")/lib.sh"
@@ -151,31 +155,55 @@ client()
 		awk '/^tps = / { print $3; exit }' ;;
 	select) "$PGBIN/pgbench" "${PGC[@]}" -S -c 8 -j 2 -T "$SECS" postgres 2>&1 |
 		awk '/^tps = / { print $3; exit }' ;;
-	redis) redis-benchmark -h 127.0.0.1 -p "$RPORT" -q -c 50 -n "$REDIS_N" -t get,set 2>/dev/null |
-		tr '\r' '\n' | awk '/requests per second/ { s += $2; n++ } END { if (n) print s / n }' ;;
+	redis | redis1)
+		# redis1: the clients on the server's CPU (redis_pin()).
+		${PIN1:+taskset -c 0} redis-benchmark -h 127.0.0.1 -p "$RPORT" -q -c 50 -n "$REDIS_N" \
+			-t get,set 2>/dev/null | tr '\r' '\n' |
+			awk '/requests per second/ { s += $2; n++ } END { if (n) print s / n }' ;;
 	esac
+}
+
+# redis_pin WORKLOAD: every thread of redis-server on CPU 0 for redis1, on every
+# CPU otherwise; sets PIN1 for client(). The recorders are never pinned.
+redis_pin()
+{
+	local cpus=0-$(($(nproc) - 1))
+
+	PIN1=
+	if [ "$1" = redis1 ]; then
+		PIN1=1
+		cpus=0
+	fi
+	taskset -a -p -c "$cpus" "$RPID" >/dev/null || die "taskset: cannot set redis-server's CPUs"
+}
+
+# now: seconds since the epoch, to the nanosecond.
+now()
+{
+	date +%s.%N
 }
 
 # one WORKLOAD MODE REP: one run; appends a line to $TMP/results.
 one()
 {
-	local w=$1 mode=$2 rep=$3 target rate bpf c0 c1
+	local w=$1 mode=$2 rep=$3 target rate bpf c0 c1 t0 t1
 
-	case $w in redis) target=$RPID ;; *) target=$PM ;; esac
+	case $w in redis*) target=$RPID; redis_pin "$w" ;; *) target=$PM ;; esac
 	say "services: rep $rep/$REPS $w $mode"
 	REC_CPU=nan REC_RSS=nan
 	if [ "$mode" = bare ]; then
-		c0=$(ctxt)
+		c0=$(ctxt) t0=$(now)
 		rate=$(client "$w")
-		c1=$(ctxt)
-		echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) nan nan nan nan" >>"$TMP/results"
+		c1=$(ctxt) t1=$(now)
+		echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) nan nan nan nan" \
+			"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$TMP/results"
 		return
 	fi
 	start_recorder "$mode" "$target" || return 0
 	bpf_snapshot $REC >"$TMP/b0"
-	c0=$(ctxt)
+	c0=$(ctxt) t0=$(now)
 	rate=$(client "$w")
-	c1=$(ctxt)
+	c1=$(ctxt) t1=$(now)
 	bpf_snapshot $REC >"$TMP/b1"
 	stop_recorder
 	# Per program: what it ran between attached and the clients' end.
@@ -183,7 +211,8 @@ one()
 		{ print p, $2, $3 - t[$1], $4 - c[$1], sw }' "$TMP/b0" "$TMP/b1" >>"$TMP/progs"
 	bpf=$(awk -v p="$w $mode $rep" '$1 " " $2 " " $3 == p { t += $5; c += $6 }
 		END { print t + 0, c + 0 }' "$TMP/progs")
-	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $bpf $REC_CPU $REC_RSS" >>"$TMP/results"
+	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $bpf $REC_CPU $REC_RSS" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$TMP/results"
 }
 
 # --- the services ---
@@ -194,9 +223,9 @@ if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/pgbench" ] || ! id postgres >/dev/null 2>&1
 fi
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
 	avail_redis="no redis-server or redis-benchmark (Debian: redis-server, redis-tools)"
-SERVICES=${BENCH_SERVICES:-pg redis}
+SERVICES=${BENCH_SERVICES:-pg redis redis1}
 case " $SERVICES " in *" pg "*) ;; *) [ "$avail_pg" = yes ] && avail_pg="not asked for: BENCH_SERVICES=$SERVICES" ;; esac
-case " $SERVICES " in *" redis "*) ;; *) [ "$avail_redis" = yes ] && avail_redis="not asked for: BENCH_SERVICES=$SERVICES" ;; esac
+case " $SERVICES " in *" redis "* | *" redis1 "*) ;; *) [ "$avail_redis" = yes ] && avail_redis="not asked for: BENCH_SERVICES=$SERVICES" ;; esac
 
 if [ "$avail_pg" = yes ]; then
 	PGDIR=$(mktemp -d /tmp/offcpu-bench-pg.XXXXXX)
@@ -244,11 +273,13 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$TMP/results"
 : >"$TMP/progs"
 for rep in $(seq 1 "$REPS"); do
-	for w in tpcb select redis; do
+	for w in tpcb select redis redis1; do
 		case $w in
-		redis) [ "$avail_redis" = yes ] || continue; modes=$REDIS_MODES ;;
+		redis*) [ "$avail_redis" = yes ] || continue; modes=$REDIS_MODES ;;
 		*) [ "$avail_pg" = yes ] || continue; modes=$PG_MODES ;;
 		esac
+		case $w in tpcb | select) svc=pg ;; *) svc=$w ;; esac
+		case " $SERVICES " in *" $svc "*) ;; *) continue ;; esac
 		m2=
 		for m in $modes; do usable $m && m2="$m2 $m"; done
 		# Rotate the order each repetition so that no variant always runs first.
@@ -270,8 +301,13 @@ Load average at the start: $load0; at the end: $load1 (the machine is shared).
 Method. A private PostgreSQL ${PGVER:-} cluster (initdb in a temporary directory,
 127.0.0.1, fsync off, scale 8) runs \`pgbench -c 8 -j 2 -T $SECS\` (TPC-B) and
 \`pgbench -S -c 8 -j 2 -T $SECS\` (select-only); a private redis-server ${RVER:-}
-(no persistence) runs \`redis-benchmark -c 50 -n $REDIS_N -t get,set\` (neither
-pinned: the clients and the server share the machine's $(nproc) CPUs). Both are
+(no persistence) runs \`redis-benchmark -c 50 -n $REDIS_N -t get,set\` twice: as
+*redis*, neither pinned (the clients and the server share the machine's $(nproc) CPUs:
+the clients use one whole CPU, and how the server's replies batch up moves the rate
+by tens of percent from run to run), and as *redis1*, the server's threads and the
+clients pinned together to CPU 0 (\`taskset\`; the recorders are not pinned), where
+the rate is what a request costs that one CPU, its context switches and the
+collector's work at each included, as on the pinned pipe benchmark. Both are
 started and stopped by the script, by pid. Each run is bare or under one recorder,
 started before the clients connect and attached (its BPF link or perf events are
 in place) before they start, stopped (SIGINT) after they end. Each repetition runs
@@ -287,7 +323,8 @@ Columns: *rate* is the clients' own throughput (pgbench's tps, redis-benchmark's
 requests/s averaged over GET and SET); *loss* is 1 - rate/bare (the targets' verdict
 on it is a sign test over the repetitions, each pairing offcpu's and offcputime's
 runs of one repetition: with this machine's spread, medians of a few runs cannot
-order two recorders a few percent apart); *BPF ns/switch* is
+order two recorders a few percent apart); *switches/s* is the host's context
+switches (/proc/stat ctxt) over the clients' run time; *BPF ns/switch* is
 the run time of the recorder's own BPF programs (\`kernel.bpf_stats_enabled=1\`,
 run_time_ns of the programs its processes hold, from attached to the clients' end)
 over the host's context switches in that window (/proc/stat ctxt, counted the same
@@ -316,7 +353,7 @@ col()
 name_of()
 {
 	case $1 in
-	offcpu) [ "$2" = redis ] && echo "offcpu -p redis" || echo "offcpu -p postmaster" ;;
+	offcpu) case $2 in redis*) echo "offcpu -p redis" ;; *) echo "offcpu -p postmaster" ;; esac ;;
 	offcpu-a) echo "offcpu -a" ;;
 	offcpu-base) echo "offcpu -p (base build)" ;;
 	bcc) echo "offcputime -p redis" ;;
@@ -329,12 +366,14 @@ name_of()
 }
 
 : >"$TMP/med"
-for w in tpcb select redis; do
+for w in tpcb select redis redis1; do
 	grep -q "^$w " "$TMP/results" || continue
 	case $w in
 	tpcb) echo "pgbench TPC-B (8 clients, tps):"; modes=$PG_MODES ;;
 	select) echo "pgbench select-only (8 clients, tps):"; modes=$PG_MODES ;;
 	redis) echo "redis-benchmark GET/SET (50 clients, requests/s):"; modes=$REDIS_MODES ;;
+	redis1) echo "redis-benchmark GET/SET, server and clients on CPU 0 (50 clients, requests/s):"
+		modes=$REDIS_MODES ;;
 	esac
 	echo
 	echo "| variant | rate | loss | switches/s | BPF ns/switch | BPF runs/switch | CPU-s | peak RSS MB |"
@@ -348,8 +387,8 @@ for w in tpcb select redis; do
 		runs=$(awk -v w=$w -v m=$m '$1 == w && $2 == m && $7 != "nan" && $5 > 0 { print $7 / $5 }' \
 			"$TMP/results" | median)
 		rate=$(col $w $m 4)
-		sw=$(awk -v w=$w -v m=$m -v s=$SECS '$1 == w && $2 == m { print $5 / s }' "$TMP/results" |
-			median)
+		sw=$(awk -v w=$w -v m=$m '$1 == w && $2 == m && $10 > 0 { print $5 / $10 }' \
+			"$TMP/results" | median)
 		cpu=$(col $w $m 8)
 		rss=$(col $w $m 9)
 		loss=$(awk -v r="$rate" -v b="$bare" 'BEGIN { if (b > 0 && r != "nan") printf "%.1f%%", 100 * (1 - r / b); else print "n/a" }')
@@ -410,6 +449,7 @@ paired()
 paired tpcb offcpu-a bcc-a >>"$TMP/paired"
 paired select offcpu-a bcc-a >>"$TMP/paired"
 paired redis offcpu bcc >>"$TMP/paired"
+paired redis1 offcpu bcc >>"$TMP/paired"
 
 # Targets of issue #12: offcpu against offcputime on the same footing (redis: both
 # -p; PostgreSQL: both host-wide), and offcpu -p postmaster against host-wide
@@ -419,9 +459,9 @@ awk '
 	FILENAME ~ /paired$/ { w = $1; $1 = ""; paired[w] = substr($0, 2); next }
 	{ rate[$1, $2] = $3; loss[$1, $2] = $4; ns[$1, $2] = $5; cpu[$1, $2] = $6; rss[$1, $2] = $7 }
 	END {
-		split("tpcb select redis", W, " ")
-		for (i = 1; i <= 3; i++) {
-			w = W[i]; o = (w == "redis") ? "offcpu" : "offcpu-a"; b = (w == "redis") ? "bcc" : "bcc-a"
+		split("tpcb select redis redis1", W, " ")
+		for (i = 1; i <= 4; i++) {
+			w = W[i]; o = (w ~ /^redis/) ? "offcpu" : "offcpu-a"; b = (w ~ /^redis/) ? "bcc" : "bcc-a"
 			if (!num(rate[w, o]) || !num(rate[w, b]))
 				continue
 			printf "Target (%s, %s vs %s): BPF ns/switch at most bcc'"'"'s: %s (%.0f vs %.0f); loss at most bcc'"'"'s: %s (%s vs %s by medians); CPU-s at most 2x: %s (%.2f vs %.2f); peak RSS at most 2x: %s (%.0f vs %.0f MB).\n",
@@ -437,7 +477,7 @@ echo "BPF time per switch by program (medians; only programs that ran):"
 echo
 echo "| workload | variant | program | ns/switch | runs/switch |"
 echo "|---|---|---|---:|---:|"
-for w in tpcb select redis; do
+for w in tpcb select redis redis1; do
 	for m in $PG_MODES $REDIS_MODES; do
 		awk -v w=$w -v m=$m '$1 == w && $2 == m && $7 > 0 && $6 > 0 { print $4 }' "$TMP/progs" |
 			sort -u | while read -r prog; do
@@ -451,7 +491,7 @@ for w in tpcb select redis; do
 done | awk '!seen[$0]++'
 echo
 
-echo "Raw runs (workload, variant, repetition, rate, host switches, BPF run_time_ns, BPF run_cnt, CPU-s, max RSS KB):"
+echo "Raw runs (workload, variant, repetition, rate, host switches, BPF run_time_ns, BPF run_cnt, CPU-s, max RSS KB, the clients' seconds):"
 echo
 echo '```'
 cat "$TMP/results"
