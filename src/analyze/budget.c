@@ -131,7 +131,10 @@ struct budget *budget__new(const struct profile *p)
 		if (tt) {
 			e->time_known = true;
 			e->wall_ns = tt->wall_ns;
-			e->oncpu_ns = tt->oncpu_ns;
+			/* The rows count the CPU's wake-ups as waits: not on-CPU here. */
+			e->oncpu_ns =
+				tt->oncpu_ns -
+				(tt->idle_exit_ns < tt->oncpu_ns ? tt->idle_exit_ns : tt->oncpu_ns);
 			e->runq_ns = tt->runq_ns;
 		}
 		finish(e);

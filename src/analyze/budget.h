@@ -11,7 +11,9 @@
  * filed under the row's reason (reasons.h).
  *
  * With the kernel's own accounting (profile__thread_time: schedstat), wall,
- * oncpu and runq are that ground truth and
+ * oncpu and runq are that ground truth (oncpu less idle_exit_ns: the CPU's
+ * wake-ups from idle, which the kernel counts as the woken thread's run and
+ * the rows as its wait) and
  *
  *     unaccounted = wall - oncpu - runq - blocked   (when positive; else 0)
  *     excess      = the amount by which that is negative (rows claim more than
@@ -48,8 +50,8 @@ struct budget_entry {
 	size_t nr_threads;
 	bool time_known; /* wall/oncpu from schedstat for every thread here */
 	uint64_t wall_ns;
-	uint64_t oncpu_ns;
-	uint64_t runq_ns; /* schedstat's when time_known, else the rows' */
+	uint64_t oncpu_ns; /* schedstat's, less the CPU's wake-ups from idle (idle_exit_ns) */
+	uint64_t runq_ns;  /* schedstat's when time_known, else the rows' */
 	uint64_t blocked_ns[REASON__COUNT];
 	uint64_t blocked_total_ns;
 	uint64_t unaccounted_ns;

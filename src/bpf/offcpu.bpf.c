@@ -648,6 +648,7 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 		ev->hits = th->hits;
 		ev->intervals = th->intervals;
 		ev->interval_ns = th->interval_ns;
+		ev->idle_exit_ns = th->idle_exit_ns;
 		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 		bpf_ringbuf_submit(ev, ring_wake());
 	} else {
@@ -1037,7 +1038,7 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now,
-				      const bool btf)
+				      __u64 idle_exit, const bool btf)
 {
 	struct offcpu_thread *th;
 	__u64 exec, queued = 0;
@@ -1062,17 +1063,25 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 	if (first && first_run(th, next, tid, now, exec, queued, btf))
 		goto mark;
 	if (th->held) {
-		/* Until the exec: keep the window's start at the latest switch-in. */
-		th->first_ns = now;
+		/*
+		 * Until the exec: keep the window's start at the latest switch-in,
+		 * as schedstat counts it (out of idle, the run began before now).
+		 */
+		th->first_ns = now - idle_exit;
 		th->base_exec_ns = exec;
 		th->base_delay_ns = run_delay(next, btf) + queued;
 		STAT(held_skipped, 1);
 		return;
 	}
-	if (!th->off_ns)
+	if (!th->off_ns) {
 		unseen_switch_out(th, tid, now, exec, queued);
-	else
+	} else {
+		__u64 off = since(now, th->off_ns);
+
+		/* Never more than the wait it is part of. */
+		th->idle_exit_ns += idle_exit < off ? idle_exit : off;
 		switch_in_close(th, next, tid, now, exec, queued, btf);
+	}
 mark:
 	th->mark_ns = now;
 	th->mark_exec_ns = exec;
@@ -1142,6 +1151,36 @@ static __always_inline __u64 switch_now(struct task_struct *next, bool from_idle
 	return switch_clock(t->se.cfs_rq->rq->clock, fresh);
 }
 
+/*
+ * At a switch out of idle at now (bpf_ktime_get_ns()): how long before it
+ * the scheduler's clock, rq, was read, by the wakeup (see switch_clock()).
+ * The kernel counts that time, the CPU waking up, as the woken thread's run;
+ * its interval, ending now, counts it as its wait. Summed per thread, it
+ * lets the budget compare the two. 0: not known (rq 0, no sync yet, or one
+ * more than a second old). A global function: one value, unknown to the
+ * verifier, for every path of the switch-in after it.
+ */
+__noinline __u64 idle_exit_since(__u64 rq, __u64 now)
+{
+	__u64 due = *(volatile __u64 *)&clk_next, at;
+
+	if (!rq || !due || rq >= due + CLK_LATE_NS)
+		return 0;
+	at = rq + *(volatile __u64 *)&clk_off;
+	return now > at ? now - at : 0;
+}
+
+/* The clock of the run queue next joins, where the switch clock is used; else 0. */
+static __always_inline __u64 rq_clock_of(struct task_struct *next, const bool btf)
+{
+	const struct task_struct *t;
+
+	if (!btf || !kmem_direct || !runq_schedinfo || !switch_rq_clock)
+		return 0;
+	t = bpf_rdonly_cast(next, kid_task_struct);
+	return t->se.cfs_rq->rq->clock;
+}
+
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, __u32 prev_state, const bool btf)
 {
@@ -1155,7 +1194,8 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	if (ptid)
 		switch_out(ctx, prev, ptid, preempt, prev_state, now, btf);
 	if (ntid)
-		switch_in(next, ntid, now, btf);
+		switch_in(next, ntid, now, idle_exit_since(ptid ? 0 : rq_clock_of(next, btf), now),
+			  btf);
 }
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child,

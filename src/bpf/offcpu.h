@@ -192,6 +192,11 @@ struct offcpu_thread {
 	__u64 intervals;   /* intervals recorded (to a site or the aggregation map) */
 	__u64 interval_ns; /* their off-CPU time */
 	/*
+	 * Of its run by schedstat, the CPU's wake-ups from idle before it ran
+	 * (idle_exit_ns() in offcpu.bpf.c): its intervals count them as waits.
+	 */
+	__u64 idle_exit_ns;
+	/*
 	 * At the thread's last switch seen (out or in): time, and schedstat's
 	 * on-CPU and run-queue totals, to rebuild an interval whose switch-in
 	 * or switch-out the kernel did not report.
@@ -319,6 +324,7 @@ struct offcpu_event {
 	__u64 hits;
 	__u64 intervals;
 	__u64 interval_ns;
+	__u64 idle_exit_ns; /* of exec_ns: see struct offcpu_thread */
 	char comm[OFFCPU_COMM_LEN];
 };
 

@@ -241,6 +241,7 @@ int native_on_event(void *ctx, void *data, size_t len)
 	t->have_time = true;
 	t->time.wall_ns = ev->end_ns > ev->first_ns ? ev->end_ns - ev->first_ns : 0;
 	t->time.oncpu_ns = ev->exec_ns;
+	t->time.idle_exit_ns = ev->idle_exit_ns < ev->exec_ns ? ev->idle_exit_ns : ev->exec_ns;
 	t->time.runq_ns = ev->delay_ns;
 	n->stats.switches += ev->switches;
 	n->stats.cache_hits += ev->hits;

@@ -128,6 +128,11 @@ static int thread_since_cut(struct build *b, struct native_thread *t, bool live)
 		x->oncpu_ns =
 			x->oncpu_ns > prev->time.oncpu_ns ? x->oncpu_ns - prev->time.oncpu_ns : 0;
 		x->runq_ns = x->runq_ns > prev->time.runq_ns ? x->runq_ns - prev->time.runq_ns : 0;
+		x->idle_exit_ns = x->idle_exit_ns > prev->time.idle_exit_ns
+					  ? x->idle_exit_ns - prev->time.idle_exit_ns
+					  : 0;
+		if (x->idle_exit_ns > x->oncpu_ns)
+			x->idle_exit_ns = x->oncpu_ns;
 	}
 	return 0;
 }
@@ -159,6 +164,8 @@ static int live_identity(struct build *b, const struct offcpu_thread *th, uint32
 		t->time.wall_ns = b->end_ns > th->first_ns ? b->end_ns - th->first_ns : 0;
 		t->time.oncpu_ns = ss[0] > th->base_exec_ns ? ss[0] - th->base_exec_ns : 0;
 		t->time.runq_ns = ss[1] > th->base_delay_ns ? ss[1] - th->base_delay_ns : 0;
+		t->time.idle_exit_ns =
+			th->idle_exit_ns < t->time.oncpu_ns ? th->idle_exit_ns : t->time.oncpu_ns;
 		return thread_since_cut(b, t, true);
 	}
 	return 0;

@@ -146,6 +146,12 @@ struct profile_thread_time {
 	uint64_t wall_ns;
 	uint64_t oncpu_ns;
 	uint64_t runq_ns;
+	/*
+	 * Of oncpu_ns: the CPU's wake-ups from idle before the thread ran,
+	 * which the kernel counts as its run and its rows as its wait (0: none,
+	 * or not known). At most oncpu_ns.
+	 */
+	uint64_t idle_exit_ns;
 };
 int profile__set_thread_time(struct profile *p, uint32_t thread,
 			     const struct profile_thread_time *t);

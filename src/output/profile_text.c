@@ -175,6 +175,9 @@ int profile_text__write(FILE *out, const struct profile *p)
 		put_u64(&o, tt->wall_ns);
 		put_u64(&o, tt->oncpu_ns);
 		put_u64(&o, tt->runq_ns);
+		/* Added later, and only when known: older files read as before. */
+		if (tt->idle_exit_ns)
+			put_u64(&o, tt->idle_exit_ns);
 		end_line(&o);
 	}
 	n = profile__nr_rows(p);

@@ -171,13 +171,17 @@ static int write_threads(struct jw *w, const struct profile *p, bool runq_known)
 		write_weight(w, &ts[i].w, runq_known);
 		write_by_state(w, &by[ts[i].thread * OFFCPU_STATE__COUNT], runq_known);
 		if (tt) {
-			uint64_t expected_off =
-				tt->wall_ns > tt->oncpu_ns ? tt->wall_ns - tt->oncpu_ns : 0;
+			/* The CPU's wake-ups: the kernel's run, the rows' wait (profile.h). */
+			uint64_t ran =
+				tt->oncpu_ns -
+				(tt->idle_exit_ns < tt->oncpu_ns ? tt->idle_exit_ns : tt->oncpu_ns);
+			uint64_t expected_off = tt->wall_ns > ran ? tt->wall_ns - ran : 0;
 
 			jw_object_field(w, "schedstat");
 			jw_u64_field(w, "wall_ns", tt->wall_ns);
 			jw_u64_field(w, "oncpu_ns", tt->oncpu_ns);
 			jw_u64_field(w, "runq_ns", tt->runq_ns);
+			jw_u64_field(w, "idle_exit_ns", tt->idle_exit_ns);
 			jw_u64_field(w, "offcpu_ns", expected_off);
 			jw_object_end(w);
 			/* What share of the independently measured off-CPU time rows account for.

@@ -284,7 +284,14 @@ static int record(struct pt_state *ps, const char *line, size_t len, size_t line
 			*why = "unknown thread id";
 			return -EINVAL;
 		}
-		tt = (struct profile_thread_time){v[0], v[1], v[2]};
+		v[3] = 0;
+		if (c.p < c.end && *c.p != ' ' && (err = next_u64(&c, &v[3])))
+			return err == -EOVERFLOW ? -EINVAL : err;
+		if (v[3] > v[1]) {
+			*why = "idle exit time above on-CPU time";
+			return -EINVAL;
+		}
+		tt = (struct profile_thread_time){v[0], v[1], v[2], v[3]};
 		return profile__set_thread_time(ps->p, a, &tt);
 	}
 	if (IS("row")) {

@@ -11,11 +11,13 @@
  *                                           into the frame before it)
  *     stack ID FRAME_ID...                  root first; no frame ids: empty stack
  *     thread ID PID TID COMM                COMM may be empty (nothing after TID)
- *     time THREAD WALL_NS ONCPU_NS RUNQ_NS  profile__set_thread_time()
+ *     time THREAD WALL_NS ONCPU_NS RUNQ_NS [IDLE_EXIT_NS]
+ *                                           profile__set_thread_time()
  *     row THREAD STACK STATE COUNT OFF_NS RUNQ_NS   STATE: ? S D R O
  *     end ROWS COUNT OFF_NS RUNQ_NS         sums of this file's rows; last line
  *
- * Kind 'i' came later than the others: files without it read as before.
+ * Kind 'i' and IDLE_EXIT_NS (written when not 0) came later than the others:
+ * files without them read as before.
  * Ids are the profile's own, written in id order, every definition before its
  * first use. Names escape '\\' as "\\\\", space as "\\s", tab, CR and LF as
  * "\\t", "\\r", "\\n", and other bytes below 0x20 and 0x7f as "\\xHH"; so a

@@ -136,6 +136,34 @@ TEST(budget_overcount_keeps_coverage_above_one)
 	profile__free(f.p);
 }
 
+/*
+ * The CPU's wake-ups from idle: the kernel's run, the rows' wait. Taken out
+ * of on-CPU, the rows' 3,780 ms match the wall exactly (no overcount).
+ */
+TEST(budget_idle_exits_are_the_rows_wait_not_on_cpu)
+{
+	struct fixture f;
+	struct budget *b;
+	struct profile_thread_time tt = {
+		.wall_ns = 4000 * MS, .oncpu_ns = 400 * MS, .runq_ns = 0, .idle_exit_ns = 180 * MS};
+	int th;
+
+	CHECK(!fixture_init(&f));
+	profile__set_runq_known(f.p, true);
+	th = profile__thread(f.p, 5, 5, "woken");
+	add(f.p, th, f.sleep, OFFCPU_STATE_SLEEP, 7, 3780 * MS, 0);
+	profile__set_thread_time(f.p, (uint32_t)th, &tt);
+	b = budget__new(f.p);
+	CHECK(b);
+	CHECK_U64(b->threads[0].oncpu_ns, 220 * MS);
+	CHECK_U64(b->threads[0].excess_ns, 0);
+	CHECK_U64(b->threads[0].unaccounted_ns, 0);
+	CHECK(b->threads[0].coverage == 1.0);
+	CHECK_U64(b->total.oncpu_ns, 220 * MS);
+	budget__free(b);
+	profile__free(f.p);
+}
+
 TEST(budget_without_schedstat_says_only_what_rows_say)
 {
 	struct fixture f;

@@ -44,7 +44,8 @@ static struct profile *tricky_profile(void)
 	static char big[100001];
 	uint32_t fr[6];
 	int s0, s1, s2, t0, t1, t2;
-	struct profile_thread_time tt = {.wall_ns = UINT64_MAX, .oncpu_ns = 7, .runq_ns = 0};
+	struct profile_thread_time tt = {
+		.wall_ns = UINT64_MAX, .oncpu_ns = 7, .runq_ns = 0, .idle_exit_ns = 5};
 
 	if (!p)
 		return NULL;
@@ -339,6 +340,32 @@ TEST(profile_text_malformed_records_are_counted)
 	CHECK_INT(profile__thread_at(p, 0)->pid, 5);
 	CHECK_U64(profile__totals(p)->all.off_ns, 20);
 	CHECK_U64(profile__totals(p)->all.runq_ns, 10);
+	profile__free(p);
+}
+
+/* The idle-exit field came later: optional, and never above the on-CPU time. */
+TEST(profile_text_thread_time_idle_exit_is_optional)
+{
+	struct profile *p = profile__new();
+	struct parse_stats st;
+	const char *in = "# offcpu profile v1\n"
+			 "thread 0 5 5 a\n"
+			 "thread 1 5 6 b\n"
+			 "thread 2 5 7 c\n"
+			 "time 0 10 4 1 3\n"
+			 "time 1 10 4 1\n"
+			 "time 2 10 4 1 5\n" /* 7: above on-CPU */
+			 "end 0 0 0 0\n";
+
+	CHECK(p);
+	CHECK_INT(read_str(in, p, &st), 0);
+	CHECK_INT(st.malformed, 1);
+	CHECK_INT(st.first_malformed_line, 7);
+	CHECK_STR(st.first_malformed_reason, "idle exit time above on-CPU time");
+	CHECK_U64(profile__thread_time(p, 0)->idle_exit_ns, 3);
+	CHECK_U64(profile__thread_time(p, 0)->oncpu_ns, 4);
+	CHECK_U64(profile__thread_time(p, 1)->idle_exit_ns, 0);
+	CHECK(!profile__thread_time(p, 2));
 	profile__free(p);
 }
 
