@@ -516,6 +516,19 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 }
 
 /*
+ * A thread's overcount up to 10 us plus 100 ppm of its wall time is the two
+ * clocks' disagreement, not a finding: the rows are timed by the scheduler's
+ * clock moved to CLOCK_MONOTONIC, which NTP slews against it (the offset
+ * moved 1-2 us at each 50 ms sync here, 20-40 ppm: diagnostics, "moved N ns
+ * a time"), and an interval across a sync is off by as much. Still shown in
+ * the thread's unacct column.
+ */
+static bool overcount_is_clock_noise(const struct budget_entry *e, uint64_t x)
+{
+	return x <= 10000 + e->wall_ns / 10000;
+}
+
+/*
  * Coverage above 100% means the rows hold more off-CPU time than the
  * kernel's schedstat saw for those threads: said in words under the table,
  * with the overcount of all threads, so that it is never read as "all found".
@@ -533,10 +546,12 @@ static void overcount_note(struct ctx *c)
 
 		if (!e->time_known || (e->coverage <= 1.0 && !x))
 			continue;
-		over = true;
 		/* The rows' own excess, when the run-queue split hides it from unacct. */
 		if (e->coverage > 1.0 && e->off_ns - off_truth > x)
 			x = e->off_ns - off_truth;
+		if (overcount_is_clock_noise(e, x))
+			continue;
+		over = true;
 		excess += x;
 	}
 	if (!over)

@@ -435,6 +435,41 @@ TEST(report_shows_an_overcount_as_such)
 	profile__free(p);
 }
 
+/*
+ * An overcount within the clocks' disagreement (10 us and 100 ppm of the
+ * wall: 410 us here) is shown in the unacct column, with no banner; 420 us
+ * over gets the banner.
+ */
+TEST(report_overcount_of_microseconds_is_not_a_finding)
+{
+	uint64_t off[2] = {3600 * MS + 400000, 3600 * MS + 420000};
+	bool banner[2] = {false, true};
+
+	for (int i = 0; i < 2; i++) {
+		struct profile *p = profile__new();
+		struct profile_thread_time tt = {.wall_ns = 4000 * MS, .oncpu_ns = 400 * MS};
+		struct report_opts o = {.width = 80};
+		struct integrity in = {.status = INTEGRITY_COMPLETE, .evidence = 1};
+		uint32_t fr;
+		int th, err = -1;
+		char *out;
+
+		CHECK(p);
+		fr = (uint32_t)profile__frame(p, FRAME_KERNEL, "do_nanosleep", 12);
+		th = profile__thread(p, 5, 5, "over");
+		profile__set_runq_known(p, true);
+		profile__add(p, (uint32_t)th, profile__stack(p, &fr, 1), OFFCPU_STATE_SLEEP,
+			     &(struct profile_weight){7, off[i], 0});
+		profile__set_thread_time(p, (uint32_t)th, &tt);
+		out = render(p, &in, &o, &err);
+		CHECK_INT(err, 0);
+		CHECK_CONTAINS(out, i ? "-420us" : "-400us");
+		CHECK(!!strstr(out, "overcount:") == banner[i]);
+		free(out);
+		profile__free(p);
+	}
+}
+
 TEST(report_never_passes_the_width)
 {
 	struct profile *p = server_profile();
