@@ -930,7 +930,8 @@ static __always_inline struct offcpu_thread *switch_in_new(struct task_struct *n
  * the switch-in closes that interval.
  */
 static __always_inline bool first_run(struct offcpu_thread *th, struct task_struct *next, __u32 tid,
-				      __u64 now, __u64 exec, __u64 queued, const bool btf)
+				      __u64 now, __u64 exec, __u64 queued, __u64 idle_exit,
+				      const bool btf)
 {
 	__u64 born = RD(btf, next, start_time), off, runq;
 
@@ -958,6 +959,7 @@ static __always_inline bool first_run(struct offcpu_thread *th, struct task_stru
 		      OFFCPU_STACK_NEW_THREAD, OFFCPU_ST_PREEMPT);
 	th->intervals = 1;
 	th->interval_ns = off;
+	th->idle_exit_ns = idle_exit < off ? idle_exit : off;
 	return true;
 }
 
@@ -967,7 +969,7 @@ static __always_inline bool first_run(struct offcpu_thread *th, struct task_stru
  * then. Its stack is unknown.
  */
 static __always_inline void unseen_switch_out(struct offcpu_thread *th, __u32 tid, __u64 now,
-					      __u64 exec, __u64 queued)
+					      __u64 exec, __u64 queued, __u64 idle_exit)
 {
 	__u64 ran = exec - th->mark_exec_ns, off;
 
@@ -976,6 +978,7 @@ static __always_inline void unseen_switch_out(struct offcpu_thread *th, __u32 ti
 		return;
 	}
 	off = now - th->mark_ns - ran;
+	th->idle_exit_ns += idle_exit < off ? idle_exit : off;
 	STAT(unseen_switch_out, 1);
 	STAT(unseen_switch_out_ns, off);
 	th->state = OFFCPU_ST_UNKNOWN;
@@ -1060,7 +1063,8 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 	exec = RD(btf, next, se.sum_exec_runtime);
 	if (runq_schedinfo)
 		queued = queued_ns(next, btf);
-	if (first && first_run(th, next, tid, now, exec, queued, btf))
+	/* Whichever way the interval ends here, the CPU's wake-up is part of it. */
+	if (first && first_run(th, next, tid, now, exec, queued, idle_exit, btf))
 		goto mark;
 	if (th->held) {
 		/*
@@ -1074,7 +1078,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 		return;
 	}
 	if (!th->off_ns) {
-		unseen_switch_out(th, tid, now, exec, queued);
+		unseen_switch_out(th, tid, now, exec, queued, idle_exit);
 	} else {
 		__u64 off = since(now, th->off_ns);
 
