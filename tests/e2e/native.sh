@@ -153,6 +153,16 @@ if record earlyexit -- "$W/earlyexit" && sane native_earlyexit_capture; then
 		compare native_earlyexit_early_$n early-$n off_ns offcpu_ns
 	done
 	compare native_earlyexit_main early-main off_ns offcpu_ns
+	# A thread's first run, like any switch-in out of idle, ends a wait the
+	# kernel counts partly as its run (the CPU waking up): each thread's rows
+	# stay within the clocks' disagreement of schedstat's off-CPU time (10 us
+	# and 100 ppm, as the report's overcount note). Without the first run's
+	# wake-up counted, a thread started on the idle CPU was 16-24 us over.
+	t=native_earlyexit_rows_within_schedstat
+	over=$(jq -r '[.threads[] | select(.schedstat)
+		| select(.off_ns > .schedstat.offcpu_ns + 10000 + .schedstat.wall_ns / 10000)
+		| "\(.comm) \(.off_ns - .schedstat.offcpu_ns) ns"] | join(", ")' "$d/offcpu.summary.json")
+	[ -z "$over" ] && ok $t || fail $t "rows over schedstat: $over"
 fi
 
 # The raw_tp fallback measures the same.
