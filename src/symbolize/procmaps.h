@@ -31,7 +31,11 @@ struct proc_map {
 /* Parse every line of in; lines that are not mappings are skipped. Returns 0 or -errno. */
 int procmaps__parse(FILE *in, struct proc_map **maps, size_t *nr);
 void procmaps__free(struct proc_map *maps, size_t nr);
-/* Read and parse PROC_ROOT/PID/maps (NULL: /proc). 0 or -errno (-ESRCH: no such process). */
+/*
+ * Read and parse PROC_ROOT/PID/maps (NULL: /proc). 0 or -errno (-ESRCH: no
+ * such process, or one on its way out by the end of the read, whose mappings
+ * may have been read half torn down: nothing is returned then).
+ */
 int procmaps__read(const char *proc_root, int pid, struct proc_map **maps, size_t *nr);
 
 /*

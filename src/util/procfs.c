@@ -11,16 +11,21 @@ int procfs__parse_stat(const char *text, struct procfs_stat *st)
 {
 	const char *rp = strrchr(text, ')');
 	unsigned long long t;
+	unsigned int flags;
+	int n;
 
 	memset(st, 0, sizeof(*st));
 	if (!rp || rp[1] != ' ' || !rp[2])
 		return -EINVAL;
 	st->state = rp[2];
-	/* Fields 4 to 21 are skipped; 22 is the start time. */
-	if (sscanf(rp + 1,
-		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+	/* Fields 4 to 8 and 10 to 21 are skipped; 9 is the flags, 22 the start time. */
+	n = sscanf(rp + 1,
+		   " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
 		   "%*d %*d %*d %llu",
-		   &t) == 1)
+		   &flags, &t);
+	if (n >= 1)
+		st->flags = flags;
+	if (n == 2)
 		st->starttime = t;
 	return 0;
 }

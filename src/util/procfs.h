@@ -9,8 +9,12 @@
 
 #include <stdint.h>
 
+/* The kernel's PF_EXITING: set in do_exit(), before the task drops its mappings. */
+#define PROCFS_PF_EXITING 0x4u
+
 struct procfs_stat {
 	char state;	    /* field 3: R, S, D, Z, T, ... */
+	unsigned int flags; /* field 9: the kernel's PF_* flags; 0 when absent */
 	uint64_t starttime; /* field 22: clock ticks after boot; 0 when absent */
 };
 

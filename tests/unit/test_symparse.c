@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The symbolizer's small parsers: /proc/PID/maps, perf JIT maps, demangling. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -105,6 +107,59 @@ TEST(procmaps_read_finds_a_process_by_pid_and_says_when_it_is_gone)
 	CHECK(n > 0);
 	procmaps__free(m, n);
 	CHECK_INT(procmaps__read("/nonexistent-proc", (int)getpid(), &m, &n), -ESRCH);
+}
+
+/* put_file PATH TEXT: for a PROC_ROOT tree. */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/*
+ * A process on its way out (PF_EXITING, a zombie) may show its mappings half
+ * torn down: nothing is returned, as for a process that is gone. A tree
+ * without stat says nothing.
+ */
+TEST(procmaps_read_of_a_leaving_process_is_no_read)
+{
+	char root[] = "/tmp/offcpu-procmaps-XXXXXX", path[128];
+	const char *stat[] = {"77 (w) S 1 77 77 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1\n",
+			      "77 (w) R 1 77 77 0 -1 4194564 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1\n",
+			      "77 (w) Z 1 77 77 0 -1 4227076 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1\n",
+			      NULL};
+	int want[] = {0, -ESRCH, -ESRCH, 0};
+	struct proc_map *m;
+	size_t n;
+
+	CHECK(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/77", root);
+	CHECK_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/77/maps", root);
+	put_file(path, "00400000-00401000 r-xp 00000000 08:01 42 /usr/bin/w\n");
+	snprintf(path, sizeof(path), "%s/77/stat", root);
+	for (int i = 0; i < 4; i++) {
+		m = NULL;
+		n = 7;
+		if (stat[i])
+			put_file(path, stat[i]);
+		else
+			unlink(path);
+		CHECK_INT(procmaps__read(root, 77, &m, &n), want[i]);
+		CHECK_INT(n, want[i] ? 0 : 1);
+		CHECK(want[i] ? !m : !!m);
+		procmaps__free(m, n);
+	}
+	snprintf(path, sizeof(path), "%s/77/maps", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/77", root);
+	rmdir(path);
+	rmdir(root);
 }
 
 /* This process's own executable mapping, as procmaps__read() gives it; false when none. */

@@ -182,10 +182,12 @@ TEST(procfs_stat_fields_count_from_the_last_paren)
 				     &st),
 		  0);
 	CHECK_INT(st.state, 'D');
+	CHECK_U64(st.flags, 4194560);
 	CHECK_U64(st.starttime, 123456);
-	/* a truncated line keeps its state and has no start time */
+	/* a truncated line keeps its state and has no flags or start time */
 	CHECK_INT(procfs__parse_stat("7 (x) S 1 7", &st), 0);
 	CHECK_INT(st.state, 'S');
+	CHECK_U64(st.flags, 0);
 	CHECK_U64(st.starttime, 0);
 	CHECK_INT(procfs__parse_stat("7 (x", &st), -EINVAL);
 	CHECK_INT(st.state, 0);
