@@ -85,7 +85,7 @@ void procmaps__free(struct proc_map *maps, size_t nr)
  * Whether pid was on its way out by the end of a read of its mappings: the
  * kernel tears an address space down mapping by mapping while the pid stays,
  * and a read meanwhile shows part of it (tests/e2e/unwind.sh saw a program's
- * own mapping without its libc, in about 1 run of 40). Every thread has
+ * own mapping without its libc, in 2 runs of 140). Every thread has
  * PF_EXITING before the last one drops the mappings, the group leader
  * included (a leader that exited alone already shows no mappings at all).
  * Gone since: the read may have been partial too. A tree without stat (a
