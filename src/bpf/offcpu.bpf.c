@@ -607,6 +607,25 @@ static __always_inline __u64 run_delay(struct task_struct *t, const bool btf);
 static __always_inline void close_interval(struct offcpu_thread *th, __u32 tid, __u64 start,
 					   __u64 off, __u64 runq, __u64 kbefore, __u64 ubefore);
 
+/*
+ * The run of th that ends at now (a switch-out), begun at its last switch-in
+ * (mark): what schedstat counted of it beyond its length by the switches'
+ * times goes to th->idle_exit_ns. Out of idle, the scheduler's clock is the
+ * wakeup's reading (see switch_clock()): the kernel counts the run from
+ * there, while the interval the switch-in ended, timed by
+ * bpf_ktime_get_ns(), counts the CPU's wake-up as its wait. Taken from the
+ * run as a whole, not at the switch-in against the clock offset, so that
+ * time the host took the CPU meanwhile (steal, which the kernel leaves out
+ * of the run) is not counted as a wake-up.
+ */
+static __always_inline void run_end(struct offcpu_thread *th, __u64 now, __u64 exec)
+{
+	__u64 ran = exec - th->mark_exec_ns, span = now - th->mark_ns;
+
+	if (th->mark_ns && !th->off_ns && now >= th->mark_ns && ran > span)
+		th->idle_exit_ns += ran - span;
+}
+
 static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 now, const bool btf)
 {
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
@@ -614,6 +633,8 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 
 	if (!th)
 		return;
+	if (!th->held)
+		run_end(th, now, RD(btf, t, se.sum_exec_runtime));
 	if (th->off_ns && th->mark_ns && !th->held) {
 		/* Its last switch-in went unreported: rebuild that interval (see switch_out()). */
 		__u64 span = since(now, th->off_ns);
@@ -820,6 +841,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	/* Up to date here: __schedule() has just accounted prev's run. */
 	exec = RD(btf, prev, se.sum_exec_runtime);
 	delay = run_delay(prev, btf);
+	run_end(th, now, exec);
 	if (th->off_ns) {
 		/*
 		 * The kernel did not report the switch-in that ended the last
@@ -930,8 +952,7 @@ static __always_inline struct offcpu_thread *switch_in_new(struct task_struct *n
  * the switch-in closes that interval.
  */
 static __always_inline bool first_run(struct offcpu_thread *th, struct task_struct *next, __u32 tid,
-				      __u64 now, __u64 exec, __u64 queued, __u64 idle_exit,
-				      const bool btf)
+				      __u64 now, __u64 exec, __u64 queued, const bool btf)
 {
 	__u64 born = RD(btf, next, start_time), off, runq;
 
@@ -959,7 +980,6 @@ static __always_inline bool first_run(struct offcpu_thread *th, struct task_stru
 		      OFFCPU_STACK_NEW_THREAD, OFFCPU_ST_PREEMPT);
 	th->intervals = 1;
 	th->interval_ns = off;
-	th->idle_exit_ns = idle_exit < off ? idle_exit : off;
 	return true;
 }
 
@@ -969,7 +989,7 @@ static __always_inline bool first_run(struct offcpu_thread *th, struct task_stru
  * then. Its stack is unknown.
  */
 static __always_inline void unseen_switch_out(struct offcpu_thread *th, __u32 tid, __u64 now,
-					      __u64 exec, __u64 queued, __u64 idle_exit)
+					      __u64 exec, __u64 queued)
 {
 	__u64 ran = exec - th->mark_exec_ns, off;
 
@@ -978,7 +998,6 @@ static __always_inline void unseen_switch_out(struct offcpu_thread *th, __u32 ti
 		return;
 	}
 	off = now - th->mark_ns - ran;
-	th->idle_exit_ns += idle_exit < off ? idle_exit : off;
 	STAT(unseen_switch_out, 1);
 	STAT(unseen_switch_out_ns, off);
 	th->state = OFFCPU_ST_UNKNOWN;
@@ -1041,7 +1060,7 @@ static __always_inline void switch_in_close(struct offcpu_thread *th, struct tas
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now,
-				      __u64 idle_exit, const bool btf)
+				      const bool btf)
 {
 	struct offcpu_thread *th;
 	__u64 exec, queued = 0;
@@ -1063,29 +1082,26 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 	exec = RD(btf, next, se.sum_exec_runtime);
 	if (runq_schedinfo)
 		queued = queued_ns(next, btf);
-	/* Whichever way the interval ends here, the CPU's wake-up is part of it. */
-	if (first && first_run(th, next, tid, now, exec, queued, idle_exit, btf))
+	if (first && first_run(th, next, tid, now, exec, queued, btf))
 		goto mark;
 	if (th->held) {
 		/*
 		 * Until the exec: keep the window's start at the latest switch-in,
-		 * as schedstat counts it (out of idle, the run began before now).
+		 * and mark it: the run that begins here is the window's first.
 		 */
-		th->first_ns = now - idle_exit;
+		th->first_ns = now;
 		th->base_exec_ns = exec;
 		th->base_delay_ns = run_delay(next, btf) + queued;
+		th->mark_ns = now;
+		th->mark_exec_ns = exec;
+		th->mark_delay_ns = th->base_delay_ns;
 		STAT(held_skipped, 1);
 		return;
 	}
-	if (!th->off_ns) {
-		unseen_switch_out(th, tid, now, exec, queued, idle_exit);
-	} else {
-		__u64 off = since(now, th->off_ns);
-
-		/* Never more than the wait it is part of. */
-		th->idle_exit_ns += idle_exit < off ? idle_exit : off;
+	if (!th->off_ns)
+		unseen_switch_out(th, tid, now, exec, queued);
+	else
 		switch_in_close(th, next, tid, now, exec, queued, btf);
-	}
 mark:
 	th->mark_ns = now;
 	th->mark_exec_ns = exec;
@@ -1155,36 +1171,6 @@ static __always_inline __u64 switch_now(struct task_struct *next, bool from_idle
 	return switch_clock(t->se.cfs_rq->rq->clock, fresh);
 }
 
-/*
- * At a switch out of idle at now (bpf_ktime_get_ns()): how long before it
- * the scheduler's clock, rq, was read, by the wakeup (see switch_clock()).
- * The kernel counts that time, the CPU waking up, as the woken thread's run;
- * its interval, ending now, counts it as its wait. Summed per thread, it
- * lets the budget compare the two. 0: not known (rq 0, no sync yet, or one
- * more than a second old). A global function: one value, unknown to the
- * verifier, for every path of the switch-in after it.
- */
-__noinline __u64 idle_exit_since(__u64 rq, __u64 now)
-{
-	__u64 due = *(volatile __u64 *)&clk_next, at;
-
-	if (!rq || !due || rq >= due + CLK_LATE_NS)
-		return 0;
-	at = rq + *(volatile __u64 *)&clk_off;
-	return now > at ? now - at : 0;
-}
-
-/* The clock of the run queue next joins, where the switch clock is used; else 0. */
-static __always_inline __u64 rq_clock_of(struct task_struct *next, const bool btf)
-{
-	const struct task_struct *t;
-
-	if (!btf || !kmem_direct || !runq_schedinfo || !switch_rq_clock)
-		return 0;
-	t = bpf_rdonly_cast(next, kid_task_struct);
-	return t->se.cfs_rq->rq->clock;
-}
-
 static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				      struct task_struct *next, __u32 prev_state, const bool btf)
 {
@@ -1198,8 +1184,7 @@ static __always_inline void on_switch(void *ctx, bool preempt, struct task_struc
 	if (ptid)
 		switch_out(ctx, prev, ptid, preempt, prev_state, now, btf);
 	if (ntid)
-		switch_in(next, ntid, now, idle_exit_since(ptid ? 0 : rq_clock_of(next, btf), now),
-			  btf);
+		switch_in(next, ntid, now, btf);
 }
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child,

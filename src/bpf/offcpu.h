@@ -192,8 +192,8 @@ struct offcpu_thread {
 	__u64 intervals;   /* intervals recorded (to a site or the aggregation map) */
 	__u64 interval_ns; /* their off-CPU time */
 	/*
-	 * Of its run by schedstat, the CPU's wake-ups from idle before it ran
-	 * (idle_exit_ns() in offcpu.bpf.c): its intervals count them as waits.
+	 * Of its run by schedstat, what its intervals count as waits: the
+	 * CPU's wake-ups from idle before it ran (run_end() in offcpu.bpf.c).
 	 */
 	__u64 idle_exit_ns;
 	/*
