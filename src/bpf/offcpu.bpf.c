@@ -622,7 +622,9 @@ static __always_inline void run_end(struct offcpu_thread *th, __u64 now, __u64 e
 {
 	__u64 ran = exec - th->mark_exec_ns, span = now - th->mark_ns;
 
-	if (th->mark_ns && !th->off_ns && now >= th->mark_ns && ran > span)
+	/* Both marks from this thread's switch-in (a tid reused unseen has less run). */
+	if (th->mark_ns && !th->off_ns && now >= th->mark_ns && exec >= th->mark_exec_ns &&
+	    ran > span)
 		th->idle_exit_ns += ran - span;
 }
 

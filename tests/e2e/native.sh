@@ -73,16 +73,17 @@ if record nanosleep -- "$W/nanosleep" && sane native_nanosleep_capture; then
 	fi
 	fp=$(json "$d/offcpu.summary.json" "[.binaries[] | select(.path | endswith(\"/nanosleep\")) | .frame_pointers][0]")
 	[ "$fp" = present ] && ok native_reports_frame_pointers || fail native_reports_frame_pointers "nanosleep binary: frame_pointers=$fp"
-	# Each wakeup of the sleeper finds its CPU idle: the microseconds the CPU
-	# takes to wake are its wait in the rows and its run by schedstat. The
-	# budget must take them out of on-CPU (schedstat.idle_exit_ns), or the
-	# report shows an overcount (before: about 10 us a wakeup here).
+	# Each wakeup of the sleeper finds its CPU idle (on a machine otherwise
+	# idle): the microseconds the CPU takes to wake are its wait in the rows
+	# and its run by schedstat. The budget must take them out of on-CPU
+	# (schedstat.idle_exit_ns), or the report shows an overcount (without:
+	# 334 us over here, 10-25 us a wakeup).
 	t=native_nanosleep_idle_exits_are_not_an_overcount
 	ie=$(truth_summary_value "$d/offcpu.summary.json" sleeper schedstat.idle_exit_ns)
 	"$OFFCPU_BIN" report "$d" >"$SCRATCH/nanosleep.report" 2>&1
 	if ! grep -q "switch clock: the run queue's" "$d/offcpu.diagnostics.txt"; then
 		skip $t "switches timed by bpf_ktime_get_ns() here: the CPU's wake-ups are not measured"
-	elif [ "$ie" = none ] || [ "$ie" = null ] || [ "$ie" -le 0 ]; then
+	elif [ "$ie" = none ] || [ "$ie" = null ]; then
 		fail $t "sleeper's schedstat.idle_exit_ns: $ie"
 	elif grep -q '^overcount:' "$SCRATCH/nanosleep.report"; then
 		fail $t "$(grep -A1 '^overcount:' "$SCRATCH/nanosleep.report" | tr '\n' ' ')"
