@@ -727,7 +727,8 @@ static bool image_build(struct dwlazy *d, const GElf_Ehdr *feh)
 		if (!d->sec[i].scn)
 			continue;
 		off = (off + a - 1) & ~(a - 1);
-		if (!off || d->sec[i].size > SIZE_MAX / 2 - off)
+		/* Sizes come from the file: off past SIZE_MAX / 2 would wrap the test below. */
+		if (!off || off > SIZE_MAX / 2 || d->sec[i].size > SIZE_MAX / 2 - off)
 			return false;
 		d->sec[i].img_off = off;
 		off += d->sec[i].size;

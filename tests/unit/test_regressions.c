@@ -358,6 +358,17 @@ TEST(regression_summary_loss_name_longer_than_kept)
 	free(m);
 }
 
+/*
+ * A compressed debug file whose second kept section starts past SIZE_MAX / 2
+ * once aligned (fuzz_dwlazy): the size check wrapped, the image's layout
+ * wrapped with it, and the section names were copied before the image
+ * (UBSan: pointer overflow). It is refused.
+ */
+TEST(regression_dwlazy_section_offset_wraps)
+{
+	CHECK(!dwlazy__open(REG "dwlazy/section-offset-wraps", 0));
+}
+
 int main(void)
 {
 	return unit_run();
