@@ -177,42 +177,42 @@ redis_pin()
 	taskset -a -p -c "$cpus" "$RPID" >/dev/null || die "taskset: cannot set redis-server's CPUs"
 }
 
-# now: seconds since the epoch, to the nanosecond.
-now()
+# measure WORKLOAD: runs the clients once; sets RATE (their throughput), SW (the
+# host's context switches meanwhile) and RUN_SECS (their run time).
+measure()
 {
-	date +%s.%N
+	local c0 t0
+
+	c0=$(ctxt) t0=$(date +%s.%N)
+	RATE=$(client "$1")
+	SW=$(($(ctxt) - c0))
+	RUN_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 }
 
 # one WORKLOAD MODE REP: one run; appends a line to $TMP/results.
 one()
 {
-	local w=$1 mode=$2 rep=$3 target rate bpf c0 c1 t0 t1
+	local w=$1 mode=$2 rep=$3 target bpf
 
 	case $w in redis*) target=$RPID; redis_pin "$w" ;; *) target=$PM ;; esac
 	say "services: rep $rep/$REPS $w $mode"
 	REC_CPU=nan REC_RSS=nan
 	if [ "$mode" = bare ]; then
-		c0=$(ctxt) t0=$(now)
-		rate=$(client "$w")
-		c1=$(ctxt) t1=$(now)
-		echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) nan nan nan nan" \
-			"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$TMP/results"
+		measure "$w"
+		echo "$w $mode $rep ${RATE:-nan} $SW nan nan nan nan $RUN_SECS" >>"$TMP/results"
 		return
 	fi
 	start_recorder "$mode" "$target" || return 0
 	bpf_snapshot $REC >"$TMP/b0"
-	c0=$(ctxt) t0=$(now)
-	rate=$(client "$w")
-	c1=$(ctxt) t1=$(now)
+	measure "$w"
 	bpf_snapshot $REC >"$TMP/b1"
 	stop_recorder
 	# Per program: what it ran between attached and the clients' end.
-	awk -v p="$w $mode $rep" -v sw=$((c1 - c0)) 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
+	awk -v p="$w $mode $rep" -v sw=$SW 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
 		{ print p, $2, $3 - t[$1], $4 - c[$1], sw }' "$TMP/b0" "$TMP/b1" >>"$TMP/progs"
 	bpf=$(awk -v p="$w $mode $rep" '$1 " " $2 " " $3 == p { t += $5; c += $6 }
 		END { print t + 0, c + 0 }' "$TMP/progs")
-	echo "$w $mode $rep ${rate:-nan} $((c1 - c0)) $bpf $REC_CPU $REC_RSS" \
-		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$TMP/results"
+	echo "$w $mode $rep ${RATE:-nan} $SW $bpf $REC_CPU $REC_RSS $RUN_SECS" >>"$TMP/results"
 }
 
 # --- the services ---

@@ -132,9 +132,7 @@ struct budget *budget__new(const struct profile *p)
 			e->time_known = true;
 			e->wall_ns = tt->wall_ns;
 			/* The rows count the CPU's wake-ups as waits: not on-CPU here. */
-			e->oncpu_ns =
-				tt->oncpu_ns -
-				(tt->idle_exit_ns < tt->oncpu_ns ? tt->idle_exit_ns : tt->oncpu_ns);
+			e->oncpu_ns = profile_thread_time__ran_ns(tt);
 			e->runq_ns = tt->runq_ns;
 		}
 		finish(e);

@@ -495,6 +495,11 @@ const struct profile_thread_time *profile__thread_time(const struct profile *p, 
 	return r->has_time ? &r->time : NULL;
 }
 
+uint64_t profile_thread_time__ran_ns(const struct profile_thread_time *t)
+{
+	return t->oncpu_ns - (t->idle_exit_ns < t->oncpu_ns ? t->idle_exit_ns : t->oncpu_ns);
+}
+
 void profile__set_runq_known(struct profile *p, bool known)
 {
 	p->runq_known = known;

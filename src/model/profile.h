@@ -157,6 +157,8 @@ int profile__set_thread_time(struct profile *p, uint32_t thread,
 			     const struct profile_thread_time *t);
 /* NULL when none was set for this thread. */
 const struct profile_thread_time *profile__thread_time(const struct profile *p, uint32_t thread);
+/* t's on-CPU time that its rows do not count as waits: oncpu_ns less idle_exit_ns. */
+uint64_t profile_thread_time__ran_ns(const struct profile_thread_time *t);
 
 /* Whether the collector split run-queue time from blocked time. */
 void profile__set_runq_known(struct profile *p, bool known);

@@ -172,9 +172,7 @@ static int write_threads(struct jw *w, const struct profile *p, bool runq_known)
 		write_by_state(w, &by[ts[i].thread * OFFCPU_STATE__COUNT], runq_known);
 		if (tt) {
 			/* The CPU's wake-ups: the kernel's run, the rows' wait (profile.h). */
-			uint64_t ran =
-				tt->oncpu_ns -
-				(tt->idle_exit_ns < tt->oncpu_ns ? tt->idle_exit_ns : tt->oncpu_ns);
+			uint64_t ran = profile_thread_time__ran_ns(tt);
 			uint64_t expected_off = tt->wall_ns > ran ? tt->wall_ns - ran : 0;
 
 			jw_object_field(w, "schedstat");
