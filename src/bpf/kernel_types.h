@@ -141,6 +141,9 @@ struct task_struct {
 	struct signal_struct *signal;
 	struct css_set *cgroups;
 	struct mm_struct *mm;
+	struct task_struct *real_parent;
+	__u64 parent_exec_id; /* the parent's self_exec_id when it forked this one */
+	__u64 self_exec_id;   /* copied at fork, one more at each exec */
 };
 
 struct vm_area_struct {

@@ -660,7 +660,7 @@ static __always_inline void thread_exit(struct task_struct *t, __u32 tid, __u64 
 		ev->type = OFFCPU_EV_EXIT;
 		ev->tgid = th->tgid;
 		ev->tid = tid;
-		ev->pad = 0;
+		ev->ptgid = 0;
 		ev->first_ns = th->first_ns;
 		ev->end_ns = now;
 		ev->exec_ns = RD(btf, t, se.sum_exec_runtime) - th->base_exec_ns;
@@ -1212,8 +1212,9 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 	__u32 tid = RD(btf, p, pid), tgid = RD(btf, p, tgid);
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	struct offcpu_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+	bool held = tgid == held_tgid; /* forked by the caller: nothing recorded before */
 
-	if (tgid == held_tgid) {
+	if (held) {
 		/* The caller's workload begins (its window began at its last switch-in). */
 		held_tgid = 0;
 		if (th)
@@ -1238,6 +1239,7 @@ static __always_inline void on_exec(struct task_struct *p, const bool btf)
 			ev->type = OFFCPU_EV_EXEC;
 			ev->tgid = tgid;
 			ev->tid = tid;
+			ev->ptgid = held ? 0 : image_parent(p, 1);
 			ev->end_ns = bpf_ktime_get_ns(); /* the mappings read before are the old
 							    image's */
 			bpf_ringbuf_submit(ev, ring_wake());

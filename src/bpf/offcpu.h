@@ -315,7 +315,7 @@ struct offcpu_event {
 	__u32 type;
 	__u32 tgid;
 	__u32 tid;
-	__u32 pad;
+	__u32 ptgid; /* EXEC, TRACK: whose copy its address space was, or is (image_parent()) */
 	__u64 first_ns;
 	__u64 end_ns;
 	__u64 exec_ns;

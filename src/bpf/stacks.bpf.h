@@ -174,6 +174,26 @@ static __always_inline __u64 mm_stamp(void)
 	return h | 1;
 }
 
+/*
+ * The tgid of the process whose address space p's is a copy of, or 0: p has
+ * exec'd `execs` times since its fork (self_exec_id is the parent's at the
+ * fork, one more at each exec), and its parent none since. With execs 0, p
+ * still runs in that copy (a shell's subshell, a server's forked worker);
+ * with 1, at its first exec, the image it leaves was that copy. User space
+ * names with the parent's mappings what p's own, never read, cannot. Probe
+ * reads in both flavours: real_parent is RCU.
+ */
+static __always_inline __u32 image_parent(struct task_struct *p, __u64 execs)
+{
+	struct task_struct *parent = BPF_CORE_READ(p, real_parent);
+	__u64 from = BPF_CORE_READ(p, parent_exec_id);
+
+	if (BPF_CORE_READ(p, self_exec_id) != from + execs ||
+	    BPF_CORE_READ(parent, self_exec_id) != from)
+		return 0;
+	return BPF_CORE_READ(parent, tgid);
+}
+
 /* Why notify_track() is called. */
 enum {
 	TRACK_AGAIN = 0,     /* a walk: only a request held back is sent */
@@ -231,6 +251,7 @@ __noinline int notify_track(__u32 tgid, __u64 now, int why)
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->type = OFFCPU_EV_TRACK;
 	ev->tgid = tgid;
+	ev->ptgid = image_parent((struct task_struct *)bpf_get_current_task(), 0);
 	/*
 	 * Forced: the default wakes user space only if it has read every
 	 * earlier record, and stacks are sent without waking it until the

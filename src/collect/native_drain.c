@@ -108,17 +108,20 @@ static void track(struct native *n, uint32_t tgid)
 int native_track_maps(struct native *n, struct symbolizer *sym, uint32_t tgid)
 {
 	struct proc_map *maps = NULL;
+	uint64_t from, to;
 	size_t nr = 0;
 	int err;
 
 	if (!n->unw && !sym)
 		return 0;
+	from = native_mono_ns();
 	err = procmaps__read(NULL, (int)tgid, &maps, &nr);
+	to = native_mono_ns();
 	if (!err && n->unw)
 		err = unwinder__track_maps(n->unw, (int)tgid, maps, nr);
 	/* Gone or not, the symbolizer keeps an entry: what it had, or its JIT map. */
 	if (sym)
-		symbolizer__track_maps(sym, (int)tgid, maps, nr);
+		symbolizer__track_maps(sym, (int)tgid, maps, nr, from, to);
 	procmaps__free(maps, nr);
 	return err;
 }
@@ -220,11 +223,15 @@ int native_on_event(void *ctx, void *data, size_t len)
 	if (ev->type == OFFCPU_EV_TRACK) {
 		n->tracked++;
 		track(n, ev->tgid);
+		/* gone before its mappings were read: a forked child has its parent's */
+		if (ev->ptgid && n->sym)
+			symbolizer__inherit(n->sym, (int)ev->tgid, (int)ev->ptgid, n->events);
 		return 0;
 	}
 	if (ev->type == OFFCPU_EV_EXEC) {
 		if (n->sym)
-			symbolizer__exec(n->sym, (int)ev->tgid, n->events, ev->end_ns);
+			symbolizer__exec(n->sym, (int)ev->tgid, n->events, ev->end_ns,
+					 (int)ev->ptgid);
 		return 0;
 	}
 	if (ev->type != OFFCPU_EV_EXIT)

@@ -82,43 +82,66 @@ void procmaps__free(struct proc_map *maps, size_t nr)
 }
 
 /*
- * Whether pid was on its way out by the end of a read of its mappings: the
- * kernel tears an address space down mapping by mapping while the pid stays,
- * and a read meanwhile shows part of it (tests/e2e/unwind.sh saw a program's
- * own mapping without its libc, in 2 runs of 140). Every thread has
- * PF_EXITING before the last one drops the mappings, the group leader
- * included (a leader that exited alone already shows no mappings at all).
- * Gone since: the read may have been partial too. A tree without stat (a
- * test's PROC_ROOT) says nothing.
+ * Whether pid was on its way out by the end of a read of its mappings (its
+ * stat then: st, ok when read): the kernel tears an address space down
+ * mapping by mapping while the pid stays, and a read meanwhile shows part of
+ * it (tests/e2e/unwind.sh saw a program's own mapping without its libc, in 2
+ * runs of 140). Every thread has PF_EXITING before the last one drops the
+ * mappings, the group leader included (a leader that exited alone already
+ * shows no mappings at all). Gone since: the read may have been partial too.
+ * A tree without stat (a test's PROC_ROOT) says nothing.
  */
-static bool leaving(const char *proc_root, int pid)
+static bool leaving(const char *proc_root, int pid, const struct procfs_stat *st, bool ok)
 {
-	struct procfs_stat st;
 	char dir[256];
 
-	if (!procfs__stat(proc_root, pid, &st))
-		return (st.flags & PROCFS_PF_EXITING) || st.state == 'Z' || st.state == 'X';
+	if (ok)
+		return (st->flags & PROCFS_PF_EXITING) || st->state == 'Z' || st->state == 'X';
 	snprintf(dir, sizeof(dir), "%s/%d", proc_root ? proc_root : "/proc", pid);
 	return access(dir, F_OK) != 0;
 }
 
+/*
+ * Whether an exec overlapped a read, by the stat before and after it: the
+ * old address space is torn down under a reader that opened it (a part of
+ * it read), and the new one is built mapping by mapping before the exec's
+ * tracepoint (a part of it read, and taken for the old image's by a caller
+ * that goes by the time). The exec moves where code and stack start
+ * (address space layout randomisation; without it the same program maps at
+ * the same places again), and startcode is 0 until the program is mapped.
+ */
+static bool exec_during(const struct procfs_stat *before, const struct procfs_stat *after)
+{
+	return !before->startcode || !after->startcode || before->startcode != after->startcode ||
+	       before->startstack != after->startstack;
+}
+
 int procmaps__read(const char *proc_root, int pid, struct proc_map **maps, size_t *nr)
 {
+	struct procfs_stat before, after;
+	bool have_before, have_after;
 	char path[256];
 	FILE *in;
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", proc_root ? proc_root : "/proc", pid);
+	have_before = !procfs__stat(proc_root, pid, &before);
 	in = fopen(path, "re");
 	if (!in)
 		return errno == ENOENT ? -ESRCH : -errno;
 	err = procmaps__parse(in, maps, nr);
 	fclose(in);
-	if (!err && leaving(proc_root, pid)) {
+	if (err)
+		return err;
+	have_after = !procfs__stat(proc_root, pid, &after);
+	if (leaving(proc_root, pid, &after, have_after))
+		err = -ESRCH;
+	else if (have_before && have_after && *nr && exec_during(&before, &after))
+		err = -EAGAIN;
+	if (err) {
 		procmaps__free(*maps, *nr);
 		*maps = NULL;
 		*nr = 0;
-		return -ESRCH;
 	}
 	return err;
 }

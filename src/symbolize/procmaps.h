@@ -34,7 +34,8 @@ void procmaps__free(struct proc_map *maps, size_t nr);
 /*
  * Read and parse PROC_ROOT/PID/maps (NULL: /proc). 0 or -errno (-ESRCH: no
  * such process, or one on its way out by the end of the read, whose mappings
- * may have been read half torn down: nothing is returned then).
+ * may have been read half torn down; -EAGAIN: an exec overlapped the read,
+ * which may have seen part of either image: nothing is returned then).
  */
 int procmaps__read(const char *proc_root, int pid, struct proc_map **maps, size_t *nr);
 

@@ -125,6 +125,14 @@ struct proc_image {
 	uint64_t until;
 	struct umap *maps;
 	size_t nmaps;
+	/*
+	 * A forked child's first image was a copy of its parent's: the parent's
+	 * image at parent_seq fills what maps lack (image_complete()), once the
+	 * parent's own execs have been told apart, at the first lookup.
+	 */
+	int parent;
+	uint64_t parent_seq;
+	bool completed;
 };
 
 /* Images kept per process; addresses seen before the oldest kept are not named. */
@@ -132,8 +140,8 @@ struct proc_image {
 
 struct proc {
 	int pid;
-	uint64_t starttime; /* clock ticks after boot; 0 if never seen alive */
-	uint64_t refreshed_ns;
+	uint64_t starttime;		   /* clock ticks after boot; 0 if never seen alive */
+	uint64_t read_from_ns, read_to_ns; /* when maps were read: before and after */
 	struct umap *maps;
 	size_t nmaps;
 	char *perfmap_path;
@@ -149,6 +157,9 @@ struct proc {
 	struct proc_image *images; /* before each exec seen, oldest first */
 	size_t nimages, images_cap;
 	uint64_t images_from; /* addresses seen before: their image was dropped */
+	/* a forked child, no exec since: its parent's image at parent_seq, while it has no maps */
+	int parent;
+	uint64_t parent_seq;
 };
 
 struct symbolizer {
@@ -822,9 +833,12 @@ static bool umaps_equal(const struct umap *a, size_t na, const struct umap *b, s
 	return true;
 }
 
-/* Take pid's mappings (raw, just read) and open the files behind the executable ones. */
+/*
+ * Take pid's mappings (raw, read between from_ns and to_ns) and open the
+ * files behind the executable ones.
+ */
 static int proc_snapshot_maps(struct symbolizer *s, struct proc *p, const struct proc_map *raw,
-			      size_t nraw)
+			      size_t nraw, uint64_t from_ns, uint64_t to_ns)
 {
 	struct umap *maps = NULL;
 	size_t n = 0;
@@ -838,7 +852,8 @@ static int proc_snapshot_maps(struct symbolizer *s, struct proc *p, const struct
 		return -ESRCH;
 	}
 	p->starttime = read_starttime(s, p->pid);
-	p->refreshed_ns = now_ns();
+	p->read_from_ns = from_ns;
+	p->read_to_ns = to_ns;
 	maps = calloc(nraw ? nraw : 1, sizeof(*maps));
 	if (!maps) {
 		err = -ENOMEM;
@@ -873,12 +888,13 @@ cleanup:
 static int proc_snapshot(struct symbolizer *s, struct proc *p)
 {
 	struct proc_map *raw = NULL;
+	uint64_t from = now_ns();
 	size_t nraw = 0;
 	int err = procmaps__read(s->proc_root, p->pid, &raw, &nraw);
 
 	if (err)
 		return err;
-	err = proc_snapshot_maps(s, p, raw, nraw);
+	err = proc_snapshot_maps(s, p, raw, nraw, from, now_ns());
 	procmaps__free(raw, nraw);
 	return err;
 }
@@ -931,53 +947,174 @@ int symbolizer__track(struct symbolizer *s, int pid)
 	return p ? proc_snapshot(s, p) : -ENOMEM;
 }
 
-int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map *maps, size_t nr)
+int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map *maps, size_t nr,
+			   uint64_t from_ns, uint64_t to_ns)
 {
 	struct proc *p;
 
 	if (!s || pid <= 0)
 		return -EINVAL;
 	p = proc_get(s, pid);
-	return p ? proc_snapshot_maps(s, p, maps, nr) : -ENOMEM;
+	if (!from_ns || !to_ns)
+		from_ns = to_ns = now_ns();
+	return p ? proc_snapshot_maps(s, p, maps, nr, from_ns, to_ns) : -ENOMEM;
+}
+
+static const struct proc_image *image_at(const struct proc *p, uint64_t seq);
+
+/* Whether [m->start, m->end) meets one of maps (sorted, disjoint). */
+static bool umaps_overlap(const struct umap *maps, size_t n, const struct umap *m)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (maps[mid].end <= m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && maps[lo].start < m->end;
+}
+
+/*
+ * A parent's mappings read now, if it has none yet: a read after an exec of
+ * its own is told apart by its exec's notice (symbolizer__exec()).
+ */
+static void parent_snapshot(struct symbolizer *s, int ppid)
+{
+	struct proc *pp = proc_get(s, ppid);
+
+	if (pp && !pp->maps && !pp->nimages)
+		proc_snapshot(s, pp);
+}
+
+/* ppid's image at seq (its current one in *tmp), or NULL. */
+static const struct proc_image *parent_image(const struct symbolizer *s, int ppid, uint64_t seq,
+					     struct proc_image *tmp)
+{
+	const struct proc *pp = proc_find(s, ppid);
+	const struct proc_image *img = pp ? image_at(pp, seq) : NULL;
+
+	if (!pp || img)
+		return img;
+	*tmp = (struct proc_image){.maps = pp->maps, .nmaps = pp->nmaps};
+	return tmp;
+}
+
+/*
+ * The old image of a forked child, at its first lookup: until its exec it
+ * ran in a copy of its parent's address space, so the parent's mappings
+ * fill what its own lack (none read before the exec, or a read that raced
+ * the exec's teardown of them). Its own win where both map: what it mapped
+ * after the fork. A parent that mapped more since only adds ranges its
+ * stacks do not fall in.
+ */
+static void image_complete(struct symbolizer *s, struct proc_image *img)
+{
+	const struct proc_image *pimg;
+	struct proc_image tmp;
+	struct umap *maps;
+	size_t n;
+
+	if (!img->parent || img->completed)
+		return;
+	img->completed = true;
+	pimg = parent_image(s, img->parent, img->parent_seq, &tmp);
+	if (!pimg || !pimg->nmaps || !(maps = malloc((img->nmaps + pimg->nmaps) * sizeof(*maps))))
+		return;
+	n = img->nmaps;
+	if (n)
+		memcpy(maps, img->maps, n * sizeof(*maps));
+	for (size_t i = 0; i < pimg->nmaps; i++)
+		if (!umaps_overlap(img->maps, img->nmaps, &pimg->maps[i]))
+			maps[n++] = pimg->maps[i];
+	qsort(maps, n, sizeof(*maps), cmp_umap);
+	free(img->maps);
+	img->maps = maps;
+	img->nmaps = n;
+}
+
+int symbolizer__inherit(struct symbolizer *s, int pid, int ppid, uint64_t seq)
+{
+	struct proc *p;
+
+	if (!s || pid <= 0 || ppid <= 0 || pid == ppid)
+		return -EINVAL;
+	p = proc_get(s, pid);
+	if (!p)
+		return -ENOMEM;
+	if (p->maps || p->nimages || p->parent)
+		return 0;
+	p->parent = ppid;
+	p->parent_seq = seq;
+	parent_snapshot(s, ppid);
+	return 0;
 }
 
 /*
  * The image of pid before seq ends here: the mappings read so far go with
- * it, unless they are the new image's already (read after the exec, before
- * its notice came). A snapshot taken before exec_ns is the old image's;
- * one taken since may be either, and is told by what /proc says now.
+ * it when their read ended before the exec (exec_ns), and stay the new
+ * image's when it began after. A read across it saw one image or the other
+ * (procmaps__read() refuses one that an exec overlapped), told by what /proc
+ * says now; when /proc cannot say, by neither. The old image of a forked
+ * child is completed with its parent's (image_add_parents()).
  */
-int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq, uint64_t exec_ns)
+int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq, uint64_t exec_ns, int ppid)
 {
 	struct proc_map *raw = NULL;
 	struct proc_image *img;
+	bool theirs, known;
 	struct proc *p;
+	uint64_t from;
 	size_t nraw = 0;
-	bool read;
 
 	if (!s || pid <= 0)
 		return -EINVAL;
 	p = proc_get(s, pid);
 	if (!p || vec_reserve(p->images, p->images_cap, p->nimages + 1))
 		return -ENOMEM;
-	/* Nothing read yet, or read before the exec: nothing to tell apart. */
-	read = p->maps && !(exec_ns && p->refreshed_ns < exec_ns) &&
-	       !procmaps__read(s->proc_root, pid, &raw, &nraw) && nraw;
+	/* theirs: the mappings read so far may be the old image's; known: they are */
+	theirs = p->maps && !(exec_ns && p->read_from_ns >= exec_ns);
+	known = !theirs || (exec_ns && p->read_to_ns < exec_ns);
+	from = now_ns();
+	if (!known && (procmaps__read(s->proc_root, pid, &raw, &nraw) || !nraw)) {
+		/* cannot tell: no name rather than a wrong one, for either image */
+		free(p->maps);
+		p->maps = NULL;
+		p->nmaps = 0;
+		theirs = false;
+	}
 	if (p->nimages == PROC_IMAGES) {
 		free(p->images[0].maps);
 		p->images_from = p->images[0].until;
 		memmove(p->images, p->images + 1, --p->nimages * sizeof(*p->images));
 	}
 	img = &p->images[p->nimages++];
-	*img = (struct proc_image){seq, p->maps, p->nmaps};
-	p->maps = NULL;
-	p->nmaps = 0;
+	*img = (struct proc_image){.until = seq};
+	if (ppid > 0 && ppid != pid) {
+		img->parent = ppid;
+		img->parent_seq = seq;
+		parent_snapshot(s, ppid);
+	} else if (p->parent) {
+		img->parent = p->parent;
+		img->parent_seq = p->parent_seq;
+	}
+	p->parent = 0;
 	proc_forget_cache(p);
-	if (read && !proc_snapshot_maps(s, p, raw, nraw) && img->maps &&
-	    umaps_equal(img->maps, img->nmaps, p->maps, p->nmaps)) {
-		free(img->maps);
-		img->maps = NULL;
-		img->nmaps = 0;
+	if (theirs) {
+		img->maps = p->maps;
+		img->nmaps = p->nmaps;
+		p->maps = NULL;
+		p->nmaps = 0;
+		/* the same as now: they were the new image's after all */
+		if (nraw && !proc_snapshot_maps(s, p, raw, nraw, from, now_ns()) &&
+		    umaps_equal(img->maps, img->nmaps, p->maps, p->nmaps)) {
+			free(img->maps);
+			img->maps = NULL;
+			img->nmaps = 0;
+		}
 	}
 	procmaps__free(raw, nraw);
 	return 0;
@@ -1217,7 +1354,7 @@ static int push_inlines(struct symbolizer *s, struct proc *p, struct binary *b, 
 static bool may_refresh(struct symbolizer *s, struct proc *p)
 {
 	/* never re-read a pid that was not seen alive: it may be another process now */
-	if (!p->starttime || now_ns() - p->refreshed_ns < REFRESH_NS)
+	if (!p->starttime || now_ns() - p->read_to_ns < REFRESH_NS)
 		return false;
 	return read_starttime(s, p->pid) == p->starttime;
 }
@@ -1321,10 +1458,31 @@ static int resolve(struct symbolizer *s, struct proc *p, uint64_t addr)
 	return push_frame(s, p, buf, false);
 }
 
+/*
+ * The image that names an address of p seen at seq: one before an exec
+ * (completed with its parent's), or, for a forked child that has none of
+ * its own mappings, its parent's (in *tmp when current); NULL: p's own.
+ */
+static const struct proc_image *image_seen(struct symbolizer *s, struct proc *p, uint64_t seq,
+					   struct proc_image *tmp)
+{
+	const struct proc_image *img = image_at(p, seq);
+
+	if (img) {
+		if (img >= p->images && img < p->images + p->nimages)
+			image_complete(s, (struct proc_image *)img);
+		return img;
+	}
+	if (!p->maps && p->parent)
+		return parent_image(s, p->parent, p->parent_seq, tmp);
+	return NULL;
+}
+
 const char *symbolizer__binary_name_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t addr)
 {
 	struct proc *p = s ? proc_find(s, pid) : NULL;
-	const struct proc_image *img = p ? image_at(p, seq) : NULL;
+	struct proc_image tmp;
+	const struct proc_image *img = p ? image_seen(s, p, seq, &tmp) : NULL;
 	const struct umap *um = img ? umaps_find(img->maps, img->nmaps, addr)
 				: p ? umap_find(p, addr)
 				    : NULL;
@@ -1396,6 +1554,7 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t ad
 {
 	uint64_t h = hash_mix64(addr);
 	const struct proc_image *img;
+	struct proc_image tmp;
 	struct cached c;
 	struct proc *p;
 	size_t pos;
@@ -1413,7 +1572,7 @@ int symbolizer__user_at(struct symbolizer *s, int pid, uint64_t seq, uint64_t ad
 		if (proc_snapshot(s, p))
 			perfmap_refresh(s, p);
 	}
-	if ((img = image_at(p, seq)))
+	if ((img = image_seen(s, p, seq, &tmp)))
 		return resolve_in_image(s, p, img, addr, out, max);
 	for (pos = hmap__first(&p->cache_idx, h); (v = hmap__next(&p->cache_idx, h, &pos));) {
 		const struct cached *hit = &p->cache[hmap_idx_of(v)];

@@ -89,8 +89,13 @@ void symbolizer__free(struct symbolizer *s);
  * frame-pointer verdict). Addresses in no mapping re-read the maps of a
  * process still alive (dlopen) at most every 100 ms. */
 int symbolizer__track(struct symbolizer *s, int pid);
-/* The same with pid's mappings read by the caller (procmaps__read()), just now. */
-int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map *maps, size_t nr);
+/*
+ * The same with pid's mappings read by the caller (procmaps__read()) between
+ * from_ns and to_ns (CLOCK_MONOTONIC; 0: just now), which tell an exec's
+ * old image from its new one (symbolizer__exec()).
+ */
+int symbolizer__track_maps(struct symbolizer *s, int pid, const struct proc_map *maps, size_t nr,
+			   uint64_t from_ns, uint64_t to_ns);
 /*
  * Forget the processes that have exited (or whose pid another process took):
  * their mappings and cached frames, at the second call that finds them gone
@@ -131,16 +136,30 @@ int symbolizer__user(struct symbolizer *s, int pid, uint64_t addr, struct sym_fr
 		     size_t max);
 
 /*
+ * pid runs in a copy of ppid's address space (forked, no exec since) at seq
+ * (symbolizer__exec()'s count): while none of its own mappings were read
+ * (it was gone first), the mappings of ppid's image at seq name its
+ * addresses. Nothing when it has its own. 0, -EINVAL or -ENOMEM.
+ */
+int symbolizer__inherit(struct symbolizer *s, int pid, int ppid, uint64_t seq);
+
+/*
  * Process pid exec'd at exec_ns (CLOCK_MONOTONIC; 0: unknown): the
  * addresses seen before seq (the caller's own increasing count, e.g. the
  * order of its events) belong to the image it had, named by the mappings
  * read before (symbolizer__user_at()); later ones by the mappings read
  * since. Mappings read after the exec but before this call (its notice came
- * late) are the new image's, and kept for it only: told by exec_ns, or, when
- * that cannot tell, by reading /proc now. The last 16 images are kept.
+ * late) are the new image's, and kept for it only: told by exec_ns against
+ * when the read began and ended, or, for a read across it, by reading /proc
+ * now (neither image's when that fails). A process forked by ppid (> 0;
+ * 0: unknown), whose exec this is the first since, had its parent's
+ * mappings until then: the parent's image at seq names what its own read
+ * did not cover (none read, or read while the exec tore them down), at the
+ * first lookup, once the parent's own execs are known. The last 16 images
+ * are kept.
  * 0, -EINVAL or -ENOMEM.
  */
-int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq, uint64_t exec_ns);
+int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq, uint64_t exec_ns, int ppid);
 
 /*
  * symbolizer__user() for an address seen at seq: in an image replaced by an

@@ -10,7 +10,7 @@
 int procfs__parse_stat(const char *text, struct procfs_stat *st)
 {
 	const char *rp = strrchr(text, ')');
-	unsigned long long t;
+	unsigned long long t, code, stack;
 	unsigned int flags;
 	int n;
 
@@ -18,15 +18,22 @@ int procfs__parse_stat(const char *text, struct procfs_stat *st)
 	if (!rp || rp[1] != ' ' || !rp[2])
 		return -EINVAL;
 	st->state = rp[2];
-	/* Fields 4 to 8 and 10 to 21 are skipped; 9 is the flags, 22 the start time. */
+	/*
+	 * 9 is the flags, 22 the start time, 26 and 28 where code and stack
+	 * start; the rest are skipped.
+	 */
 	n = sscanf(rp + 1,
 		   " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-		   "%*d %*d %*d %llu",
-		   &flags, &t);
+		   "%*d %*d %*d %llu %*u %*d %*u %llu %*u %llu",
+		   &flags, &t, &code, &stack);
 	if (n >= 1)
 		st->flags = flags;
-	if (n == 2)
+	if (n >= 2)
 		st->starttime = t;
+	if (n == 4) {
+		st->startcode = code;
+		st->startstack = stack;
+	}
 	return 0;
 }
 

@@ -16,6 +16,12 @@ struct procfs_stat {
 	char state;	    /* field 3: R, S, D, Z, T, ... */
 	unsigned int flags; /* field 9: the kernel's PF_* flags; 0 when absent */
 	uint64_t starttime; /* field 22: clock ticks after boot; 0 when absent */
+	/*
+	 * Fields 26 and 28, where the address space's code and stack start: an
+	 * exec moves them, and until it has mapped the new program startcode
+	 * is 0. 0 when absent (no address space, or fields missing).
+	 */
+	uint64_t startcode, startstack;
 };
 
 /*

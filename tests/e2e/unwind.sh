@@ -213,3 +213,25 @@ else
 		ok $t
 	fi
 fi
+
+# A forked child's wait before its exec ran in a copy of its parent's
+# address space, and is named with the parent's mappings when the child's
+# own were read only after the exec (or never: it was gone). spawn forks 20
+# children that each wait 100 us in before_exec() and exec at once (what a
+# shell or python's subprocess does): their waits named, no raw address.
+# Before the fix most runs had 5-18 "[unsymbolized 0x...]" rows.
+t=unwind_forked_child_before_exec_named_with_its_parents_mappings
+d=$SCRATCH/spawn
+if ! "$OFFCPU_BIN" record -q -o "$d" -- "$W/spawn" >"$d.out" 2>&1; then
+	fail $t "record failed: $(tail -2 "$d.out")"
+else
+	before=$(awk '/;main;before_exec;/ { s += $NF } END { print s + 0 }' "$d/offcpu.time.txt")
+	raw=$(grep -c 'unsymbolized' "$d/offcpu.time.txt")
+	if [ "$before" -lt 1000 ]; then
+		fail $t "${before} us in before_exec (20 waits of at least 100 us): $(head -c 300 "$d/offcpu.time.txt")"
+	elif [ "$raw" -ne 0 ]; then
+		fail $t "$raw rows with raw addresses: $(grep -m1 unsymbolized "$d/offcpu.time.txt" | head -c 200)"
+	else
+		ok $t
+	fi
+fi

@@ -861,9 +861,10 @@ struct exec_case {
 /*
  * Run the case: its mappings read before the exec, or only once it is done
  * (read_before false), then symbolizer__exec() at seq 10 with the time the
- * child was let go. 0, -1 on failure, or -2 when fpdemo cannot be compiled.
+ * child was let go and ppid as its parent (0: unknown). 0, -1 on failure, or
+ * -2 when fpdemo cannot be compiled.
  */
-static int exec_case_run(struct exec_case *c, const char *name, bool read_before)
+static int exec_case_run(struct exec_case *c, const char *name, bool read_before, int ppid)
 {
 	char path[512], go = 'x';
 	struct timespec at;
@@ -882,7 +883,7 @@ static int exec_case_run(struct exec_case *c, const char *name, bool read_before
 	if (fscanf(c->out, "%lx %lx", &c->rt, &va) != 2 ||
 	    (!read_before && symbolizer__track(c->s, c->pid)))
 		return -1;
-	return symbolizer__exec(c->s, c->pid, 10, at.tv_sec * 1000000000ULL + at.tv_nsec);
+	return symbolizer__exec(c->s, c->pid, 10, at.tv_sec * 1000000000ULL + at.tv_nsec, ppid);
 }
 
 static void exec_case_end(struct exec_case *c)
@@ -906,7 +907,7 @@ TEST(exec_keeps_the_old_image_for_what_came_before)
 {
 	struct exec_case c;
 	char got[256];
-	int err = exec_case_run(&c, "fpdemo-exec2", true);
+	int err = exec_case_run(&c, "fpdemo-exec2", true, getpid());
 	pid_t pid = c.pid;
 
 	if (err == -2)
@@ -944,7 +945,7 @@ TEST(exec_old_image_keeps_its_binaries_open_over_a_forget_pass)
 {
 	struct exec_case c;
 	char got[256] = "";
-	int err = exec_case_run(&c, "fpdemo-exec4", true);
+	int err = exec_case_run(&c, "fpdemo-exec4", true, 0);
 
 	if (err == -2)
 		SKIP("cannot compile %s", FPDEMO_SRC);
@@ -967,7 +968,7 @@ TEST(exec_never_names_the_old_image_with_the_new_ones_mappings)
 {
 	struct exec_case c;
 	char got[256] = "";
-	int err = exec_case_run(&c, "fpdemo-exec3", false);
+	int err = exec_case_run(&c, "fpdemo-exec3", false, 0);
 
 	if (err == -2)
 		SKIP("cannot compile %s", FPDEMO_SRC);
@@ -977,6 +978,31 @@ TEST(exec_never_names_the_old_image_with_the_new_ones_mappings)
 		UNIT_FAIL("before the exec: %s", got);
 	else if (symbolizer__binary_name_at(c.s, c.pid, 5, c.rt))
 		UNIT_FAIL("a binary before the exec");
+	else if (resolve1_at(c.s, c.pid, 20, c.rt, got, sizeof(got)) != 1 ||
+		 strcmp(got, "fpdemo_target"))
+		UNIT_FAIL("after the exec: %s", got);
+	exec_case_end(&c);
+}
+
+/*
+ * The same, with the parent known: a forked child whose own mappings were
+ * never read before its exec ran in a copy of its parent's (this test
+ * program), which name what came before; the new image's still name what
+ * came after.
+ */
+TEST(exec_names_a_forked_childs_old_image_with_its_parents_mappings)
+{
+	struct exec_case c;
+	char got[256] = "";
+	int err = exec_case_run(&c, "fpdemo-exec5", false, getpid());
+
+	if (err == -2)
+		SKIP("cannot compile %s", FPDEMO_SRC);
+	if (err)
+		UNIT_FAIL("the exec case did not run");
+	else if (resolve1_at(c.s, c.pid, 5, addr_of(symtest_target), got, sizeof(got)) != 1 ||
+		 strcmp(got, "symtest_target"))
+		UNIT_FAIL("before the exec: %s", got);
 	else if (resolve1_at(c.s, c.pid, 20, c.rt, got, sizeof(got)) != 1 ||
 		 strcmp(got, "fpdemo_target"))
 		UNIT_FAIL("after the exec: %s", got);

@@ -123,19 +123,22 @@ static void put_file(const char *path, const char *text)
 
 /*
  * A process on its way out (PF_EXITING, a zombie) may show its mappings half
- * torn down: nothing is returned, as for a process that is gone. A tree
- * without stat says nothing.
+ * torn down: nothing is returned, as for a process that is gone. One in an
+ * exec that has not mapped its program yet (startcode 0) shows part of
+ * either image: nothing either. A tree without stat says nothing.
  */
 TEST(procmaps_read_of_a_leaving_process_is_no_read)
 {
+#define STAT_TAIL " 1 0 0 0 0 0 0 0 20 0 1 0 5 1000 1 18446744073709551615 "
 	char root[] = "/tmp/offcpu-procmaps-XXXXXX", path[128];
-	const char *stat[] = {"77 (w) S 1 77 77 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1\n",
-			      "77 (w) R 1 77 77 0 -1 4194564 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1\n",
-			      "77 (w) Z 1 77 77 0 -1 4227076 1 0 0 0 0 0 0 0 20 0 1 0 5 1 1\n",
-			      NULL};
-	int want[] = {0, -ESRCH, -ESRCH, 0};
+	const char *stat[] = {"77 (w) S 1 77 77 0 -1 4194560" STAT_TAIL "4194304 4198400 1407\n",
+			      "77 (w) R 1 77 77 0 -1 4194564" STAT_TAIL "4194304 4198400 1407\n",
+			      "77 (w) Z 1 77 77 0 -1 4227076" STAT_TAIL "0 0 0\n",
+			      "77 (w) R 1 77 77 0 -1 4194560" STAT_TAIL "0 0 1407\n", NULL};
+	int want[] = {0, -ESRCH, -ESRCH, -EAGAIN, 0};
 	struct proc_map *m;
 	size_t n;
+#undef STAT_TAIL
 
 	CHECK(mkdtemp(root));
 	snprintf(path, sizeof(path), "%s/77", root);
@@ -143,7 +146,7 @@ TEST(procmaps_read_of_a_leaving_process_is_no_read)
 	snprintf(path, sizeof(path), "%s/77/maps", root);
 	put_file(path, "00400000-00401000 r-xp 00000000 08:01 42 /usr/bin/w\n");
 	snprintf(path, sizeof(path), "%s/77/stat", root);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		m = NULL;
 		n = 7;
 		if (stat[i])

@@ -178,17 +178,20 @@ TEST(procfs_stat_fields_count_from_the_last_paren)
 	struct procfs_stat st;
 
 	CHECK_INT(procfs__parse_stat("42 (a) b (c) D 1 42 42 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 "
-				     "1 0 123456 1000 10\n",
+				     "1 0 123456 1000 10 18446744073709551615 94000 95000 140000\n",
 				     &st),
 		  0);
 	CHECK_INT(st.state, 'D');
 	CHECK_U64(st.flags, 4194560);
 	CHECK_U64(st.starttime, 123456);
+	CHECK_U64(st.startcode, 94000);
+	CHECK_U64(st.startstack, 140000);
 	/* a truncated line keeps its state and has no flags or start time */
 	CHECK_INT(procfs__parse_stat("7 (x) S 1 7", &st), 0);
 	CHECK_INT(st.state, 'S');
 	CHECK_U64(st.flags, 0);
 	CHECK_U64(st.starttime, 0);
+	CHECK_U64(st.startcode, 0);
 	CHECK_INT(procfs__parse_stat("7 (x", &st), -EINVAL);
 	CHECK_INT(st.state, 0);
 	CHECK_INT(procfs__parse_stat("7 (x)", &st), -EINVAL);
@@ -203,6 +206,7 @@ TEST(procfs_stat_reads_a_live_process_and_a_proc_root)
 	CHECK_INT(procfs__stat(NULL, getpid(), &st), 0);
 	CHECK_INT(st.state, 'R'); /* the reader itself is running */
 	CHECK(st.starttime > 0);
+	CHECK(st.startcode > 0 && st.startstack > st.startcode);
 	CHECK(mkdtemp(root));
 	snprintf(dir, sizeof(dir), "%s/77", root);
 	snprintf(file, sizeof(file), "%s/stat", dir);
