@@ -110,7 +110,22 @@ else
 	wait "$bpid" 2>/dev/null
 	redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$rpid"
 	wait "$rpid" 2>/dev/null
-	checks services_redis "$d"
+	if checks services_redis "$d"; then
+		# jemalloc's background thread sleeps between purges: idle, not a
+		# lock (it was "lock: condvar", a fifth of redis-server's time).
+		t=services_redis_jemalloc_background_thread_is_idle
+		share=$("$OFFCPU_BIN" report --json --comm jemalloc_bg_thd "$d" 2>/dev/null |
+			"$PY" -c 'import json, sys
+r = {x["reason"]: x["share"] for x in json.load(sys.stdin)["reasons"]}
+print("%.3f" % r.get("idle", 0))' 2>/dev/null)
+		if [ -z "$share" ]; then
+			skip $t "no jemalloc_bg_thd thread (redis-server not linked with jemalloc)"
+		elif awk -v s="$share" 'BEGIN { exit !(s >= 0.95) }'; then
+			ok $t
+		else
+			fail $t "jemalloc_bg_thd idle for a share of $share of its off-CPU time"
+		fi
+	fi
 fi
 
 # (c) postgres under pgbench, every postgres process attached by pid. root may

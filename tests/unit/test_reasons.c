@@ -510,6 +510,13 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		 "cond_"
 		 "wait_common;u:__futex_abstimed_wait_common;" FUTEX_K,
 		 "idle", "background"},
+		/* jemalloc's background thread, in Debian's build (no symbol) and with them */
+		{"u:start_thread;u:[libjemalloc.so.2+0x3a0ea];u:[libjemalloc.so.2+0x39a46];u:"
+		 "pthread_cond_timedwait@@GLIBC_2.3.2;u:__futex_abstimed_wait_common;" FUTEX_K,
+		 "idle", "background"},
+		{"u:start_thread;u:background_thread_entry;u:background_thread_sleep;u:"
+		 "pthread_cond_wait@@GLIBC_2.3.2;u:__futex_abstimed_wait_common;" FUTEX_K,
+		 "idle", "background"},
 		/* Without the loop under it, epoll_wait is only poll. */
 		{"u:main;u:epoll_wait;" EPOLL_K, "poll", ""},
 		{"u:start_thread;u:worker;u:pthread_mutex_lock;m:[Missed Kernel Stack]", "lock",
