@@ -328,7 +328,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	struct offcpu_site *s = NULL;
 	__u32 hit = OFFCPU_CACHE_WAYS, zero = 0, tag = 0;
 	struct site_keybuf *kb = NULL;
-	bool transient = false;
+	bool transient = false, nocache = false;
 	__u64 k, u, base = 0, *key = NULL;
 
 	th->site = OFFCPU_NO_SITE;
@@ -373,6 +373,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 		u = unwind_user(tgid);
 		st = bpf_map_lookup_elem(&ustate, &zero);
 		transient = st && st->transient;
+		nocache = st && st->nocache;
 	}
 #endif
 	else
@@ -390,7 +391,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *t, struct
 	if (!key)
 		return;
 	/* A stack cut by what may change (maps not loaded yet) is not remembered. */
-	if (!stack_ok(k) || !stack_ok(u) || transient) {
+	if (!stack_ok(k) || !stack_ok(u) || transient || nocache) {
 		/* A failed walk says nothing about the key: keep the entry as it was. */
 		if (s)
 			s->hits = 0;

@@ -172,6 +172,7 @@ struct bpf_iter__task {
 #if defined(__TARGET_ARCH_x86)
 struct pt_regs {
 	unsigned long bp;
+	unsigned long di;
 	unsigned long orig_ax;
 	unsigned long ip;
 	unsigned long sp;

@@ -277,6 +277,7 @@ struct {
 /* The unwinder's state, one per CPU (see unwind.bpf.h). */
 struct unwind_state {
 	__u64 ip, sp, bp;
+	__u64 di;      /* rdi at the switch-out: a return address where a row says so */
 	__u64 sp0;     /* sp at the switch-out: where raw.win was copied from */
 	__u64 hash;    /* of the words read at slot[], in order */
 	__u64 rv;      /* the word uread() read last */
@@ -292,8 +293,8 @@ struct unwind_state {
 	__u8 overflow;	 /* words read that slot[] could not hold */
 	__u8 transient;	 /* the walk ended for a reason that may not hold next time */
 	__u8 bp_pending; /* bp came from the stack and no frame has used it yet */
-	__u8 pad;
-	__u16 umax; /* the largest of slot[] */
+	__u8 nocache;	 /* a register the cache's key and words do not hold made the stack */
+	__u16 umax;	 /* the largest of slot[] */
 	__u16 slot[OFFCPU_USLOTS];
 	__u64 page[UPT_PAGES]; /* uslots_direct(): the direct-map address of each stack page */
 	__u64 pte;	       /* upt_walk(): where the last page's last-level entry lies */

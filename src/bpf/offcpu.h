@@ -411,6 +411,12 @@ enum offcpu_cfa {
 	OFFCPU_CFA_SIGNAL,	/* a signal trampoline: registers are in the ucontext at rsp */
 	OFFCPU_CFA_END,		/* return address undefined: the outermost frame (_start, clone) */
 	OFFCPU_CFA_UNSUPPORTED, /* a rule the BPF side cannot evaluate (expression, odd offset) */
+	/*
+	 * CFA = rsp + cfa_off * 8, the return address in rdi: glibc's vfork pops
+	 * it there around its system call (the stack is the child's until it
+	 * execs). Known at the interrupted frame only, from the saved registers.
+	 */
+	OFFCPU_CFA_RA_RDI,
 };
 
 enum offcpu_fp_rule {
@@ -470,6 +476,7 @@ struct offcpu_raw_ustack {
 	__u32 tgid;
 	__u64 id;
 	__u64 ip, sp, bp;
+	__u64 di;  /* rdi: the return address where a row says so (OFFCPU_CFA_RA_RDI) */
 	__u32 len; /* bytes of stack from sp in win */
 	__u32 pad;
 	__u64 win[OFFCPU_RAW_WIN / 8];

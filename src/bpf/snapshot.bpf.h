@@ -72,6 +72,7 @@ static __always_inline __u32 snap_user(struct offcpu_snap *s, struct offcpu_thre
 	s->u.ip = PT_REGS_IP(regs);
 	s->u.sp = PT_REGS_SP(regs);
 	s->u.bp = PT_REGS_FP(regs);
+	s->u.di = PT_REGS_PARM1(regs);
 	len = snap_window(s, t, s->u.sp);
 	if (!len)
 		return 0;

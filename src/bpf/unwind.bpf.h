@@ -348,6 +348,24 @@ __noinline long unwind_frame(void)
 		return 1;
 	case OFFCPU_CFA_NONE:
 		return fp_step(st, OFFCPU_UMARK_NO_CFI);
+	case OFFCPU_CFA_RA_RDI:
+		/*
+		 * vfork's system call: the return address is in rdi, saved by the
+		 * kernel at the entry, so only for the interrupted frame. The
+		 * caller's cache keys neither rdi nor its frame: not cached.
+		 */
+		if (st->n != 1 || !st->exact_ip) {
+			st->mark = OFFCPU_UMARK_UNSUPPORTED;
+			return 1;
+		}
+		if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_UNKNOWN)
+			st->bp_ok = 0;
+		st->sp += (__u64)row->cfa_off * 8;
+		st->ip = st->di;
+		st->exact_ip = 0;
+		st->via_fp = 0;
+		st->nocache = 1;
+		return 0;
 	default:
 		st->mark = OFFCPU_UMARK_UNSUPPORTED;
 		return 1;
@@ -455,6 +473,7 @@ __noinline __u64 raw_commit(__u32 tgid)
 	h = mix(h, st->raw.ip);
 	h = mix(h, st->raw.sp);
 	h = mix(h, st->raw.bp);
+	h = mix(h, st->raw.di);
 	h = mix(h, len);
 	/* A bpf_loop, not a loop: verified once, whatever len the reads gave. */
 	hc.h = h;
@@ -500,10 +519,12 @@ __noinline __u64 unwind_user(__u32 tgid)
 	st->ip = PT_REGS_IP(regs);
 	st->sp = PT_REGS_SP(regs);
 	st->bp = PT_REGS_FP(regs);
+	st->di = PT_REGS_PARM1(regs);
 	st->sp0 = st->sp;
 	st->raw.ip = st->ip;
 	st->raw.sp = st->sp;
 	st->raw.bp = st->bp;
+	st->raw.di = st->di;
 	st->tgid = tgid;
 	st->n = 0;
 	st->nslots = 0;
@@ -516,6 +537,7 @@ __noinline __u64 unwind_user(__u32 tgid)
 	st->overflow = 0;
 	st->bp_pending = 0;
 	st->transient = 0;
+	st->nocache = 0;
 	/* Near the top of a stack mapping a full window is not readable: try less. */
 	uwin_fill();
 	bpf_loop(OFFCPU_MAX_STACK, unwind_step, NULL, 0);

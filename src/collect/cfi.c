@@ -31,6 +31,7 @@
 #define CFI_DEBUG_ROOT "/usr/lib/debug"
 
 /* x86-64 DWARF register numbers. */
+#define REG_RDI 5
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
@@ -46,9 +47,10 @@ struct fde_range {
  * The rule of one register as far as a row can say it. RULE_OTHER is a
  * rule libdw reports in a form no row takes (another register, a value
  * rather than a saved slot); RULE_UNSPEC is no rule at all, whose meaning
- * is libdw's default: such rows are left to libdw.
+ * is libdw's default: such rows are left to libdw. RULE_RDI: in register
+ * rdi (the return address in glibc's vfork).
  */
-enum reg_rule { RULE_UNSPEC, RULE_UNDEF, RULE_SAME, RULE_OFFSET, RULE_OTHER };
+enum reg_rule { RULE_UNSPEC, RULE_UNDEF, RULE_SAME, RULE_OFFSET, RULE_OTHER, RULE_RDI };
 
 struct reg_state {
 	uint8_t rule;
@@ -662,6 +664,8 @@ static struct offcpu_cfi_row row_of(Dwarf_Frame *f, bool signal)
 	enum offcpu_cfa cfa;
 	enum offcpu_fp_rule fp;
 
+	bool ra_rdi;
+
 	if (signal)
 		return command_row(OFFCPU_CFA_SIGNAL);
 	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops))
@@ -669,14 +673,19 @@ static struct offcpu_cfi_row row_of(Dwarf_Frame *f, bool signal)
 	/* no ops and ops_mem: "undefined", the outermost frame */
 	if (nops == 0 && ops == mem)
 		return command_row(OFFCPU_CFA_END);
-	if (!ops_is_cfa_plus(ops, nops, &off) || off != -8)
+	ra_rdi = nops == 1 && ops[0].atom == DW_OP_regx && ops[0].number == REG_RDI;
+	if (!ra_rdi && (!ops_is_cfa_plus(ops, nops, &off) || off != -8))
 		return command_row(OFFCPU_CFA_UNSUPPORTED);
 
 	if (dwarf_frame_cfa(f, &ops, &nops) || !nops)
 		return command_row(OFFCPU_CFA_UNSUPPORTED);
 	if (ops_is_breg(ops, nops, &reg, &off) && (reg == REG_RSP || reg == REG_RBP)) {
 		cfa = reg == REG_RSP ? OFFCPU_CFA_SP : OFFCPU_CFA_FP;
-	} else if (ops_is_plt(ops, nops, &off, &thr)) {
+		if (ra_rdi && reg != REG_RSP)
+			return command_row(OFFCPU_CFA_UNSUPPORTED);
+		if (ra_rdi)
+			cfa = OFFCPU_CFA_RA_RDI;
+	} else if (!ra_rdi && ops_is_plt(ops, nops, &off, &thr)) {
 		cfa = OFFCPU_CFA_PLT;
 	} else {
 		return command_row(OFFCPU_CFA_UNSUPPORTED);
@@ -758,12 +767,19 @@ static void state_set(struct cfa_state *st, uint64_t reg, enum reg_rule rule, in
  */
 static bool row_of_state(const struct cfa_state *st, struct offcpu_cfi_row *r)
 {
+	enum offcpu_cfa cfa;
 	int64_t off;
 
 	switch (st->ra.rule) {
 	case RULE_UNDEF:
 		*r = command_row(OFFCPU_CFA_END);
 		return true;
+	case RULE_RDI:
+		if (st->cfa_defined && st->cfa_reg != REG_RSP) {
+			*r = command_row(OFFCPU_CFA_UNSUPPORTED);
+			return true;
+		}
+		break;
 	case RULE_OFFSET:
 		if (st->ra.off == -8)
 			break;
@@ -802,7 +818,10 @@ static bool row_of_state(const struct cfa_state *st, struct offcpu_cfi_row *r)
 	default:
 		return false;
 	}
-	r->rule = OFFCPU_CFI_RULE(st->cfa_reg == REG_RSP ? OFFCPU_CFA_SP : OFFCPU_CFA_FP, r->rule);
+	cfa = st->cfa_reg == REG_RSP ? OFFCPU_CFA_SP : OFFCPU_CFA_FP;
+	if (st->ra.rule == RULE_RDI)
+		cfa = OFFCPU_CFA_RA_RDI;
+	r->rule = OFFCPU_CFI_RULE(cfa, r->rule);
 	return true;
 }
 
@@ -868,7 +887,11 @@ static int play(const struct cie_info *ci, const struct fde_range *fr, const str
 		case DW_CFA_register:
 			if (!read_uleb(&c, &reg) || !read_uleb(&c, &v))
 				return 1;
-			state_set(st, reg, RULE_OTHER, 0);
+			state_set(st, reg,
+				  op == DW_CFA_register && reg == REG_RA && v == REG_RDI
+					  ? RULE_RDI
+					  : RULE_OTHER,
+				  0);
 			continue;
 		case DW_CFA_val_offset_sf:
 			if (!read_uleb(&c, &reg) || !read_sleb(&c, &sv))
@@ -1372,6 +1395,9 @@ int cfi_row__format(const struct offcpu_cfi_row *r, char *buf, size_t len)
 		break;
 	case OFFCPU_CFA_PLT:
 		n = snprintf(buf, len, "plt rsp+%u rip&15>=%d", r->cfa_off * 8, r->fp_off);
+		break;
+	case OFFCPU_CFA_RA_RDI:
+		n = snprintf(buf, len, "rsp+%u ra=rdi", r->cfa_off * 8);
 		break;
 	case OFFCPU_CFA_SP:
 	case OFFCPU_CFA_FP:

@@ -883,6 +883,7 @@ struct raw_walk {
 	size_t len; /* bytes of window present */
 	uint64_t ip, sp, bp;
 	bool bp_ok, exact_ip;
+	bool leaf; /* at the interrupted frame: r->di is its rdi */
 	uint8_t via_fp;
 	struct raw_rows maps[RAW_TABLES];
 	unsigned int nmaps;
@@ -1026,6 +1027,17 @@ static int raw_step(const struct unwinder *u, const struct offcpu_umap *m, struc
 		return -1;
 	case OFFCPU_CFA_NONE:
 		return raw_fp_step(w, OFFCPU_UMARK_NO_CFI);
+	case OFFCPU_CFA_RA_RDI:
+		/* vfork's system call: the return address in rdi, known at the leaf only */
+		if (!w->leaf || !w->exact_ip)
+			return OFFCPU_UMARK_UNSUPPORTED;
+		if (OFFCPU_CFI_FP(row->rule) == OFFCPU_FP_UNKNOWN)
+			w->bp_ok = false;
+		w->sp += (uint64_t)row->cfa_off * 8;
+		w->ip = w->r->di;
+		w->exact_ip = w->leaf = false;
+		w->via_fp = 0;
+		return 0;
 	default:
 		return OFFCPU_UMARK_UNSUPPORTED;
 	}
@@ -1063,6 +1075,7 @@ size_t unwinder__unwind_raw(struct unwinder *u, const struct offcpu_raw_ustack *
 		.bp = r->bp,
 		.bp_ok = true,
 		.exact_ip = true,
+		.leaf = true,
 	};
 	unsigned int mark = 0;
 	size_t n = 0;
@@ -1097,6 +1110,7 @@ size_t unwinder__unwind_raw(struct unwinder *u, const struct offcpu_raw_ustack *
 		if (!m->chunk && m->nrows == OFFCPU_UMARK_PENDING)
 			file_need(u, m->fid);
 		step = raw_step(u, m, &w, look);
+		w.leaf = false;
 		if (step < 0)
 			break;
 		mark = step;

@@ -214,6 +214,40 @@ else
 	fi
 fi
 
+# glibc's __vfork keeps its return address in rdi across the system call
+# (its CFI says so): the parent's wait is unwound past it from the saved
+# registers, by the BPF side at a switch-out and by user space for a thread
+# asleep there when -p attaches (the snapshot's raw copy). Before, both
+# stacks ended "[unwind: unsupported CFI in libc.so.6];__vfork".
+t=unwind_vfork_parent_reaches_main
+d=$SCRATCH/vforkwait
+if ! "$OFFCPU_BIN" record -q -o "$d" -- "$W/vforkwait" 0.3 >"$d.out" 2>&1; then
+	fail $t "record failed: $(tail -2 "$d.out")"
+else
+	us=$(awk '/;main;vfork_parent;__vfork;/ { s += $NF } END { print s + 0 }' "$d/offcpu.time.txt")
+	if [ "$us" -lt 250000 ]; then
+		fail $t "${us} us under main;vfork_parent;__vfork (want about 300000): $(grep -m1 vfork "$d/offcpu.time.txt" | head -c 300)"
+	else
+		ok $t
+	fi
+fi
+t=unwind_vfork_parent_attached_reaches_main
+d=$SCRATCH/vforkwait-p
+"$W/vforkwait" 3 &
+vpid=$!
+sleep 0.5
+if ! "$OFFCPU_BIN" record -q -o "$d" -p "$vpid" -d 0.5 >"$d.out" 2>&1; then
+	fail $t "record failed: $(tail -2 "$d.out")"
+else
+	us=$(awk '/;main;vfork_parent;__vfork;/ { s += $NF } END { print s + 0 }' "$d/offcpu.time.txt")
+	if [ "$us" -lt 400000 ]; then
+		fail $t "${us} us under main;vfork_parent;__vfork (want about 500000): $(head -c 300 "$d/offcpu.time.txt")"
+	else
+		ok $t
+	fi
+fi
+wait "$vpid"
+
 # A forked child's wait before its exec ran in a copy of its parent's
 # address space, and is named with the parent's mappings when the child's
 # own were read only after the exec (or never: it was gone). spawn forks 20

@@ -26,7 +26,7 @@ static void check_table(const struct cfi_table *t)
 		const struct offcpu_cfi_row *r = &t->rows[i];
 		uint64_t addr = t->base + r->pc;
 
-		FUZZ_CHECK(OFFCPU_CFI_CFA(r->rule) <= OFFCPU_CFA_UNSUPPORTED);
+		FUZZ_CHECK(OFFCPU_CFI_CFA(r->rule) <= OFFCPU_CFA_RA_RDI);
 		FUZZ_CHECK(OFFCPU_CFI_FP(r->rule) <= OFFCPU_FP_UNKNOWN);
 		FUZZ_CHECK(cfi_row__format(r, buf, sizeof(buf)) == 0);
 		unsupported += OFFCPU_CFI_CFA(r->rule) == OFFCPU_CFA_UNSUPPORTED;

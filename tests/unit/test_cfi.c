@@ -264,6 +264,15 @@ static void expect_row(const struct rfde *f, const struct rrow *row, bool in_plt
 		snprintf(buf, len, "end");
 		return;
 	}
+	/* glibc's vfork: the return address in rdi (DWARF register 5) */
+	if (!strcmp(row->ra, "r5")) {
+		if (parse_regoff(row->cfa, reg, &off) && !strcmp(reg, "rsp") && off >= 0 &&
+		    off % 8 == 0 && off / 8 <= 65535)
+			snprintf(buf, len, "rsp+%ld ra=rdi", off);
+		else
+			snprintf(buf, len, "unsupported");
+		return;
+	}
 	if (strcmp(row->ra, "c-8")) {
 		snprintf(buf, len, "unsupported");
 		return;
