@@ -1059,7 +1059,7 @@ int symbolizer__inherit(struct symbolizer *s, int pid, int ppid, uint64_t seq)
  * image's when it began after. A read across it saw one image or the other
  * (procmaps__read() refuses one that an exec overlapped), told by what /proc
  * says now; when /proc cannot say, by neither. The old image of a forked
- * child is completed with its parent's (image_add_parents()).
+ * child is completed with its parent's at its first lookup (image_complete()).
  */
 int symbolizer__exec(struct symbolizer *s, int pid, uint64_t seq, uint64_t exec_ns, int ppid)
 {
