@@ -496,6 +496,25 @@ __noinline __u64 raw_commit(__u32 tgid)
 }
 
 /*
+ * Whose mappings unwind the current task of process tgid: its own, or, when
+ * user space has none for it yet and it shares its parent's address space
+ * (a vfork child before its exec: python's subprocess, posix_spawn), the
+ * parent's, which are the same mappings. Probe reads, on that path only.
+ */
+static __always_inline __u32 umaps_owner(__u32 tgid)
+{
+	struct task_struct *t, *parent;
+
+	if (bpf_map_lookup_elem(&umaps, &tgid))
+		return tgid;
+	t = (struct task_struct *)bpf_get_current_task();
+	parent = BPF_CORE_READ(t, real_parent);
+	if (!parent || BPF_CORE_READ(t, mm) != BPF_CORE_READ(parent, mm))
+		return tgid;
+	return BPF_CORE_READ(parent, tgid);
+}
+
+/*
  * Unwind the current task's user stack into this CPU's scratch buffer and
  * commit it (stack_commit()). ustate's transient: the stack ended for a
  * reason that may not hold next time (mappings not loaded yet, an address
@@ -525,7 +544,7 @@ __noinline __u64 unwind_user(__u32 tgid)
 	st->raw.sp = st->sp;
 	st->raw.bp = st->bp;
 	st->raw.di = st->di;
-	st->tgid = tgid;
+	st->tgid = umaps_owner(tgid);
 	st->n = 0;
 	st->nslots = 0;
 	st->umax = 0;
@@ -557,10 +576,11 @@ __noinline __u64 unwind_user(__u32 tgid)
 			if (p)
 				p->raws++;
 			STAT(uraw_sent, 1);
-			return raw_commit(tgid);
+			/* unwound in user space with the mappings of the owner */
+			return raw_commit(st->tgid);
 		}
 		if (st->mark == OFFCPU_UMARK_PENDING)
-			need_send(tgid, st->need_pc);
+			need_send(st->tgid, st->need_pc);
 	}
 	n = st->n;
 	if (st->mark) {

@@ -86,8 +86,9 @@ else
 	# subprocess's parent waits in glibc's __vfork, whose return address is
 	# in rdi: before, its stacks ended there ("unsupported CFI in libc.so.6",
 	# 12% of a subprocess-heavy python's off-CPU time). Not the 95% check:
-	# the children's own waits in execve, a tenth of this short run, have no
-	# user stack to unwind.
+	# once the new program is mapped, a child's wait in execve has no user
+	# stack to unwind, a few percent of this short run (the vfork children's
+	# own waits before: tests/e2e/unwind.sh).
 	d=$SCRATCH/pyspawn
 	if ! "$OFFCPU_BIN" record -q -o "$d" -- /usr/bin/python3 \
 		"$OFFCPU_ROOT/tests/workloads/pyspawn.py" >"$d.out" 2>"$d.err"; then

@@ -269,3 +269,27 @@ else
 		ok $t
 	fi
 fi
+
+# The same with vfork (python's subprocess, posix_spawn): the children wait
+# in the parent's own address space, unwound with the parent's mappings by
+# the BPF side, or in user space from a raw copy when the parent's are not
+# loaded yet either. Before, 2-3 of the 20 waits a run ended
+# "[unwind: maps not loaded]" and 9-15 rows were "[unsymbolized 0x...]".
+t=unwind_vfork_child_before_exec_unwound_with_its_parents_mappings
+d=$SCRATCH/spawn-vfork
+if ! "$OFFCPU_BIN" record -q -o "$d" -- "$W/spawn" --vfork >"$d.out" 2>&1; then
+	fail $t "record failed: $(tail -2 "$d.out")"
+else
+	before=$(awk '/;main;before_exec;/ { s += $NF } END { print s + 0 }' "$d/offcpu.time.txt")
+	raw=$(grep -c 'unsymbolized' "$d/offcpu.time.txt")
+	cut=$(grep 'maps not loaded' "$d/offcpu.time.txt" | grep -c 'clock_nanosleep')
+	if [ "$before" -lt 1000 ]; then
+		fail $t "${before} us in before_exec (20 waits of at least 100 us): $(head -c 300 "$d/offcpu.time.txt")"
+	elif [ "$cut" -ne 0 ]; then
+		fail $t "$cut sleeps before the exec not unwound: $(grep -m1 'maps not loaded' "$d/offcpu.time.txt" | head -c 200)"
+	elif [ "$raw" -ne 0 ]; then
+		fail $t "$raw rows with raw addresses: $(grep -m1 unsymbolized "$d/offcpu.time.txt" | head -c 200)"
+	else
+		ok $t
+	fi
+fi
