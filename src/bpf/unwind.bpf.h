@@ -141,6 +141,22 @@ struct bsearch {
 	__u32 fail;
 };
 
+/*
+ * The process whose mappings unwind the current task when its own process
+ * has none in umaps yet: its parent, if the two share one address space (a
+ * vfork child before its exec: python's subprocess, posix_spawn), else 0.
+ * Probe reads, on that path only.
+ */
+static __always_inline __u32 umaps_parent(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task(), *parent;
+
+	parent = BPF_CORE_READ(t, real_parent);
+	if (!parent || BPF_CORE_READ(t, mm) != BPF_CORE_READ(parent, mm))
+		return 0;
+	return BPF_CORE_READ(parent, tgid);
+}
+
 /* lo becomes the first mapping that starts above key. */
 static long umap_step(__u32 i, void *ctx)
 {
@@ -278,6 +294,15 @@ __noinline long unwind_frame(void)
 	if (!st->ip)
 		return 1;
 	um = bpf_map_lookup_elem(&umaps, &st->tgid);
+	if (!um && !st->n) {
+		/* from here on the walk, and a raw copy of it, uses the parent's */
+		__u32 owner = umaps_parent();
+
+		if (owner) {
+			st->tgid = owner;
+			um = bpf_map_lookup_elem(&umaps, &owner);
+		}
+	}
 	if (!um) {
 		st->mark = OFFCPU_UMARK_NO_MAPS;
 		return 1;
@@ -496,25 +521,6 @@ __noinline __u64 raw_commit(__u32 tgid)
 }
 
 /*
- * Whose mappings unwind the current task of process tgid: its own, or, when
- * user space has none for it yet and it shares its parent's address space
- * (a vfork child before its exec: python's subprocess, posix_spawn), the
- * parent's, which are the same mappings. Probe reads, on that path only.
- */
-static __always_inline __u32 umaps_owner(__u32 tgid)
-{
-	struct task_struct *t, *parent;
-
-	if (bpf_map_lookup_elem(&umaps, &tgid))
-		return tgid;
-	t = (struct task_struct *)bpf_get_current_task();
-	parent = BPF_CORE_READ(t, real_parent);
-	if (!parent || BPF_CORE_READ(t, mm) != BPF_CORE_READ(parent, mm))
-		return tgid;
-	return BPF_CORE_READ(parent, tgid);
-}
-
-/*
  * Unwind the current task's user stack into this CPU's scratch buffer and
  * commit it (stack_commit()). ustate's transient: the stack ended for a
  * reason that may not hold next time (mappings not loaded yet, an address
@@ -544,7 +550,7 @@ __noinline __u64 unwind_user(__u32 tgid)
 	st->raw.sp = st->sp;
 	st->raw.bp = st->bp;
 	st->raw.di = st->di;
-	st->tgid = umaps_owner(tgid);
+	st->tgid = tgid;
 	st->n = 0;
 	st->nslots = 0;
 	st->umax = 0;
