@@ -186,6 +186,13 @@ static const struct rule rules[] = {
 	K("waitid", SYSCALL, CHILD),
 	K("waitpid", SYSCALL, CHILD),
 	K("wait_for_vfork_done", EXACT, CHILD),
+	/*
+	 * ... which recent kernels inline into kernel_clone: a vfork parent
+	 * (python's subprocess, posix_spawn's clone3 with CLONE_VFORK) waits
+	 * there in wait_for_completion_state. A fork's other waits inside it
+	 * (a lock, memory) have a frame of their own, innermost.
+	 */
+	K("kernel_clone", EXACT, CHILD),
 
 	/* Sockets. */
 	K("sk_wait_data", EXACT, NETWORK),

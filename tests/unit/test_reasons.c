@@ -123,6 +123,18 @@ static const struct {
 	 "u:start_thread;u:wait4;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__do_sys_wait4;"
 	 "k:kernel_wait4;k:do_wait;k:schedule;k:__schedule",
 	 "child"},
+	/* python's subprocess on 6.18: wait_for_vfork_done inlined into kernel_clone */
+	{"python3 (vfork)",
+	 "u:do_fork_exec;u:__vfork;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__do_sys_"
+	 "vfork;k:kernel_clone;k:wait_for_completion_state;k:__wait_for_common;k:schedule_timeout;"
+	 "k:schedule;k:__schedule",
+	 "child"},
+	/* a fork waiting for a lock inside kernel_clone: the lock's frame is innermost */
+	{"fork (mmap lock)",
+	 "u:__libc_fork;k:entry_SYSCALL_64_after_hwframe;k:do_syscall_64;k:__do_sys_clone;k:kernel_"
+	 "clone;k:copy_process;k:dup_mm;k:dup_mmap;k:down_write_killable;k:rwsem_down_write_"
+	 "slowpath;k:schedule;k:__schedule",
+	 "lock"},
 };
 
 TEST(reasons_real_stacks_get_their_way_of_blocking)
