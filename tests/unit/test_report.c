@@ -472,6 +472,41 @@ TEST(report_overcount_of_microseconds_is_not_a_finding)
 	free(out);
 }
 
+/*
+ * The budget's main column: a thread that only waited for a CPU says
+ * runqueue (it was blank), one with no off-CPU time "-".
+ */
+TEST(report_budget_main_of_a_thread_only_on_the_run_queue)
+{
+	struct profile *p = profile__new();
+	struct profile_thread_time tt = {
+		.wall_ns = 100 * MS, .oncpu_ns = 60 * MS, .runq_ns = 40 * MS};
+	struct report_opts o = {.width = 80};
+	struct integrity in = {.status = INTEGRITY_COMPLETE, .evidence = 1};
+	uint32_t fr;
+	int th, idle, err = -1;
+	char *out;
+
+	CHECK(p);
+	fr = (uint32_t)profile__frame(p, FRAME_KERNEL, "exit_to_user_mode_loop", 22);
+	th = profile__thread(p, 5, 5, "busy");
+	idle = profile__thread(p, 5, 6, "spin");
+	profile__set_runq_known(p, true);
+	profile__add(p, (uint32_t)th, profile__stack(p, &fr, 1), OFFCPU_STATE_PREEMPT,
+		     &(struct profile_weight){3, 40 * MS, 40 * MS});
+	profile__set_thread_time(p, (uint32_t)th, &tt);
+	tt.oncpu_ns = 100 * MS;
+	tt.runq_ns = 0;
+	profile__set_thread_time(p, (uint32_t)idle, &tt);
+	out = render(p, &in, &o, &err);
+	profile__free(p);
+	CHECK(out);
+	CHECK_INT(err, 0);
+	CHECK_CONTAINS(out, "40.0ms       0       0  100% runqueue\n");
+	CHECK_CONTAINS(out, "100ms       0       0       0  100% -\n");
+	free(out);
+}
+
 TEST(report_never_passes_the_width)
 {
 	struct profile *p = server_profile();
