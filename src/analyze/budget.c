@@ -199,6 +199,9 @@ enum reason budget_entry__top_reason(const struct budget_entry *e)
 			best = r;
 		}
 	}
+	/* the run queue's part counts as runqueue, as in the reason table */
+	if (e->runq_ns > max)
+		best = REASON_RUNQUEUE;
 	return best;
 }
 

@@ -83,7 +83,11 @@ void budget__free(struct budget *b);
  */
 void budget_entry__add(struct budget_entry *a, const struct budget_entry *e);
 
-/* The reason with most blocked time in e (REASON_OTHER when none). */
+/*
+ * The reason with most off-CPU time in e: blocked time by reason, and the
+ * run-queue time as REASON_RUNQUEUE, as the reason table adds them up
+ * (REASON_OTHER when none).
+ */
 enum reason budget_entry__top_reason(const struct budget_entry *e);
 
 #endif

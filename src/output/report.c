@@ -508,10 +508,7 @@ static void budget_row(struct ctx *c, const struct budget_entry *e, const char *
 	term_line__right(&l, e->time_known ? t : "-", 8);
 	term_line__right(&l, e->coverage >= 0 ? term__pct(e->coverage, pct, sizeof(pct)) : "-", 6);
 	term_line__text(&l, " ", -1);
-	/* main: the reason with the most blocked time; a thread that only waited for a CPU,
-	 * runqueue */
-	if (!e->blocked_total_ns && e->runq_ns)
-		top = REASON_RUNQUEUE;
+	/* main: the reason with the most off-CPU time; "-" for a thread never off the CPU */
 	if (e->blocked_total_ns || e->runq_ns) {
 		term_line__color(&l, term__reason_color(top));
 		term_line__text(&l, reason__name(top), -1);

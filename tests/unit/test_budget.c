@@ -84,6 +84,13 @@ TEST(budget_with_schedstat_balances_to_wall)
 	/* 615 of the 700 ms the kernel saw off the CPU */
 	CHECK(t->coverage > 0.8785 && t->coverage < 0.8786);
 	CHECK_INT(budget_entry__top_reason(t), REASON_LOCK);
+	/* more time on the run queue than in any one blocked reason: runqueue */
+	{
+		struct budget_entry e = *t;
+
+		e.runq_ns = 600 * MS;
+		CHECK_INT(budget_entry__top_reason(&e), REASON_RUNQUEUE);
+	}
 	CHECK_INT(b->nr_procs, 1);
 	CHECK_U64(b->procs[0].unaccounted_ns, 80 * MS);
 	CHECK_U64(b->total.wall_ns, 1000 * MS);
