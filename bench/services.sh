@@ -157,8 +157,9 @@ client()
 		awk '/^tps = / { print $3; exit }' ;;
 	redis | redis1)
 		# redis1: the clients on the server's CPU (redis_pin()).
+		# Its progress lines ("GET: rps=..." every 250 ms) kept for states().
 		${PIN1:+taskset -c 0} redis-benchmark -h 127.0.0.1 -p "$RPORT" -q -c 50 -n "$REDIS_N" \
-			-t get,set 2>/dev/null | tr '\r' '\n' |
+			-t get,set 2>/dev/null | tr '\r' '\n' | tee "$TMP/progress" |
 			awk '/requests per second/ { s += $2; n++ } END { if (n) print s / n }' ;;
 	esac
 }
@@ -189,6 +190,20 @@ measure()
 	RUN_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 }
 
+# samples WORKLOAD MODE REP: appends the run's 250-ms rates (redis-benchmark's
+# progress, each test's first one left out: it spans the test's start) to
+# $TMP/samples as "WORKLOAD MODE REP RATE...".
+samples()
+{
+	case $1 in redis*) ;; *) return 0 ;; esac
+	awk -v p="$1 $2 $3" '
+		match($0, /^[A-Z]+: rps=[0-9.]+/) {
+			split(substr($0, RSTART, RLENGTH), f, /: rps=/)
+			if (f[2] + 0 > 0 && seen[f[1]]++) s = s " " f[2]
+		}
+		END { if (s != "") print p s }' "$TMP/progress" >>"$TMP/samples"
+}
+
 # one WORKLOAD MODE REP: one run; appends a line to $TMP/results.
 one()
 {
@@ -199,6 +214,7 @@ one()
 	REC_CPU=nan REC_RSS=nan
 	if [ "$mode" = bare ]; then
 		measure "$w"
+		samples "$w" "$mode" "$rep"
 		echo "$w $mode $rep ${RATE:-nan} $SW nan nan nan nan $RUN_SECS" >>"$TMP/results"
 		return
 	fi
@@ -207,6 +223,7 @@ one()
 	measure "$w"
 	bpf_snapshot $REC >"$TMP/b1"
 	stop_recorder
+	samples "$w" "$mode" "$rep"
 	# Per program: what it ran between attached and the clients' end.
 	awk -v p="$w $mode $rep" -v sw=$SW 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
 		{ print p, $2, $3 - t[$1], $4 - c[$1], sw }' "$TMP/b0" "$TMP/b1" >>"$TMP/progs"
@@ -272,6 +289,8 @@ usable()
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$TMP/results"
 : >"$TMP/progs"
+: >"$TMP/samples"
+: >"$TMP/state"
 for rep in $(seq 1 "$REPS"); do
 	for w in tpcb select redis redis1; do
 		case $w in
@@ -335,6 +354,14 @@ workload is not in it) and *RSS* its peak resident set (the largest process of
 its tree). perf has no BPF programs: its cost is in the kernel's perf buffer
 writes, seen in the rate only.
 
+*redis by state*: unpinned, the clients and the server fall into one of two
+states for seconds at a time, bare too (a slow one with fewer server switches per
+request), so a run's rate depends on its share of each. This table splits
+redis-benchmark's 250-ms rates (its progress lines; each test's first left out)
+where two means of bare's settle, and gives per variant the share of windows in
+the fast state, the median rate within each state and its loss against bare's
+there, and the host's context switches per request.
+
 EOF
 if [ -s "$TMP/skipped" ]; then
 	while read -r m why; do echo "- $m: not measured ($why)"; done <"$TMP/skipped"
@@ -342,6 +369,82 @@ if [ -s "$TMP/skipped" ]; then
 fi
 [ "$avail_pg" = yes ] || echo "- PostgreSQL: not measured ($avail_pg)"
 [ "$avail_redis" = yes ] || echo "- Redis: not measured ($avail_redis)"
+
+# states W MODES: unpinned Redis's rate over 250-ms windows. The clients and the
+# server settle into one of two states for seconds at a time (bare too, with
+# nothing else running; measured 2026-12-07: about 91,000 and 77,000 requests/s,
+# the slow one with a third fewer server switches), so a run's rate is a mix
+# whose share of each state is chance. Per variant: the share of windows in the
+# fast state and the median rate within each, against bare's. The states split
+# where two means of bare's windows settle, the machine's own states ("one
+# state" when they are within 5% of each other).
+states()
+{
+	grep -q "^$1 " "$TMP/samples" || return 0
+	local m names=
+
+	for m in $2; do names="$names$m=$(name_of $m $1);"; done
+	awk -v w="$1" -v modes="$2" -v names="$names" -v n="$REDIS_N" -v out="$TMP/state" '
+		function med(a, k,    i, j, t) {
+			for (i = 2; i <= k; i++) {
+				t = a[i]
+				for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
+				a[j + 1] = t
+			}
+			return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		function pct(x, b) { return b > 0 ? sprintf("%.1f%%", 100 * (1 - x / b)) : "n/a" }
+		FILENAME ~ /samples$/ && $1 == w {
+			for (i = 4; i <= NF; i++) { v[++nv] = $i + 0; vm[nv] = $2 }
+			next
+		}
+		FILENAME ~ /results$/ && $1 == w && $5 > 0 { spr[$2] = spr[$2] " " $5 / (2 * n) }
+		END {
+			for (i = 1; i <= nv; i++)
+				if (vm[i] == "bare") { t += v[i]; nb++ }
+			if (!nb) exit
+			t /= nb
+			for (it = 0; it < 50; it++) {
+				lo = hi = nlo = nhi = 0
+				for (i = 1; i <= nv; i++)
+					if (vm[i] != "bare") continue
+					else if (v[i] > t) { hi += v[i]; nhi++ } else { lo += v[i]; nlo++ }
+				if (!nlo || !nhi) break
+				t2 = (lo / nlo + hi / nhi) / 2
+				if (t2 == t) break
+				t = t2
+			}
+			if (!nlo || !nhi || hi / nhi < 1.05 * lo / nlo) {
+				printf "%s: one state (bare'"'"'s 250-ms rates do not split in two)\n\n", w
+				exit
+			}
+			printf "%s by state (a 250-ms window is fast above %.0f requests/s; the two states average %.0f and %.0f):\n\n", w, t, hi / nhi, lo / nlo
+			print "| variant | windows | fast share | fast rate | loss | slow rate | loss | host switches/request |"
+			print "|---|---:|---:|---:|---:|---:|---:|---:|"
+			k = split(names, M, ";")
+			for (j = 1; j < k; j++) {
+				split(M[j], NM, "="); NAME[NM[1]] = NM[2]
+			}
+			k = split(modes, M, " ")
+			for (j = 1; j <= k; j++) {
+				m = M[j]; nf = ns = 0
+				for (i = 1; i <= nv; i++)
+					if (vm[i] == m) { if (v[i] > t) F[++nf] = v[i]; else S[++ns] = v[i] }
+				if (!nf && !ns) continue
+				mf[m] = nf ? med(F, nf) : 0; ms[m] = ns ? med(S, ns) : 0
+				c = split(substr(spr[m], 2), X, " ")
+				printf "| %s | %d | %.0f%% | %s | %s | %s | %s | %s |\n", NAME[m] ? NAME[m] : m,
+					nf + ns, 100 * nf / (nf + ns),
+					nf ? sprintf("%.0f", mf[m]) : "n/a", m == "bare" || !nf ? "" : pct(mf[m], mf["bare"]),
+					ns ? sprintf("%.0f", ms[m]) : "n/a", m == "bare" || !ns ? "" : pct(ms[m], ms["bare"]),
+					c ? sprintf("%.2f", med(X, c)) : "n/a"
+				if (m != "bare")
+					print w, m, nf && mf["bare"] ? pct(mf[m], mf["bare"]) : "n/a",
+						ns && ms["bare"] ? pct(ms[m], ms["bare"]) : "n/a" >out
+			}
+			print ""
+		}' "$TMP/samples" "$TMP/results"
+}
 
 # col W M N: the median of column N of workload W's runs under variant M.
 col()
@@ -403,6 +506,7 @@ for w in tpcb select redis redis1; do
 		fi
 	done
 	echo
+	[ $w = redis ] && states $w "$modes"
 done
 
 # paired W O B: whether O's throughput is at most B's loss, from the repetitions
@@ -457,6 +561,7 @@ paired redis1 offcpu bcc >>"$TMP/paired"
 awk '
 	function num(x) { return x != "" && x != "nan" }
 	FILENAME ~ /paired$/ { w = $1; $1 = ""; paired[w] = substr($0, 2); next }
+	FILENAME ~ /state$/ { fast[$1, $2] = $3; slow[$1, $2] = $4; next }
 	{ rate[$1, $2] = $3; loss[$1, $2] = $4; ns[$1, $2] = $5; cpu[$1, $2] = $6; rss[$1, $2] = $7 }
 	END {
 		split("tpcb select redis redis1", W, " ")
@@ -469,9 +574,12 @@ awk '
 				paired[w], loss[w, o], loss[w, b],
 				cpu[w, o] <= 2 * cpu[w, b] ? "met" : "NOT met", cpu[w, o], cpu[w, b],
 				rss[w, o] <= 2 * rss[w, b] ? "met" : "NOT met", rss[w, o] / 1024, rss[w, b] / 1024
+			if ((w, o) in fast && (w, b) in fast)
+				printf "By state (loss against bare within it): fast %s vs %s, slow %s vs %s.\n",
+					fast[w, o], fast[w, b], slow[w, o], slow[w, b]
 			print ""
 		}
-	}' "$TMP/paired" "$TMP/med"
+	}' "$TMP/paired" "$TMP/state" "$TMP/med"
 
 echo "BPF time per switch by program (medians; only programs that ran):"
 echo
