@@ -146,3 +146,15 @@ else
 		MIN_REASONS=4 compare $t "$SCRATCH/demo"
 	fi
 fi
+
+# The same capture: main() joins its threads; glibc's pthread_join jumps to
+# __pthread_clockjoin_ex, so only that is on the stack, and it is a join.
+t=reasons_demo_main_thread_join_is_lock_join
+if [ ! -s "$SCRATCH/demo/offcpu.summary.json" ]; then
+	skip $t "no demo capture (see reasons_all_outputs_agree_on_a_native_capture)"
+else
+	got=$("$OFFCPU_BIN" report --json --top 100000 "$SCRATCH/demo" | jq -r '[.top_stacks[] |
+		select(.key_frames.user | index("__pthread_clockjoin_ex")) |
+		"\(.reason):\(.detail)"] | unique | join(" ")')
+	if [ "$got" = "lock:join" ]; then ok $t; else fail $t "the join's stacks are '$got', want lock:join"; fi
+fi

@@ -537,6 +537,10 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		 "common;" FUTEX_K,
 		 "lock", "condvar"},
 		{"u:start_thread;u:worker;u:__new_sem_wait;" FUTEX_K, "lock", "semaphore"},
+		/* pthread_join jumps to __pthread_clockjoin_ex: only the latter is seen */
+		{"u:__libc_start_call_main;u:main;u:__pthread_clockjoin_ex;u:__futex_abstimed_wait_"
+		 "common;" FUTEX_K,
+		 "lock", "join"},
 		/* An inner rule's frame wins over an outer loop only by file order, not depth. */
 		{"u:uv_run;u:uv__io_poll;u:epoll_wait;" EPOLL_K, "idle", "events"},
 		/*
