@@ -82,6 +82,18 @@ else
 			PyThread_acquire_lock_timed _PyEval_EvalFrameDefault start_thread
 		path services_python_join_reaches_main "$d" . \
 			PyThread_acquire_lock_timed _PyEval_EvalFrameDefault Py_BytesMain
+		# The waiters' threading.Lock and main's joins are Python's locks, not
+		# the glibc semaphore under them: at least 0.5 s of the ~2 s run.
+		t=services_python_threading_waits_are_lock_python
+		got=$("$OFFCPU_BIN" report --json "$d" | jq -r '[.reasons[] | select(.reason == "lock") |
+			.details[] | select(.detail == "python" or .detail == "semaphore") |
+			"\(.detail)=\(.ns)"] | join(" ")')
+		case " $got " in
+		*" semaphore="*) fail $t "lock time still named semaphore: $got" ;;
+		*" python="*) ns=${got##*python=}; ns=${ns%% *}
+			if [ "$ns" -ge 500000000 ]; then ok $t; else fail $t "lock: python only $ns ns"; fi ;;
+		*) fail $t "no lock: python detail: '$got'" ;;
+		esac
 	fi
 	# subprocess's parent waits in glibc's __vfork, whose return address is
 	# in rdi: before, its stacks ended there ("unsupported CFI in libc.so.6",

@@ -537,6 +537,10 @@ TEST(reasons_shipped_rules_refine_postgres_redis_and_glibc)
 		 "common;" FUTEX_K,
 		 "lock", "condvar"},
 		{"u:start_thread;u:worker;u:__new_sem_wait;" FUTEX_K, "lock", "semaphore"},
+		/* CPython's threading.Lock: its own rule before the glibc semaphore's */
+		{"u:_PyEval_EvalFrameDefault;u:lock_PyThread_acquire_lock.lto_priv.0;u:"
+		 "PyThread_acquire_lock_timed;u:__new_sem_wait_slow64.constprop.0;" FUTEX_K,
+		 "lock", "python"},
 		/* pthread_join jumps to __pthread_clockjoin_ex: only the latter is seen */
 		{"u:__libc_start_call_main;u:main;u:__pthread_clockjoin_ex;u:__futex_abstimed_wait_"
 		 "common;" FUTEX_K,
