@@ -51,10 +51,10 @@ fi
 
 # The main thread's join is one thread's stack: named as one.
 t=merged_threads_one_thread_stays_one
-if grep -qE "^ *[0-9]+ lock .* crowd $pid/$pid$" "$SCRATCH/r.txt"; then
+if grep -qE "^ *[0-9]+ lock: join .* crowd $pid/$pid$" "$SCRATCH/r.txt"; then
 	ok $t
 else
-	fail $t "no lock line naming crowd $pid/$pid: $(grep -E '^ *[0-9]+ lock' "$SCRATCH/r.txt" | head -n 1)"
+	fail $t "no lock: join line naming crowd $pid/$pid: $(grep -E '^ *[0-9]+ lock' "$SCRATCH/r.txt" | head -n 1)"
 fi
 
 # The nap line: blocked + runq = off, blocked as the workload measured it.
