@@ -190,12 +190,12 @@ measure()
 	RUN_SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 }
 
-# samples WORKLOAD MODE REP: appends the run's 250-ms rates (redis-benchmark's
-# progress, each test's first one left out: it spans the test's start) to
-# $TMP/samples as "WORKLOAD MODE REP RATE...".
+# samples WORKLOAD MODE REP: appends an unpinned Redis run's 250-ms rates
+# (redis-benchmark's progress, each test's first one left out: it spans the
+# test's start) to $TMP/samples as "WORKLOAD MODE REP RATE...", for states().
 samples()
 {
-	case $1 in redis*) ;; *) return 0 ;; esac
+	[ "$1" = redis ] || return 0
 	awk -v p="$1 $2 $3" '
 		match($0, /^[A-Z]+: rps=[0-9.]+/) {
 			split(substr($0, RSTART, RLENGTH), f, /: rps=/)
@@ -506,7 +506,7 @@ for w in tpcb select redis redis1; do
 		fi
 	done
 	echo
-	[ $w = redis ] && states $w "$modes"
+	if [ $w = redis ]; then states $w "$modes"; fi
 done
 
 # paired W O B: whether O's throughput is at most B's loss, from the repetitions
